@@ -1,0 +1,3 @@
+module sluicesim
+
+go 1.26

@@ -1,0 +1,115 @@
+package sluice
+
+import "fmt"
+
+// State is where an operation stands in its lifecycle.
+type State uint8
+
+// The states. None is not a state an operation can be in: it is the "from"
+// of the creation event.
+const (
+	None State = iota
+	Requested
+	Validated
+	Signing
+	Signed
+	Broadcasting
+	Broadcast
+	Confirmed
+	Failed
+	Rejected
+)
+
+var stateNames = [...]string{
+	None:         "none",
+	Requested:    "requested",
+	Validated:    "validated",
+	Signing:      "signing",
+	Signed:       "signed",
+	Broadcasting: "broadcasting",
+	Broadcast:    "broadcast",
+	Confirmed:    "confirmed",
+	Failed:       "failed",
+	Rejected:     "rejected",
+}
+
+// States lists every real state (None excluded) in lifecycle order.
+var States = []State{Requested, Validated, Signing, Signed, Broadcasting, Broadcast, Confirmed, Failed, Rejected}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// ParseState is the inverse of String for real states.
+func ParseState(name string) (State, error) {
+	for _, s := range States {
+		if stateNames[s] == name {
+			return s, nil
+		}
+	}
+	return None, fmt.Errorf("unknown state %q", name)
+}
+
+// MarshalText writes the state's name.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a state's name.
+func (s *State) UnmarshalText(b []byte) error {
+	p, err := ParseState(string(b))
+	if err != nil {
+		return err
+	}
+	*s = p
+	return nil
+}
+
+// Terminal reports whether s is final: confirmed, failed or rejected. A
+// terminal row is a brick: no write of any kind may change it.
+func (s State) Terminal() bool { return s == Confirmed || s == Failed || s == Rejected }
+
+// Transition is one legal edge of the state machine.
+type Transition struct {
+	From, To State
+	Why      string
+}
+
+// transitions is the state machine: the single source of truth. The
+// PostgreSQL trigger mirrors it and a drift test compares the two.
+var transitions = []Transition{
+	{Requested, Validated, "request passed validation"},
+	{Requested, Rejected, "request failed validation"},
+	{Validated, Signing, "envelope built; txid stored before signing"},
+	{Validated, Rejected, "refused before any envelope existed"},
+	{Signing, Signed, "signature stored"},
+	{Signing, Failed, "signing refused for good"},
+	{Signed, Broadcasting, "write-ahead: intent to send committed before the send"},
+	{Signed, Signing, "stale before first send: never sent, rebuilt"},
+	{Signed, Failed, "first send hard-rejected, or builds exhausted"},
+	{Broadcasting, Broadcast, "node accepted, or txid pending or included"},
+	{Broadcasting, Signing, "rebuild with proof of death"},
+	{Broadcasting, Failed, "first send hard-rejected, or proof of death with builds exhausted"},
+	{Broadcast, Confirmed, "solid, SUCCESS receipt, matching Transfer log"},
+	{Broadcast, Signing, "rebuild with proof of death"},
+	{Broadcast, Failed, "reverted on chain, or proof of death with builds exhausted"},
+}
+
+var legal = func() (m [len(stateNames)][len(stateNames)]bool) {
+	for _, t := range transitions {
+		m[t.From][t.To] = true
+	}
+	return m
+}()
+
+// CanTransition reports whether from -> to is an edge of the state machine.
+func CanTransition(from, to State) bool {
+	if int(from) >= len(stateNames) || int(to) >= len(stateNames) {
+		return false
+	}
+	return legal[from][to]
+}
+
+// Transitions returns a copy of the transition table, in its fixed order.
+func Transitions() []Transition { return append([]Transition(nil), transitions...) }
