@@ -127,11 +127,21 @@ func (a Address) String() string {
 	return string(out)
 }
 
-// MarshalText makes addresses appear in base58 form in JSON.
-func (a Address) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+// MarshalText makes addresses appear in base58 form in JSON. The zero
+// Address (no address) is written as "" so that it reads back as itself.
+func (a Address) MarshalText() ([]byte, error) {
+	if a.IsZero() {
+		return nil, nil
+	}
+	return []byte(a.String()), nil
+}
 
-// UnmarshalText parses the base58 form.
+// UnmarshalText parses the base58 form; "" is the zero Address.
 func (a *Address) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*a = Address{}
+		return nil
+	}
 	p, err := ParseAddress(string(b))
 	if err != nil {
 		return err

@@ -10,7 +10,8 @@ import (
 // possible (a newer node, a proxy in between) and must be read as ambiguous.
 type Code string
 
-// The broadcast answers of java-tron, in the order the node checks them.
+// The broadcast answers of java-tron. TRON.md lists the order in which the
+// node checks them; Read is the one place their meaning is decided.
 const (
 	CodeSuccess                      Code = "SUCCESS"
 	CodeNoConnection                 Code = "NO_CONNECTION"
