@@ -1,0 +1,174 @@
+package mocknode
+
+import (
+	"fmt"
+
+	"sluicesim/sluice/tron"
+)
+
+// unknownCode is what UnknownCode makes the caller see: a code no version of
+// sluice knows, which must read as ambiguous.
+const unknownCode tron.Code = "TRANSACTION_QUEUED"
+
+// AnswerTimeout is the Answer recorded for a call whose caller got no answer.
+const AnswerTimeout = "timeout"
+
+// broadcast is Broadcast for worker: pick the fault, let the node process the
+// transaction unless the fault stops it, then shape what the caller sees.
+func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResult, error) {
+	n.advance()
+	id := tx.Txid()
+	n.seq++
+	f := n.pick(Call{Kind: Broadcast, Worker: worker, Txid: id})
+	w := WireAttempt{
+		Seq:    n.seq,
+		Worker: worker,
+		Txid:   id,
+		At:     n.clock.Now(),
+		Head:   n.head().Number,
+		Fault:  f,
+	}
+
+	var res tron.BroadcastResult
+	timeout := false
+	switch f {
+	case LoseRequest:
+		w.Fired = true
+		timeout = true
+	case Busy:
+		w.Fired = true
+		res = tron.BroadcastResult{Code: tron.CodeServerBusy, Message: "server busy (injected)"}
+	case NoConnection:
+		w.Fired = true
+		res = tron.BroadcastResult{Code: tron.CodeNoConnection, Message: "no connection (injected)"}
+	default:
+		w.Reached = true
+		res = n.accept(tx, id)
+		w.Truth = res.Code
+		w.Accepted = res.Code == tron.CodeSuccess || res.Code == tron.CodeDupTransactionError
+		alive := n.inPool[id] || n.isOnChain(id)
+		switch f {
+		case AcceptThenTimeout:
+			w.Fired = true
+			timeout = true
+		case UnknownCode:
+			w.Fired = true
+			res = tron.BroadcastResult{Code: unknownCode, Message: "unrecognised answer (injected)"}
+		case RelayFailAfterAccept:
+			if res.Code == tron.CodeSuccess {
+				w.Fired = true
+				res = tron.BroadcastResult{Code: tron.CodeNotEnoughEffectiveConnection, Message: "relay to peers failed (injected)"}
+			}
+		case OtherErrorAfterAccept:
+			if res.Code == tron.CodeSuccess {
+				w.Fired = true
+				res = tron.BroadcastResult{Code: tron.CodeOtherError, Message: "other error (injected)"}
+			}
+		case ExpirationLie:
+			// Only a transaction the node has (pending or included) gets
+			// the lie: that is the case the answer must not be read as
+			// proof of death.
+			if alive && res.Code != tron.CodeTransactionExpirationError {
+				w.Fired = true
+				res = tron.BroadcastResult{Code: tron.CodeTransactionExpirationError, Message: "transaction expired (injected)"}
+			}
+		case TaposLie:
+			if alive && res.Code != tron.CodeTaposError {
+				w.Fired = true
+				res = tron.BroadcastResult{Code: tron.CodeTaposError, Message: "tapos check failed (injected)"}
+			}
+		}
+	}
+	if w.Fired {
+		n.fired[f]++
+	}
+	if timeout {
+		w.Answer = AnswerTimeout
+	} else {
+		w.Answer = string(res.Code)
+	}
+	n.wire = append(n.wire, w)
+	if timeout {
+		return tron.BroadcastResult{}, fmt.Errorf("mocknode: broadcast %s by %q: %w", id.Short(), worker, tron.ErrTimeout)
+	}
+	return res, nil
+}
+
+// accept runs java-tron's broadcast checks in their real order and, if all
+// pass, puts the transaction into the pool. The order is observable and
+// matters: an included transaction re-sent after its expiration gets
+// TRANSACTION_EXPIRATION_ERROR, not DUP_TRANSACTION_ERROR, because the
+// expiration check comes first.
+func (n *Node) accept(tx tron.Transaction, id tron.Txid) tron.BroadcastResult {
+	raw := tx.Raw
+	head := n.head()
+	headMs := head.Time.UnixMilli()
+	reject := func(c tron.Code, format string, args ...any) tron.BroadcastResult {
+		return tron.BroadcastResult{Code: c, Message: fmt.Sprintf(format, args...)}
+	}
+
+	if len(n.pool) >= n.cfg.PoolMax {
+		return reject(tron.CodeServerBusy, "pending pool holds %d transactions", len(n.pool))
+	}
+	if raw.Contract.Contract.IsZero() || len(raw.Contract.Data) == 0 {
+		return reject(tron.CodeContractValidateError, "no contract")
+	}
+	if lo, hi := headMs+ExpirationLeadMin.Milliseconds(), headMs+ExpirationLeadMax.Milliseconds(); raw.Expiration < lo || raw.Expiration > hi {
+		return reject(tron.CodeTransactionExpirationError, "expiration %d outside [%d, %d] (head %d at %d)", raw.Expiration, lo, hi, head.Number, headMs)
+	}
+	if !n.verify(raw, tx.Signature) {
+		return reject(tron.CodeSigError, "signature does not verify")
+	}
+	if !n.taposOK(raw) {
+		return reject(tron.CodeTaposError, "ref block %x/%x is not among the last %d blocks", raw.RefBlockBytes, raw.RefBlockHash, TaposWindow)
+	}
+	if size := len(raw.Marshal()) + len(tx.Signature); size > n.cfg.MaxTxBytes {
+		return reject(tron.CodeTooBigTransactionError, "transaction is %d bytes, limit %d", size, n.cfg.MaxTxBytes)
+	}
+	if n.inPool[id] || n.isOnChain(id) {
+		return reject(tron.CodeDupTransactionError, "dup transaction %s", id)
+	}
+	if _, _, err := tron.DecodeTransfer(raw.Contract.Data); err != nil {
+		return reject(tron.CodeContractValidateError, "call data: %v", err)
+	}
+	if raw.Contract.Contract != tron.USDTContract {
+		return reject(tron.CodeContractValidateError, "contract %s is not USDT", raw.Contract.Contract)
+	}
+
+	n.pool = append(n.pool, pending{tx: cloneTx(tx), id: id, arrived: n.clock.Now()})
+	n.inPool[id] = true
+	if i, ok := n.acceptIdx[id]; ok {
+		n.accepted[i].Times++
+	} else {
+		n.acceptIdx[id] = len(n.accepted)
+		n.accepted = append(n.accepted, Acceptance{Txid: id, Times: 1, First: n.clock.Now()})
+	}
+	return tron.BroadcastResult{Code: tron.CodeSuccess}
+}
+
+func (n *Node) verify(raw tron.RawData, sig []byte) bool {
+	if n.cfg.Verifier == nil {
+		return len(sig) > 0
+	}
+	return n.cfg.Verifier.Verify(raw, sig)
+}
+
+// taposOK checks the TAPoS reference: the block whose number has the low 16
+// bits RefBlockBytes among the last TaposWindow blocks (there is exactly one
+// candidate, block numbers being consecutive) must have id bytes 8..16 equal
+// to RefBlockHash.
+func (n *Node) taposOK(raw tron.RawData) bool {
+	head := n.head().Number
+	ref := int64(raw.RefBlockBytes[0])<<8 | int64(raw.RefBlockBytes[1])
+	num := head - ((head - ref) & (TaposWindow - 1))
+	if num < 0 {
+		return false
+	}
+	id := n.blocks[num].hdr.ID
+	return [8]byte(id[8:16]) == raw.RefBlockHash
+}
+
+func (n *Node) isOnChain(id tron.Txid) bool {
+	_, ok := n.onChain[id]
+	return ok
+}

@@ -1,0 +1,99 @@
+package mocknode
+
+import (
+	"context"
+	"fmt"
+
+	"sluicesim/sluice/tron"
+)
+
+// client is one worker's view of the node. Every call is recorded under the
+// worker's name and asks the fault script and hook first.
+//
+// ctx is ignored on purpose: a context deadline runs on the real clock, and
+// letting it decide anything would make a run depend on the machine's speed.
+// Timeouts are faults, chosen by the script or the hook.
+type client struct {
+	n      *Node
+	worker string
+}
+
+var _ tron.Node = client{}
+
+func (c client) Broadcast(_ context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	return c.n.broadcast(c.worker, tx)
+}
+
+func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
+	n := c.n
+	if n.query(Lookup, c.worker, id) {
+		return tron.TxInfo{}, fmt.Errorf("mocknode: lookup %s by %q: %w", id.Short(), c.worker, tron.ErrTimeout)
+	}
+	info := n.lookup(id)
+	n.queries[len(n.queries)-1].Answer = info.Status.String()
+	return info, nil
+}
+
+func (c client) HeadBlock(_ context.Context) (tron.Block, error) {
+	n := c.n
+	if n.query(Head, c.worker, tron.Txid{}) {
+		return tron.Block{}, fmt.Errorf("mocknode: head block by %q: %w", c.worker, tron.ErrTimeout)
+	}
+	b := n.head()
+	n.queries[len(n.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
+	return b, nil
+}
+
+func (c client) SolidBlock(_ context.Context) (tron.Block, error) {
+	n := c.n
+	if n.query(Solid, c.worker, tron.Txid{}) {
+		return tron.Block{}, fmt.Errorf("mocknode: solid block by %q: %w", c.worker, tron.ErrTimeout)
+	}
+	b := n.solid()
+	n.queries[len(n.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
+	return b, nil
+}
+
+// query brings the chain up to the clock, picks the call's fault and records
+// the call. It reports whether the caller times out; otherwise the caller
+// fills in the recorded Answer.
+func (n *Node) query(k CallKind, worker string, id tron.Txid) (timeout bool) {
+	n.advance()
+	n.seq++
+	f := n.pick(Call{Kind: k, Worker: worker, Txid: id})
+	q := QueryAttempt{
+		Seq:    n.seq,
+		Kind:   k,
+		Worker: worker,
+		Txid:   id,
+		At:     n.clock.Now(),
+		Head:   n.head().Number,
+		Fault:  f,
+	}
+	if f == QueryTimeout {
+		q.Fired = true
+		q.Answer = AnswerTimeout
+		n.fired[f]++
+	}
+	n.queries = append(n.queries, q)
+	return q.Fired
+}
+
+func (n *Node) lookup(id tron.Txid) tron.TxInfo {
+	if i, ok := n.onChain[id]; ok {
+		l := n.landed[i]
+		return tron.TxInfo{
+			Txid:        id,
+			Status:      tron.Included,
+			BlockNumber: l.inc.BlockNumber,
+			BlockTime:   l.inc.BlockTime,
+			Solid:       l.inc.BlockNumber <= n.solid().Number,
+			Receipt:     l.inc.Receipt,
+			Logs:        cloneLogs(l.logs),
+		}
+	}
+	if n.inPool[id] {
+		return tron.TxInfo{Txid: id, Status: tron.Pending}
+	}
+	return tron.TxInfo{Txid: id, Status: tron.Unknown}
+}
