@@ -1,0 +1,344 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// Memory is the in-memory sluice.Store. It is safe for concurrent use: the
+// HTTP front end and real worker goroutines share one, and a single mutex
+// makes every method one atomic step, as a transaction would.
+type Memory struct {
+	clock sluice.Clock
+	lease time.Duration
+
+	mu sync.Mutex
+	// rows is in insertion order, which is also "oldest first" for Claim;
+	// index only looks rows up, so map order never reaches a result.
+	rows  []*sluice.Operation
+	index map[sluice.OperationID]int
+	// events is the whole log in Seq order; byOp holds positions in it.
+	events []sluice.Event
+	byOp   map[sluice.OperationID][]int
+	// owners is never cleared: a retired txid still belongs to its
+	// operation, or a rebuild of another operation could reuse it and two
+	// withdrawals would share one on-chain fate.
+	owners map[tron.Txid]sluice.OperationID
+}
+
+var _ sluice.Store = (*Memory)(nil)
+
+// NewMemory returns an empty store that judges leases and stamps rows by
+// clock (the database's now()) and grants leases of the given duration on
+// every claim and every successful CAS.
+func NewMemory(clock sluice.Clock, lease time.Duration) *Memory {
+	if clock == nil {
+		panic("store.NewMemory: nil clock")
+	}
+	if lease <= 0 {
+		panic(fmt.Sprintf("store.NewMemory: lease %s must be positive", lease))
+	}
+	return &Memory{
+		clock:  clock,
+		lease:  lease,
+		index:  make(map[sluice.OperationID]int),
+		byOp:   make(map[sluice.OperationID][]int),
+		owners: make(map[tron.Txid]sluice.OperationID),
+	}
+}
+
+// Insert creates the operation in state requested with its creation event,
+// or returns the existing row unchanged. It does not compare payloads: that
+// is intake's job (ErrPayloadMismatch), which needs the stored row to do it.
+func (m *Memory) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Operation{}, false, fmt.Errorf("insert %s: %w", op.ID, err)
+	}
+	if op.ID == "" {
+		return sluice.Operation{}, false, errors.New("insert: empty operation id")
+	}
+	if op.RequestHash == "" {
+		return sluice.Operation{}, false, fmt.Errorf("insert %s: empty request hash", op.ID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i, ok := m.index[op.ID]; ok {
+		return copyOperation(*m.rows[i]), false, nil
+	}
+	now := m.clock.Now()
+	row := &sluice.Operation{
+		ID:          op.ID,
+		Request:     op.Request,
+		RequestHash: op.RequestHash,
+		State:       sluice.Requested,
+		NotBefore:   now,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	m.index[op.ID] = len(m.rows)
+	m.rows = append(m.rows, row)
+	m.appendEvent(sluice.Event{
+		OperationID: op.ID,
+		From:        sluice.None,
+		To:          sluice.Requested,
+		At:          now,
+		Note:        "created",
+	})
+	return copyOperation(*row), true, nil
+}
+
+// Get reads one operation.
+func (m *Memory) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Operation{}, fmt.Errorf("get %s: %w", id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	row, err := m.row(id)
+	if err != nil {
+		return sluice.Operation{}, fmt.Errorf("get: %w", err)
+	}
+	return copyOperation(*row), nil
+}
+
+// Claim leases up to limit claimable operations to worker, oldest first.
+// Rows under a live lease are skipped, never waited for, as SKIP LOCKED
+// would; a claim is not a transition, so it writes no event.
+func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("claim by %s: %w", worker, err)
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("claim by %s: limit %d must be positive", worker, limit)
+	}
+	// An empty worker would hold a lease that looks like no lease at all
+	// (ClaimedBy == ""), so the next claimer would take the row at once.
+	if worker == "" {
+		return nil, errors.New("claim: empty worker id")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	var out []sluice.Operation
+	for _, row := range m.rows {
+		if len(out) == limit {
+			break
+		}
+		if !claimable(row, now) {
+			continue
+		}
+		row.Token++
+		row.ClaimedBy = worker
+		row.LeaseUntil = now.Add(m.lease)
+		out = append(out, copyOperation(*row))
+	}
+	return out, nil
+}
+
+// claimable is the WHERE clause of the claim query.
+func claimable(row *sluice.Operation, now time.Time) bool {
+	if row.State.Terminal() || row.NotBefore.After(now) {
+		return false
+	}
+	return row.ClaimedBy == "" || !row.LeaseUntil.After(now)
+}
+
+// CAS applies c if the row is still (ID, Token, From). The checks run in the
+// contract's order, fencing first, so a zombie always learns that it is
+// fenced rather than some other story about a row it no longer owns.
+func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Operation{}, fmt.Errorf("cas %s: %w", c.ID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	row, err := m.row(c.ID)
+	if err != nil {
+		return sluice.Operation{}, fmt.Errorf("cas: %w", err)
+	}
+	if row.Token != c.Token || row.State != c.From {
+		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s token=%d: row is %s token=%d: %w",
+			c.ID, c.From, c.To, c.Token, row.State, row.Token, sluice.ErrFenced)
+	}
+	if !sluice.CanTransition(c.From, c.To) {
+		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, sluice.ErrIllegalTransition)
+	}
+	if c.Envelope != nil {
+		if derived := c.Envelope.Raw.Txid(); c.Envelope.Txid != derived {
+			// Storing it would make recovery ask the chain about a txid the
+			// stored bytes can never produce.
+			return sluice.Operation{}, fmt.Errorf("cas %s: envelope txid %s is not its raw_data's txid %s",
+				c.ID, c.Envelope.Txid, derived)
+		}
+		if owner, ok := m.owners[c.Envelope.Txid]; ok && owner != c.ID {
+			return sluice.Operation{}, fmt.Errorf("cas %s: txid %s owned by %s: %w",
+				c.ID, c.Envelope.Txid, owner, sluice.ErrTxidTaken)
+		}
+	}
+
+	// Every check passed; nothing below can fail, which is what makes the
+	// step all-or-nothing.
+	now := m.clock.Now()
+	row.State = c.To
+	if c.Envelope != nil {
+		row.Envelope = copyEnvelope(*c.Envelope)
+		m.owners[c.Envelope.Txid] = c.ID
+	}
+	if c.Builds != 0 {
+		row.Builds = c.Builds
+	}
+	if c.Reason != "" {
+		row.Reason = c.Reason
+	}
+	row.UpdatedAt = now
+	// A row released under this token is still writable with it (the token
+	// alone decides), but such a write renews no lease: it must not invent
+	// one that nobody holds.
+	switch {
+	case c.To.Terminal():
+		row.ClaimedBy = ""
+		row.LeaseUntil = time.Time{}
+	case row.ClaimedBy != "":
+		row.LeaseUntil = now.Add(m.lease)
+	}
+	var evidence *sluice.Evidence
+	if c.Evidence != nil {
+		e := *c.Evidence
+		evidence = &e
+	}
+	m.appendEvent(sluice.Event{
+		OperationID: c.ID,
+		From:        c.From,
+		To:          c.To,
+		Token:       c.Token,
+		Worker:      c.Worker,
+		At:          now,
+		Txid:        row.Envelope.Txid,
+		RetiredTxid: c.RetiredTxid,
+		Evidence:    evidence,
+		Note:        c.Note,
+	})
+	return copyOperation(*row), nil
+}
+
+// Release gives up the lease held under token. A stale release is a no-op,
+// not an error: the caller has nothing left to undo, and reporting a failure
+// would only invite it to retry something that must not happen.
+func (m *Memory) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("release %s: %w", id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, ok := m.index[id]
+	if !ok {
+		return nil
+	}
+	row := m.rows[i]
+	// Entering a terminal state already clears the lease; testing Terminal
+	// too keeps bricks untouchable even if that ever changed.
+	if row.State.Terminal() || row.ClaimedBy == "" || row.Token != token {
+		return nil
+	}
+	if after < 0 {
+		after = 0
+	}
+	row.ClaimedBy = ""
+	row.LeaseUntil = time.Time{}
+	row.NotBefore = m.clock.Now().Add(after)
+	return nil
+}
+
+// Events returns the operation's event log in Seq order.
+func (m *Memory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("events %s: %w", id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.row(id); err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	pos := m.byOp[id]
+	out := make([]sluice.Event, len(pos))
+	for k, p := range pos {
+		out[k] = copyEvent(m.events[p])
+	}
+	return out, nil
+}
+
+// Snapshot is the whole store at one instant, for checkers that watch from
+// outside. It shares nothing with the store.
+type Snapshot struct {
+	Operations []sluice.Operation // insertion order
+	Events     []sluice.Event     // Seq order
+}
+
+// Snapshot copies every row and every event in one atomic step, so the two
+// lists agree with each other.
+func (m *Memory) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{
+		Operations: make([]sluice.Operation, len(m.rows)),
+		Events:     make([]sluice.Event, len(m.events)),
+	}
+	for i, row := range m.rows {
+		s.Operations[i] = copyOperation(*row)
+	}
+	for i, e := range m.events {
+		s.Events[i] = copyEvent(e)
+	}
+	return s
+}
+
+// TxidOwner reports which operation a txid belongs to, current or retired.
+func (m *Memory) TxidOwner(txid tron.Txid) (sluice.OperationID, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, ok := m.owners[txid]
+	return id, ok
+}
+
+// row must be called with mu held.
+func (m *Memory) row(id sluice.OperationID) (*sluice.Operation, error) {
+	i, ok := m.index[id]
+	if !ok {
+		return nil, fmt.Errorf("operation %q: %w", id, sluice.ErrNotFound)
+	}
+	return m.rows[i], nil
+}
+
+// appendEvent must be called with mu held; it assigns the next Seq.
+func (m *Memory) appendEvent(e sluice.Event) {
+	e.Seq = int64(len(m.events)) + 1
+	m.byOp[e.OperationID] = append(m.byOp[e.OperationID], len(m.events))
+	m.events = append(m.events, e)
+}
+
+func copyOperation(op sluice.Operation) sluice.Operation {
+	op.Envelope = copyEnvelope(op.Envelope)
+	return op
+}
+
+func copyEnvelope(e sluice.Envelope) sluice.Envelope {
+	e.Signature = bytes.Clone(e.Signature)
+	e.Raw.Memo = bytes.Clone(e.Raw.Memo)
+	e.Raw.Contract.Data = bytes.Clone(e.Raw.Contract.Data)
+	return e
+}
+
+func copyEvent(e sluice.Event) sluice.Event {
+	if e.Evidence != nil {
+		ev := *e.Evidence
+		e.Evidence = &ev
+	}
+	return e
+}

@@ -1,0 +1,1225 @@
+// Package storetest is the conformance suite for sluice.Store. Every Store
+// (the in-memory one, the PostgreSQL one) runs the same Run, so that the
+// pipeline and the simulator cannot tell them apart: the simulator's verdicts
+// about Memory hold for PostgreSQL only as far as this suite says they behave
+// alike.
+//
+// The suite speaks to the store only through the sluice.Store interface. It
+// compares times with time.Equal and byte slices by content (nil and empty
+// alike), so a store that round-trips values through a database passes as
+// long as it keeps their meaning. It requires event sequence numbers to be
+// strictly increasing, not contiguous, since a database sequence may skip.
+package storetest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// Factory returns a new, empty store that reads time from clock and grants
+// leases of the given duration. Each subtest calls it once.
+type Factory func(t *testing.T, clock sluice.Clock, lease time.Duration) sluice.Store
+
+// Lease is the lease duration the suite gives every store.
+const Lease = 30 * time.Second
+
+// Run checks the whole sluice.Store contract against stores made by newStore.
+func Run(t *testing.T, newStore Factory) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &Clock{}
+			s := newStore(t, clock, Lease)
+			if s == nil {
+				t.Fatal("factory returned a nil store")
+			}
+			tc.run(&env{t: t, ctx: t.Context(), clock: clock, s: s})
+		})
+	}
+}
+
+var cases = []struct {
+	name string
+	run  func(*env)
+}{
+	{"Insert/CreatesRequestedRowAndEvent", testInsertCreates},
+	{"Insert/ReplayChangesNothing", testInsertReplay},
+	{"Insert/RejectsEmptyIDOrHash", testInsertValidation},
+	{"UnknownOperation", testUnknownOperation},
+	{"Claim/LeasesAndBumpsToken", testClaimLeases},
+	{"Claim/RejectsBadArguments", testClaimValidation},
+	{"Claim/RespectsLimitOldestFirst", testClaimLimitOldestFirst},
+	{"Claim/SkipsLiveLeaseTakesExpired", testClaimLeaseExpiry},
+	{"Claim/TokenGrowsWithEveryClaim", testClaimTokenGrows},
+	{"Claim/SkipsTerminal", testClaimSkipsTerminal},
+	{"CAS/AppliesChangeAndAppendsEvent", testCASHappyPath},
+	{"CAS/KeepsFieldsNotGiven", testCASKeepsUnsetFields},
+	{"CAS/StaleTokenIsFenced", testCASStaleToken},
+	{"CAS/WrongFromStateIsFenced", testCASWrongFrom},
+	{"CAS/FencingIsCheckedFirst", testCASFencingFirst},
+	{"CAS/IllegalTransitionRefused", testCASIllegal},
+	{"CAS/TransitionMatrix", testCASTransitionMatrix},
+	{"CAS/LapsedLeaseWritesUntilReclaimed", testCASLapsedLease},
+	{"Terminal/RowsAreBricks", testTerminalBricks},
+	{"Txid/BelongsToOneOperationForever", testTxidTaken},
+	{"Txid/SameOperationKeepsItsTxid", testTxidKept},
+	{"Txid/EnvelopeMustMatchRaw", testEnvelopeMismatch},
+	{"Release/StaleIsNoOp", testReleaseStale},
+	{"Release/AnotherWorkerClaimsAtOnce", testReleaseImmediate},
+	{"Release/AfterDelaysClaimExactly", testReleaseAfter},
+	{"Release/TokenStillWritesButLeaseIsGone", testReleaseThenCAS},
+	{"Events/InOrderPerOperation", testEventsOrder},
+	{"NoAliasing", testNoAliasing},
+	{"CanceledContextWritesNothing", testCanceledContext},
+}
+
+// ---------------------------------------------------------------------------
+// Fixtures.
+
+// env is one subtest's world: a fresh store and its clock.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	clock *Clock
+	s     sluice.Store
+	envs  int // envelopes minted, so every envelope has its own txid
+}
+
+var (
+	hotWallet = tron.AddressFromBytes20([20]byte{0xaa, 0x01, 0x02, 0x03})
+	recipient = tron.AddressFromBytes20([20]byte{0xbb, 0x04, 0x05, 0x06})
+)
+
+// id is a canonical lowercase UUID, as intake mints them, so a store that
+// keeps ids in a uuid column accepts it.
+func id(n int) sluice.OperationID {
+	return sluice.OperationID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n))
+}
+
+func newOp(n int) sluice.NewOperation {
+	sum := sha256.Sum256([]byte(id(n)))
+	return sluice.NewOperation{
+		ID:          id(n),
+		Request:     sluice.Request{To: recipient, Amount: 1_000_000 + 1, Asset: sluice.Asset},
+		RequestHash: hex.EncodeToString(sum[:]),
+	}
+}
+
+// insert creates operation n, which must be new.
+func (e *env) insert(n int) sluice.Operation {
+	e.t.Helper()
+	op, created, err := e.s.Insert(e.ctx, newOp(n))
+	if err != nil || !created {
+		e.t.Fatalf("Insert(%s) = created %v, err %v; want a new row", id(n), created, err)
+	}
+	return op
+}
+
+func (e *env) get(id sluice.OperationID) sluice.Operation {
+	e.t.Helper()
+	op, err := e.s.Get(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Get(%s): %v", id, err)
+	}
+	return op
+}
+
+func (e *env) events(id sluice.OperationID) []sluice.Event {
+	e.t.Helper()
+	evs, err := e.s.Events(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Events(%s): %v", id, err)
+	}
+	return evs
+}
+
+func (e *env) claim(worker sluice.WorkerID, limit int) []sluice.Operation {
+	e.t.Helper()
+	ops, err := e.s.Claim(e.ctx, worker, limit)
+	if err != nil {
+		e.t.Fatalf("Claim(%s, %d): %v", worker, limit, err)
+	}
+	return ops
+}
+
+// claimID claims one row and requires it to be want: tests arrange that it
+// is the oldest claimable row.
+func (e *env) claimID(worker sluice.WorkerID, want sluice.OperationID) sluice.Operation {
+	e.t.Helper()
+	ops := e.claim(worker, 1)
+	if len(ops) != 1 || ops[0].ID != want {
+		e.t.Fatalf("Claim(%s, 1) = %v, want exactly %s", worker, ids(ops), want)
+	}
+	return ops[0]
+}
+
+// claimNone requires that nothing is claimable.
+func (e *env) claimNone(worker sluice.WorkerID) {
+	e.t.Helper()
+	if ops := e.claim(worker, 100); len(ops) != 0 {
+		e.t.Errorf("Claim(%s, 100) = %v, want nothing claimable", worker, ids(ops))
+	}
+}
+
+func (e *env) cas(c sluice.Change) sluice.Operation {
+	e.t.Helper()
+	op, err := e.s.CAS(e.ctx, c)
+	if err != nil {
+		e.t.Fatalf("CAS(%s %s->%s token=%d): %v", c.ID, c.From, c.To, c.Token, err)
+	}
+	return op
+}
+
+// envelope mints an unsigned envelope with a txid no other envelope in this
+// subtest has: the memo carries the operation id and a counter.
+func (e *env) envelope(id sluice.OperationID) sluice.Envelope {
+	e.envs++
+	now := e.clock.Now()
+	raw := tron.RawData{
+		RefBlockBytes: [2]byte{0x12, 0x34},
+		RefBlockHash:  [8]byte{1, 2, 3, 4, 5, 6, 7, 8},
+		Expiration:    now.Add(time.Minute).UnixMilli(),
+		Timestamp:     now.UnixMilli(),
+		FeeLimit:      30_000_000,
+		Memo:          []byte(fmt.Sprintf("%s#%d", id, e.envs)),
+		Contract: tron.TriggerSmartContract{
+			Owner:    hotWallet,
+			Contract: tron.USDTContract,
+			Data:     tron.EncodeTransfer(recipient, 1_000_001),
+		},
+	}
+	return sluice.Envelope{Txid: raw.Txid(), Raw: raw}
+}
+
+// signed is env with a signature; the txid does not change.
+func signed(env sluice.Envelope) sluice.Envelope {
+	env.Signature = []byte("sig:" + env.Txid.String())
+	return env
+}
+
+// change is the Change a correct worker holding op would write to move it
+// to the given state: a fresh envelope into signing (retiring the old one,
+// with evidence when it may have been sent), the signature into signed, a
+// reason into failed or rejected.
+func (e *env) change(op sluice.Operation, worker sluice.WorkerID, to sluice.State) sluice.Change {
+	c := sluice.Change{
+		ID:     op.ID,
+		Token:  op.Token,
+		Worker: worker,
+		From:   op.State,
+		To:     to,
+		Note:   fmt.Sprintf("%s->%s", op.State, to),
+	}
+	switch to {
+	case sluice.Signing:
+		env := e.envelope(op.ID)
+		c.Envelope = &env
+		c.Builds = op.Builds + 1
+		c.RetiredTxid = op.Envelope.Txid
+		if op.State == sluice.Broadcasting || op.State == sluice.Broadcast {
+			c.Evidence = evidenceFor(op.Envelope)
+		}
+	case sluice.Signed:
+		env := signed(op.Envelope)
+		c.Envelope = &env
+	case sluice.Failed, sluice.Rejected:
+		c.Reason = "test reason: " + to.String()
+	}
+	return c
+}
+
+func evidenceFor(env sluice.Envelope) *sluice.Evidence {
+	exp := time.UnixMilli(env.Raw.Expiration).UTC()
+	return &sluice.Evidence{
+		Txid:        env.Txid,
+		Expiration:  exp,
+		Margin:      time.Minute,
+		SolidNumber: 4242,
+		SolidTime:   exp.Add(time.Minute + 3*time.Second),
+		Lookup:      tron.Unknown,
+	}
+}
+
+// step moves op one edge forward as worker and returns the new row.
+func (e *env) step(op sluice.Operation, worker sluice.WorkerID, to sluice.State) sluice.Operation {
+	e.t.Helper()
+	return e.cas(e.change(op, worker, to))
+}
+
+// pathTo is a legal way from requested to each state.
+var pathTo = map[sluice.State][]sluice.State{
+	sluice.Requested:    {},
+	sluice.Validated:    {sluice.Validated},
+	sluice.Signing:      {sluice.Validated, sluice.Signing},
+	sluice.Signed:       {sluice.Validated, sluice.Signing, sluice.Signed},
+	sluice.Broadcasting: {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting},
+	sluice.Broadcast:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast},
+	sluice.Confirmed:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast, sluice.Confirmed},
+	sluice.Failed:       {sluice.Validated, sluice.Signing, sluice.Failed},
+	sluice.Rejected:     {sluice.Rejected},
+}
+
+// drive inserts operation n, claims it as worker and walks it to state. The
+// new row must be the oldest claimable one; callers leave older rows leased
+// or terminal.
+func (e *env) drive(n int, worker sluice.WorkerID, state sluice.State) sluice.Operation {
+	e.t.Helper()
+	path, ok := pathTo[state]
+	if !ok {
+		e.t.Fatalf("drive: no path to %s", state)
+	}
+	e.insert(n)
+	op := e.claimID(worker, id(n))
+	for _, to := range path {
+		op = e.step(op, worker, to)
+	}
+	return op
+}
+
+// record is a row and its event log at one moment, to prove that a refused
+// call changed nothing.
+type record struct {
+	op     sluice.Operation
+	events []sluice.Event
+}
+
+func (e *env) record(id sluice.OperationID) record {
+	e.t.Helper()
+	// Deep copies, so that a store handing out its own slices cannot make a
+	// change invisible by changing the record too.
+	return record{op: cloneOperation(e.get(id)), events: cloneEvents(e.events(id))}
+}
+
+// unchanged reports every difference between the row and log now and before.
+func (e *env) unchanged(what string, id sluice.OperationID, before record) {
+	e.t.Helper()
+	now := e.record(id)
+	for _, d := range diffOperation(now.op, before.op) {
+		e.t.Errorf("after %s: row %s", what, d)
+	}
+	for _, d := range diffEvents(now.events, before.events) {
+		e.t.Errorf("after %s: events %s", what, d)
+	}
+}
+
+func ids(ops []sluice.Operation) []sluice.OperationID {
+	out := make([]sluice.OperationID, len(ops))
+	for i, op := range ops {
+		out[i] = op.ID
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Insert.
+
+// Goal: a new id becomes one requested row, stamped with the store's clock,
+// never claimed, with exactly its creation event.
+func testInsertCreates(e *env) {
+	e.clock.Advance(5 * time.Second)
+	now := e.clock.Now()
+	want := sluice.Operation{
+		ID:          id(1),
+		Request:     newOp(1).Request,
+		RequestHash: newOp(1).RequestHash,
+		State:       sluice.Requested,
+		NotBefore:   now,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	got := e.insert(1)
+	for _, d := range diffOperation(got, want) {
+		e.t.Errorf("Insert returned row %s", d)
+	}
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("Get after Insert: row %s", d)
+	}
+	evs := e.events(id(1))
+	if len(evs) != 1 {
+		e.t.Fatalf("Events after Insert: got %d events, want 1 (the creation event)", len(evs))
+	}
+	wantEv := sluice.Event{Seq: evs[0].Seq, OperationID: id(1), From: sluice.None, To: sluice.Requested, At: now, Note: "created"}
+	for _, d := range diffEvent(evs[0], wantEv) {
+		e.t.Errorf("creation event %s", d)
+	}
+	if evs[0].Seq <= 0 {
+		e.t.Errorf("creation event Seq = %d, want > 0", evs[0].Seq)
+	}
+}
+
+// Goal: intake is idempotent because a replayed insert is a read. Method:
+// replay with the same payload, then a different one (the store does not
+// judge payloads; intake does), then after the row has moved on; each replay
+// must return the current row and write nothing.
+func testInsertReplay(e *env) {
+	first := e.insert(1)
+	e.clock.Advance(time.Second)
+
+	check := func(what string, op sluice.NewOperation, want record) {
+		e.t.Helper()
+		got, created, err := e.s.Insert(e.ctx, op)
+		if err != nil {
+			e.t.Fatalf("%s: Insert: %v", what, err)
+		}
+		if created {
+			e.t.Errorf("%s: Insert created = true, want false", what)
+		}
+		for _, d := range diffOperation(got, want.op) {
+			e.t.Errorf("%s: Insert returned row %s", what, d)
+		}
+		e.unchanged(what, op.ID, want)
+	}
+
+	check("same payload replay", newOp(1), record{op: first, events: e.events(id(1))})
+
+	other := newOp(1)
+	other.Request.Amount = 7
+	other.RequestHash = newOp(2).RequestHash
+	check("different payload replay", other, record{op: first, events: e.events(id(1))})
+
+	op := e.claimID("w1", id(1))
+	e.step(op, "w1", sluice.Validated)
+	e.clock.Advance(time.Second)
+	check("replay after the row moved on", newOp(1), e.record(id(1)))
+	if n := len(e.events(id(1))); n != 2 {
+		e.t.Errorf("events after replays and one transition: got %d, want 2", n)
+	}
+}
+
+// Goal: a row without an id or a request hash is refused before it exists.
+func testInsertValidation(e *env) {
+	noID := newOp(1)
+	noID.ID = ""
+	noHash := newOp(2)
+	noHash.RequestHash = ""
+	for _, tc := range []struct {
+		name string
+		op   sluice.NewOperation
+	}{{"empty id", noID}, {"empty request hash", noHash}} {
+		_, created, err := e.s.Insert(e.ctx, tc.op)
+		if err == nil || created {
+			e.t.Errorf("Insert(%s) = created %v, err %v; want an error", tc.name, created, err)
+		}
+		if isSentinel(err) {
+			e.t.Errorf("Insert(%s) error %v is an operating-condition sentinel; want a plain error", tc.name, err)
+		}
+	}
+	if _, err := e.s.Get(e.ctx, id(2)); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("Get of the refused row: err = %v, want ErrNotFound", err)
+	}
+	e.claimNone("w1")
+}
+
+// Goal: every read and write of an unknown id says so; Release, a no-op
+// when stale, is a no-op here too.
+func testUnknownOperation(e *env) {
+	e.insert(1)
+	ghost := id(99)
+	if _, err := e.s.Get(e.ctx, ghost); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("Get(unknown) err = %v, want ErrNotFound", err)
+	}
+	if _, err := e.s.Events(e.ctx, ghost); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("Events(unknown) err = %v, want ErrNotFound", err)
+	}
+	c := sluice.Change{ID: ghost, Token: 1, Worker: "w1", From: sluice.Requested, To: sluice.Validated}
+	if _, err := e.s.CAS(e.ctx, c); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("CAS(unknown) err = %v, want ErrNotFound", err)
+	}
+	if err := e.s.Release(e.ctx, ghost, 1, 0); err != nil {
+		e.t.Errorf("Release(unknown) = %v, want nil", err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Claim.
+
+// Goal: a claim takes the row, mints token 1, sets the lease from the
+// store's clock, and is not an event.
+func testClaimLeases(e *env) {
+	e.insert(1)
+	e.clock.Advance(2 * time.Second)
+	before := e.get(id(1))
+	got := e.claimID("w1", id(1))
+	want := before
+	want.Token = 1
+	want.ClaimedBy = "w1"
+	want.LeaseUntil = e.clock.Now().Add(Lease)
+	for _, d := range diffOperation(got, want) {
+		e.t.Errorf("Claim returned row %s", d)
+	}
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("Get after Claim: row %s", d)
+	}
+	if n := len(e.events(id(1))); n != 1 {
+		e.t.Errorf("events after a claim: got %d, want 1 (claims are not events)", n)
+	}
+}
+
+// Goal: a claim that could only be a caller's bug is refused and leases
+// nothing. An empty worker id in particular would hold a lease that reads
+// as no lease (ClaimedBy == ""), so the next claimer would take the row.
+func testClaimValidation(e *env) {
+	e.insert(1)
+	for _, tc := range []struct {
+		worker sluice.WorkerID
+		limit  int
+	}{{"w1", 0}, {"w1", -1}, {"", 1}} {
+		ops, err := e.s.Claim(e.ctx, tc.worker, tc.limit)
+		if err == nil {
+			e.t.Errorf("Claim(%q, %d) = %v, nil; want an error", tc.worker, tc.limit, ids(ops))
+		}
+	}
+	if op := e.get(id(1)); op.Token != 0 || op.ClaimedBy != "" {
+		e.t.Errorf("after refused claims: token %d claimed by %q, want 0 and nobody", op.Token, op.ClaimedBy)
+	}
+}
+
+// Goal: claims take at most limit rows, oldest first. Method: ids are
+// inserted in an order unlike their sort order, a second apart, so neither
+// id order nor chance can pass for age order.
+func testClaimLimitOldestFirst(e *env) {
+	order := []int{3, 1, 4, 2}
+	for _, n := range order {
+		e.insert(n)
+		e.clock.Advance(time.Second)
+	}
+	got := e.claim("w1", 2)
+	if want := []sluice.OperationID{id(3), id(1)}; !slices.Equal(ids(got), want) {
+		e.t.Errorf("Claim(w1, 2) = %v, want %v", ids(got), want)
+	}
+	got = e.claim("w2", 10)
+	if want := []sluice.OperationID{id(4), id(2)}; !slices.Equal(ids(got), want) {
+		e.t.Errorf("Claim(w2, 10) = %v, want %v", ids(got), want)
+	}
+	e.claimNone("w3")
+}
+
+// Goal: a live lease excludes every other claimer, and the lease ends at
+// exactly LeaseUntil: one nanosecond before, the row is still held; at it,
+// the next claim takes the row with the next token.
+func testClaimLeaseExpiry(e *env) {
+	e.insert(1)
+	first := e.claimID("w1", id(1))
+	e.claimNone("w2")
+	e.clock.Advance(Lease - time.Nanosecond)
+	e.claimNone("w2")
+	e.clock.Advance(time.Nanosecond)
+	second := e.claimID("w2", id(1))
+	if second.Token != first.Token+1 {
+		e.t.Errorf("token after the lease expired and w2 claimed: got %d, want %d", second.Token, first.Token+1)
+	}
+	if second.ClaimedBy != "w2" {
+		e.t.Errorf("ClaimedBy = %q, want w2", second.ClaimedBy)
+	}
+	if want := e.clock.Now().Add(Lease); !second.LeaseUntil.Equal(want) {
+		e.t.Errorf("LeaseUntil = %s, want %s", second.LeaseUntil, want)
+	}
+}
+
+// Goal: every claim, whoever makes it and however the previous lease ended,
+// mints a new token: that is what fences the previous holder.
+func testClaimTokenGrows(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+	if op.Token != 1 {
+		e.t.Errorf("first claim token = %d, want 1", op.Token)
+	}
+	if err := e.s.Release(e.ctx, id(1), op.Token, 0); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
+	op = e.claimID("w1", id(1)) // the same worker again
+	if op.Token != 2 {
+		e.t.Errorf("claim after release token = %d, want 2", op.Token)
+	}
+	e.clock.Advance(Lease)
+	op = e.claimID("w2", id(1))
+	if op.Token != 3 {
+		e.t.Errorf("claim after expiry token = %d, want 3", op.Token)
+	}
+}
+
+// Goal: terminal rows are never claimed, however long their lease has been
+// gone; NotBefore in the past does not revive them.
+func testClaimSkipsTerminal(e *env) {
+	e.drive(1, "w1", sluice.Rejected)
+	e.drive(2, "w1", sluice.Failed)
+	e.drive(3, "w1", sluice.Confirmed)
+	e.insert(4)
+	e.clock.Advance(10 * Lease)
+	got := e.claim("w2", 100)
+	if want := []sluice.OperationID{id(4)}; !slices.Equal(ids(got), want) {
+		e.t.Errorf("Claim(w2, 100) = %v, want only the live row %v", ids(got), want)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// CAS.
+
+// Goal: a fenced write applies every field it carries, stamps the store's
+// clock, renews the lease, and appends exactly one event describing itself.
+func testCASHappyPath(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+
+	e.clock.Advance(7 * time.Second)
+	c := e.change(op, "w1", sluice.Validated)
+	got := e.cas(c)
+	want := op
+	want.State = sluice.Validated
+	want.UpdatedAt = e.clock.Now()
+	want.LeaseUntil = e.clock.Now().Add(Lease)
+	for _, d := range diffOperation(got, want) {
+		e.t.Errorf("requested->validated: CAS returned row %s", d)
+	}
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("requested->validated: Get row %s", d)
+	}
+
+	e.clock.Advance(3 * time.Second)
+	c = e.change(got, "w1", sluice.Signing)
+	c.Note = "built"
+	got = e.cas(c)
+	want.State = sluice.Signing
+	want.Envelope = *c.Envelope
+	want.Builds = 1
+	want.UpdatedAt = e.clock.Now()
+	want.LeaseUntil = e.clock.Now().Add(Lease)
+	for _, d := range diffOperation(got, want) {
+		e.t.Errorf("validated->signing: CAS returned row %s", d)
+	}
+
+	evs := e.events(id(1))
+	if len(evs) != 3 {
+		e.t.Fatalf("events: got %d, want 3 (created, validated, signing)", len(evs))
+	}
+	wantEv := sluice.Event{
+		Seq:         evs[2].Seq,
+		OperationID: id(1),
+		From:        sluice.Validated,
+		To:          sluice.Signing,
+		Token:       op.Token,
+		Worker:      "w1",
+		At:          e.clock.Now(),
+		Txid:        c.Envelope.Txid,
+		Note:        "built",
+	}
+	for _, d := range diffEvent(evs[2], wantEv) {
+		e.t.Errorf("signing event %s", d)
+	}
+
+	// A rebuild files the retired txid and its proof of death with the event.
+	got = e.step(got, "w1", sluice.Signed)
+	got = e.step(got, "w1", sluice.Broadcasting)
+	e.clock.Advance(time.Second)
+	c = e.change(got, "w1", sluice.Signing)
+	c.Reason = "first envelope died"
+	got = e.cas(c)
+	if got.Builds != 2 || got.Envelope.Txid != c.Envelope.Txid || got.Reason != c.Reason {
+		e.t.Errorf("after rebuild: builds %d txid %s reason %q, want 2, %s, %q",
+			got.Builds, got.Envelope.Txid.Short(), got.Reason, c.Envelope.Txid.Short(), c.Reason)
+	}
+	evs = e.events(id(1))
+	last := evs[len(evs)-1]
+	wantEv = sluice.Event{
+		Seq:         last.Seq,
+		OperationID: id(1),
+		From:        sluice.Broadcasting,
+		To:          sluice.Signing,
+		Token:       op.Token,
+		Worker:      "w1",
+		At:          e.clock.Now(),
+		Txid:        c.Envelope.Txid,
+		RetiredTxid: c.RetiredTxid,
+		Evidence:    c.Evidence,
+		Note:        c.Note,
+	}
+	for _, d := range diffEvent(last, wantEv) {
+		e.t.Errorf("rebuild event %s", d)
+	}
+}
+
+// Goal: zero fields in a Change mean "unchanged": the envelope, the build
+// count and the reason survive writes that do not carry them, and the event
+// still names the operation's current txid.
+func testCASKeepsUnsetFields(e *env) {
+	op := e.drive(1, "w1", sluice.Signed)
+	c := e.change(op, "w1", sluice.Broadcasting)
+	if c.Envelope != nil || c.Builds != 0 || c.Reason != "" {
+		e.t.Fatalf("fixture: signed->broadcasting change carries fields: %+v", c)
+	}
+	got := e.cas(c)
+	if got.Envelope.Txid != op.Envelope.Txid || string(got.Envelope.Signature) != string(op.Envelope.Signature) {
+		e.t.Errorf("envelope after a write without one: txid %s sig %q, want %s %q",
+			got.Envelope.Txid.Short(), got.Envelope.Signature, op.Envelope.Txid.Short(), op.Envelope.Signature)
+	}
+	if got.Builds != 1 {
+		e.t.Errorf("Builds after a write with Builds 0: got %d, want 1", got.Builds)
+	}
+	evs := e.events(id(1))
+	if last := evs[len(evs)-1]; last.Txid != op.Envelope.Txid {
+		e.t.Errorf("event Txid = %s, want the current txid %s", last.Txid.Short(), op.Envelope.Txid.Short())
+	}
+
+	// A reason once written stays when later writes carry none.
+	op2 := e.drive(2, "w1", sluice.Requested)
+	c = e.change(op2, "w1", sluice.Validated)
+	c.Reason = "kept"
+	op2 = e.cas(c)
+	op2 = e.step(op2, "w1", sluice.Signing)
+	if op2.Reason != "kept" {
+		e.t.Errorf("Reason after a write with none: got %q, want %q", op2.Reason, "kept")
+	}
+}
+
+// Goal: the zombie write. Method: w1's lease lapses, w2 claims (new token);
+// every write w1 can make with its old token is fenced and changes nothing.
+// A token from the future is refused the same way.
+func testCASStaleToken(e *env) {
+	e.insert(1)
+	old := e.claimID("w1", id(1))
+	e.clock.Advance(Lease)
+	cur := e.claimID("w2", id(1))
+	before := e.record(id(1))
+
+	for _, tc := range []struct {
+		name  string
+		token sluice.FencingToken
+	}{{"stale token", old.Token}, {"future token", cur.Token + 1}, {"zero token", 0}} {
+		c := e.change(cur, "w1", sluice.Validated)
+		c.Token = tc.token
+		_, err := e.s.CAS(e.ctx, c)
+		if !errors.Is(err, sluice.ErrFenced) {
+			e.t.Errorf("CAS with %s %d (row has %d): err = %v, want ErrFenced", tc.name, tc.token, cur.Token, err)
+		}
+		e.unchanged("CAS with "+tc.name, id(1), before)
+	}
+	// The rightful holder is unaffected.
+	e.step(cur, "w2", sluice.Validated)
+}
+
+// Goal: a worker that believes the row is in another state (someone moved
+// it on) is fenced, even with the right token.
+func testCASWrongFrom(e *env) {
+	op := e.drive(1, "w1", sluice.Validated)
+	before := e.record(id(1))
+	for _, from := range []sluice.State{sluice.Requested, sluice.Signing, sluice.None} {
+		c := e.change(op, "w1", sluice.Signing)
+		c.From = from
+		_, err := e.s.CAS(e.ctx, c)
+		if !errors.Is(err, sluice.ErrFenced) {
+			e.t.Errorf("CAS from %s on a validated row: err = %v, want ErrFenced", from, err)
+		}
+		e.unchanged("CAS from "+from.String(), id(1), before)
+	}
+}
+
+// Goal: a fenced writer learns only that it is fenced, whatever else is
+// wrong with its write: the contract orders the checks fencing first.
+func testCASFencingFirst(e *env) {
+	a := e.drive(1, "w1", sluice.Signing) // owns a txid
+	b := e.drive(2, "w1", sluice.Validated)
+	e.clock.Advance(Lease)
+	e.claimID("w2", id(1))
+	b2 := e.claimID("w2", id(2))
+	before := e.record(id(2))
+
+	stale := func(c sluice.Change) sluice.Change { c.Token = b.Token; return c }
+	wrongFrom := func(c sluice.Change) sluice.Change { c.From = sluice.Requested; return c }
+	taken := func(c sluice.Change) sluice.Change { env := a.Envelope; c.Envelope = &env; return c }
+	mismatched := func(c sluice.Change) sluice.Change {
+		env := *c.Envelope
+		env.Txid = a.Envelope.Txid
+		c.Envelope = &env
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		c    sluice.Change
+	}{
+		{"stale token, illegal transition", stale(e.change(b2, "w1", sluice.Confirmed))},
+		{"stale token, taken txid", taken(stale(e.change(b2, "w1", sluice.Signing)))},
+		{"stale token, mismatched envelope", mismatched(stale(e.change(b2, "w1", sluice.Signing)))},
+		{"wrong from, illegal transition", wrongFrom(e.change(b2, "w2", sluice.Confirmed))},
+		{"wrong from, taken txid", taken(wrongFrom(e.change(b2, "w2", sluice.Validated)))},
+	} {
+		_, err := e.s.CAS(e.ctx, tc.c)
+		if !errors.Is(err, sluice.ErrFenced) {
+			e.t.Errorf("CAS (%s): err = %v, want ErrFenced", tc.name, err)
+		}
+		e.unchanged("CAS ("+tc.name+")", id(2), before)
+	}
+}
+
+// Goal: a holder of the row cannot skip or invent an edge, and that check
+// comes before the txid check.
+func testCASIllegal(e *env) {
+	a := e.drive(1, "w1", sluice.Signing)
+	b := e.drive(2, "w1", sluice.Requested)
+	before := e.record(id(2))
+	for _, to := range []sluice.State{sluice.Signing, sluice.Confirmed, sluice.Requested, sluice.None, sluice.State(200)} {
+		c := e.change(b, "w1", to)
+		_, err := e.s.CAS(e.ctx, c)
+		if !errors.Is(err, sluice.ErrIllegalTransition) {
+			e.t.Errorf("CAS requested->%s: err = %v, want ErrIllegalTransition", to, err)
+		}
+		e.unchanged("CAS requested->"+to.String(), id(2), before)
+	}
+	c := e.change(b, "w1", sluice.Signing)
+	env := a.Envelope
+	c.Envelope = &env
+	if _, err := e.s.CAS(e.ctx, c); !errors.Is(err, sluice.ErrIllegalTransition) {
+		e.t.Errorf("CAS requested->signing with a taken txid: err = %v, want ErrIllegalTransition (checked before the txid)", err)
+	}
+	e.unchanged("illegal CAS with a taken txid", id(2), before)
+}
+
+// Goal: the store enforces exactly sluice.CanTransition, no more and no
+// less. Method: for every state a row can be in and every target (None
+// included), a fresh row is driven there and the holder tries the edge.
+func testCASTransitionMatrix(e *env) {
+	targets := append([]sluice.State{sluice.None}, sluice.States...)
+	n := 0
+	for _, from := range sluice.States {
+		for _, to := range targets {
+			n++
+			op := e.drive(n, "w1", from)
+			before := e.record(op.ID)
+			got, err := e.s.CAS(e.ctx, e.change(op, "w1", to))
+			if sluice.CanTransition(from, to) {
+				if err != nil {
+					e.t.Errorf("CAS %s->%s (an edge): %v", from, to, err)
+				} else if got.State != to {
+					e.t.Errorf("CAS %s->%s: state = %s", from, to, got.State)
+				}
+				continue
+			}
+			if !errors.Is(err, sluice.ErrIllegalTransition) {
+				e.t.Errorf("CAS %s->%s (not an edge): err = %v, want ErrIllegalTransition", from, to, err)
+			}
+			e.unchanged(fmt.Sprintf("CAS %s->%s", from, to), op.ID, before)
+		}
+	}
+}
+
+// Goal: the token alone decides. A worker whose lease lapsed while nobody
+// else claimed may still write, and the write renews its lease; the first
+// claim after that fences it.
+func testCASLapsedLease(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+	e.clock.Advance(2 * Lease)
+	op = e.step(op, "w1", sluice.Validated)
+	if op.ClaimedBy != "w1" {
+		e.t.Errorf("ClaimedBy after a write on a lapsed lease = %q, want w1", op.ClaimedBy)
+	}
+	if want := e.clock.Now().Add(Lease); !op.LeaseUntil.Equal(want) {
+		e.t.Errorf("LeaseUntil after a write on a lapsed lease = %s, want renewed to %s", op.LeaseUntil, want)
+	}
+	e.claimNone("w2")
+	e.clock.Advance(Lease)
+	e.claimID("w2", id(1))
+	if _, err := e.s.CAS(e.ctx, e.change(op, "w1", sluice.Signing)); !errors.Is(err, sluice.ErrFenced) {
+		e.t.Errorf("CAS by w1 after w2 claimed: err = %v, want ErrFenced", err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Terminal rows.
+
+// Goal: confirmed, failed and rejected rows are bricks. Entering one clears
+// the lease; afterwards no CAS (even by the last holder, with the right
+// token and state), no release and no claim changes anything.
+func testTerminalBricks(e *env) {
+	targets := append([]sluice.State{sluice.None}, sluice.States...)
+	for i, state := range []sluice.State{sluice.Confirmed, sluice.Failed, sluice.Rejected} {
+		op := e.drive(i+1, "w1", state)
+		if op.ClaimedBy != "" || !op.LeaseUntil.IsZero() {
+			e.t.Errorf("%s row: ClaimedBy %q LeaseUntil %s, want the lease cleared", state, op.ClaimedBy, op.LeaseUntil)
+		}
+		before := e.record(op.ID)
+		for _, to := range targets {
+			c := e.change(op, "w1", to)
+			_, err := e.s.CAS(e.ctx, c)
+			if !errors.Is(err, sluice.ErrIllegalTransition) {
+				e.t.Errorf("CAS %s->%s: err = %v, want ErrIllegalTransition", state, to, err)
+			}
+		}
+		if err := e.s.Release(e.ctx, op.ID, op.Token, time.Hour); err != nil {
+			e.t.Errorf("Release of a %s row = %v, want nil", state, err)
+		}
+		e.unchanged("writes to a "+state.String()+" row", op.ID, before)
+	}
+	e.clock.Advance(10 * Lease)
+	e.claimNone("w2")
+}
+
+// ---------------------------------------------------------------------------
+// Txids.
+
+// Goal: a txid belongs to one operation forever. Method: operation 1 builds
+// T1 and rebuilds to T2 (T1 retired); operation 2 may take neither, and the
+// refused write changes nothing; a fresh txid is fine.
+func testTxidTaken(e *env) {
+	a := e.drive(1, "w1", sluice.Signed)
+	t1 := a.Envelope
+	a = e.step(a, "w1", sluice.Signing) // stale before first send: rebuilt
+	t2 := a.Envelope
+	if t1.Txid == t2.Txid {
+		e.t.Fatalf("fixture: rebuild kept txid %s", t1.Txid.Short())
+	}
+
+	b := e.drive(2, "w1", sluice.Validated)
+	before := e.record(id(2))
+	for _, tc := range []struct {
+		name string
+		env  sluice.Envelope
+	}{{"current txid of another operation", t2}, {"retired txid of another operation", t1}} {
+		c := e.change(b, "w1", sluice.Signing)
+		env := tc.env
+		c.Envelope = &env
+		if _, err := e.s.CAS(e.ctx, c); !errors.Is(err, sluice.ErrTxidTaken) {
+			e.t.Errorf("CAS with the %s: err = %v, want ErrTxidTaken", tc.name, err)
+		}
+		e.unchanged("CAS with the "+tc.name, id(2), before)
+	}
+	if got := e.get(id(1)); got.Envelope.Txid != t2.Txid {
+		e.t.Errorf("owner's txid after the refused writes: %s, want %s", got.Envelope.Txid.Short(), t2.Txid.Short())
+	}
+	e.step(b, "w1", sluice.Signing)
+}
+
+// Goal: an operation writing its own txid again (the signature, a re-sign,
+// an envelope carried along) is not refused, nor is a rebuild that happens
+// to land on a txid the operation once had.
+func testTxidKept(e *env) {
+	op := e.drive(1, "w1", sluice.Signing)
+	t1 := op.Envelope
+	op = e.step(op, "w1", sluice.Signed) // same raw, now signed
+	if op.Envelope.Txid != t1.Txid {
+		e.t.Errorf("txid after signing: %s, want %s", op.Envelope.Txid.Short(), t1.Txid.Short())
+	}
+	c := e.change(op, "w1", sluice.Broadcasting)
+	env := op.Envelope
+	c.Envelope = &env
+	op = e.cas(c)
+
+	c = e.change(op, "w1", sluice.Signing)
+	env = t1 // rebuilt onto its own old txid
+	c.Envelope = &env
+	op = e.cas(c)
+	if op.Envelope.Txid != t1.Txid || len(op.Envelope.Signature) != 0 {
+		e.t.Errorf("envelope after rebuilding onto its own txid: %s sig %q, want %s unsigned",
+			op.Envelope.Txid.Short(), op.Envelope.Signature, t1.Txid.Short())
+	}
+}
+
+// Goal: an envelope whose txid is not its raw_data's is refused outright:
+// the store must never hold a txid the stored bytes cannot produce.
+func testEnvelopeMismatch(e *env) {
+	op := e.drive(1, "w1", sluice.Validated)
+	before := e.record(id(1))
+	c := e.change(op, "w1", sluice.Signing)
+	env := *c.Envelope
+	env.Raw.Timestamp++ // the txid no longer matches
+	c.Envelope = &env
+	_, err := e.s.CAS(e.ctx, c)
+	if err == nil {
+		e.t.Fatal("CAS with Envelope.Txid != Raw.Txid(): err = nil, want an error")
+	}
+	if isSentinel(err) {
+		e.t.Errorf("CAS with a mismatched envelope: err = %v, want a plain error (a caller bug, not an operating condition)", err)
+	}
+	e.unchanged("CAS with a mismatched envelope", id(1), before)
+	// Neither txid was taken by the refused write.
+	e.step(op, "w1", sluice.Signing)
+}
+
+// ---------------------------------------------------------------------------
+// Release.
+
+// Goal: Release under a token that no longer holds the row (stale, never
+// claimed, already released) changes nothing and is not an error.
+func testReleaseStale(e *env) {
+	e.insert(1)
+	old := e.claimID("w1", id(1))
+	e.clock.Advance(Lease)
+	cur := e.claimID("w2", id(1))
+	before := e.record(id(1))
+	if err := e.s.Release(e.ctx, id(1), old.Token, 0); err != nil {
+		e.t.Errorf("stale Release = %v, want nil", err)
+	}
+	e.unchanged("stale Release", id(1), before)
+	e.claimNone("w1")
+
+	if err := e.s.Release(e.ctx, id(1), cur.Token, 0); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
+	released := e.record(id(1))
+	if err := e.s.Release(e.ctx, id(1), cur.Token, time.Hour); err != nil {
+		e.t.Errorf("second Release = %v, want nil", err)
+	}
+	e.unchanged("Release of a released row", id(1), released)
+
+	e.insert(2)
+	never := e.record(id(2))
+	if err := e.s.Release(e.ctx, id(2), 0, time.Hour); err != nil {
+		e.t.Errorf("Release of a never-claimed row = %v, want nil", err)
+	}
+	e.unchanged("Release of a never-claimed row", id(2), never)
+}
+
+// Goal: a released row does not wait for its lease to run out.
+func testReleaseImmediate(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+	if err := e.s.Release(e.ctx, id(1), op.Token, 0); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
+	got := e.get(id(1))
+	if got.ClaimedBy != "" || !got.LeaseUntil.IsZero() {
+		e.t.Errorf("after Release: ClaimedBy %q LeaseUntil %s, want no lease", got.ClaimedBy, got.LeaseUntil)
+	}
+	if !got.NotBefore.Equal(e.clock.Now()) {
+		e.t.Errorf("after Release(after 0): NotBefore %s, want now %s", got.NotBefore, e.clock.Now())
+	}
+	if n := len(e.events(id(1))); n != 1 {
+		e.t.Errorf("events after claim and release: %d, want 1 (neither is an event)", n)
+	}
+	op2 := e.claimID("w2", id(1))
+	if op2.Token != op.Token+1 {
+		e.t.Errorf("token after release and reclaim = %d, want %d", op2.Token, op.Token+1)
+	}
+}
+
+// Goal: after delays claimability to exactly now+after; a negative after
+// counts as zero.
+func testReleaseAfter(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+	const after = 10 * time.Second
+	if err := e.s.Release(e.ctx, id(1), op.Token, after); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
+	if got, want := e.get(id(1)).NotBefore, e.clock.Now().Add(after); !got.Equal(want) {
+		e.t.Errorf("NotBefore = %s, want %s", got, want)
+	}
+	e.claimNone("w2")
+	e.clock.Advance(after - time.Nanosecond)
+	e.claimNone("w2")
+	e.clock.Advance(time.Nanosecond)
+	op = e.claimID("w2", id(1))
+
+	if err := e.s.Release(e.ctx, id(1), op.Token, -time.Hour); err != nil {
+		e.t.Fatalf("Release(negative): %v", err)
+	}
+	if got, want := e.get(id(1)).NotBefore, e.clock.Now(); !got.Equal(want) {
+		e.t.Errorf("NotBefore after a negative after = %s, want now %s", got, want)
+	}
+	e.claimID("w3", id(1))
+}
+
+// Goal: Release does not bump the token, so the releasing worker can still
+// write (the token alone decides), but its write must not resurrect a
+// lease: "no lease held" is ClaimedBy == "" with a zero LeaseUntil, and the
+// row stays claimable by anyone.
+func testReleaseThenCAS(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+	if err := e.s.Release(e.ctx, id(1), op.Token, 0); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
+	e.clock.Advance(time.Second)
+	got := e.step(op, "w1", sluice.Validated)
+	if got.ClaimedBy != "" || !got.LeaseUntil.IsZero() {
+		e.t.Errorf("after a write on a released row: ClaimedBy %q LeaseUntil %s, want no lease", got.ClaimedBy, got.LeaseUntil)
+	}
+	e.claimID("w2", id(1))
+}
+
+// ---------------------------------------------------------------------------
+// Events.
+
+// Goal: each operation's log is its transitions in the order they happened,
+// with Seq strictly increasing across the whole store. Method: two
+// operations interleave their writes; merging both logs by Seq must give
+// back the order of the writes.
+func testEventsOrder(e *env) {
+	e.insert(1)
+	e.insert(2)
+	a := e.claimID("w1", id(1))
+	b := e.claimID("w2", id(2))
+	type write struct {
+		id sluice.OperationID
+		to sluice.State
+	}
+	var order []write
+	for _, to := range []sluice.State{sluice.Validated, sluice.Signing, sluice.Signed} {
+		e.clock.Advance(time.Second)
+		a = e.step(a, "w1", to)
+		order = append(order, write{id(1), to})
+		b = e.step(b, "w2", to)
+		order = append(order, write{id(2), to})
+	}
+	e.step(b, "w2", sluice.Broadcasting)
+	order = append(order, write{id(2), sluice.Broadcasting})
+
+	ea, eb := e.events(id(1)), e.events(id(2))
+	for _, tc := range []struct {
+		id   sluice.OperationID
+		evs  []sluice.Event
+		want []sluice.State
+	}{
+		{id(1), ea, []sluice.State{sluice.Requested, sluice.Validated, sluice.Signing, sluice.Signed}},
+		{id(2), eb, []sluice.State{sluice.Requested, sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting}},
+	} {
+		var got []sluice.State
+		prev := sluice.None
+		for i, ev := range tc.evs {
+			got = append(got, ev.To)
+			if ev.OperationID != tc.id {
+				e.t.Errorf("Events(%s)[%d] belongs to %s", tc.id, i, ev.OperationID)
+			}
+			if ev.From != prev {
+				e.t.Errorf("Events(%s)[%d].From = %s, want %s (the previous event's To)", tc.id, i, ev.From, prev)
+			}
+			prev = ev.To
+			if i > 0 && ev.Seq <= tc.evs[i-1].Seq {
+				e.t.Errorf("Events(%s)[%d].Seq = %d after %d, want strictly increasing", tc.id, i, ev.Seq, tc.evs[i-1].Seq)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			e.t.Errorf("Events(%s) states = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+
+	// Merge the two logs (creation events aside) by Seq.
+	var merged []write
+	i, j := 1, 1
+	for i < len(ea) || j < len(eb) {
+		if j >= len(eb) || (i < len(ea) && ea[i].Seq < eb[j].Seq) {
+			merged = append(merged, write{ea[i].OperationID, ea[i].To})
+			i++
+		} else {
+			merged = append(merged, write{eb[j].OperationID, eb[j].To})
+			j++
+		}
+	}
+	if fmt.Sprint(merged) != fmt.Sprint(order) {
+		e.t.Errorf("writes in Seq order = %v, want the order they were made %v", merged, order)
+	}
+	if ea[0].Seq >= eb[0].Seq {
+		e.t.Errorf("creation Seqs: %d for the first insert, %d for the second; want increasing", ea[0].Seq, eb[0].Seq)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Aliasing.
+
+// Goal: nothing a caller holds can reach into the store. Method: mutate
+// every slice and pointer the store hands out or was handed, then re-read.
+func testNoAliasing(e *env) {
+	e.insert(1)
+	op := e.claimID("w1", id(1))
+	op = e.step(op, "w1", sluice.Validated)
+
+	c := e.change(op, "w1", sluice.Signing)
+	op = e.cas(c)
+	want := cloneOperation(e.get(id(1)))
+	// The caller reuses its buffers after the write.
+	c.Envelope.Raw.Memo[0] ^= 0xff
+	c.Envelope.Raw.Contract.Data[0] ^= 0xff
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("after mutating the Change's envelope: row %s", d)
+	}
+
+	op = e.step(op, "w1", sluice.Signed)
+	want = cloneOperation(e.get(id(1)))
+	mutate := func(o sluice.Operation) {
+		if len(o.Envelope.Signature) == 0 || len(o.Envelope.Raw.Memo) == 0 || len(o.Envelope.Raw.Contract.Data) == 0 {
+			e.t.Fatalf("fixture: envelope has an empty slice: %+v", o.Envelope)
+		}
+		o.Envelope.Signature[0] ^= 0xff
+		o.Envelope.Raw.Memo[0] ^= 0xff
+		o.Envelope.Raw.Contract.Data[0] ^= 0xff
+	}
+	mutate(op) // returned by CAS
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("after mutating the row CAS returned: row %s", d)
+	}
+	mutate(e.get(id(1)))
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("after mutating the row Get returned: row %s", d)
+	}
+	if again, _, err := e.s.Insert(e.ctx, newOp(1)); err == nil {
+		mutate(again)
+	}
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("after mutating the row Insert returned: row %s", d)
+	}
+	if err := e.s.Release(e.ctx, id(1), op.Token, 0); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
+	want = cloneOperation(e.get(id(1)))
+	claimed := e.claimID("w2", id(1))
+	want.Token, want.ClaimedBy, want.LeaseUntil = claimed.Token, claimed.ClaimedBy, claimed.LeaseUntil
+	mutate(claimed)
+	for _, d := range diffOperation(e.get(id(1)), want) {
+		e.t.Errorf("after mutating the row Claim returned: row %s", d)
+	}
+
+	// Evidence pointers, in and out.
+	op = e.step(e.step(e.get(id(1)), "w2", sluice.Broadcasting), "w2", sluice.Broadcast)
+	c = e.change(op, "w2", sluice.Signing)
+	e.cas(c)
+	wantEvs := cloneEvents(e.events(id(1)))
+	c.Evidence.SolidNumber = -1
+	for _, d := range diffEvents(e.events(id(1)), wantEvs) {
+		e.t.Errorf("after mutating the Change's evidence: events %s", d)
+	}
+	evs := e.events(id(1))
+	last := evs[len(evs)-1]
+	if last.Evidence == nil {
+		e.t.Fatal("rebuild event has no evidence")
+	}
+	last.Evidence.SolidNumber = -2
+	for _, d := range diffEvents(e.events(id(1)), wantEvs) {
+		e.t.Errorf("after mutating evidence Events returned: events %s", d)
+	}
+}
+
+// Goal: a call whose context is already canceled fails and writes nothing,
+// as a query on a canceled context would.
+func testCanceledContext(e *env) {
+	e.insert(1)
+	before := e.record(id(1))
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	if _, _, err := e.s.Insert(ctx, newOp(2)); err == nil {
+		e.t.Error("Insert with a canceled context: err = nil, want an error")
+	}
+	if _, err := e.s.Get(e.ctx, id(2)); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("Get after a canceled Insert: err = %v, want ErrNotFound", err)
+	}
+	if _, err := e.s.Claim(ctx, "w1", 1); err == nil {
+		e.t.Error("Claim with a canceled context: err = nil, want an error")
+	}
+	e.unchanged("canceled Claim", id(1), before)
+	op := e.claimID("w1", id(1))
+	before = e.record(id(1))
+	if _, err := e.s.CAS(ctx, e.change(op, "w1", sluice.Validated)); err == nil {
+		e.t.Error("CAS with a canceled context: err = nil, want an error")
+	}
+	e.unchanged("canceled CAS", id(1), before)
+	if err := e.s.Release(ctx, id(1), op.Token, 0); err == nil {
+		e.t.Error("Release with a canceled context: err = nil, want an error")
+	}
+	e.unchanged("canceled Release", id(1), before)
+}
