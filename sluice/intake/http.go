@@ -1,0 +1,325 @@
+package intake
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// BodyMax is the largest request body the API reads, in bytes. A withdrawal
+// is four short strings; anything near this size is not one, and the limit
+// keeps a hostile client from making the server buffer without bound.
+const BodyMax = 16 << 10
+
+// NewHandler serves the intake API over svc:
+//
+//	POST /v1/withdrawals       submit: 201 created, 200 replay (X-Idempotent-Replay: true),
+//	                           409 id reused with another payload, 422 invalid, 415, 405
+//	GET  /v1/withdrawals/{id}  current state and history: 200, 404, 422
+//
+// Every answer, errors included, is JSON; an error is
+// {"error": "...", "field": "..."} with field present where one is to blame.
+// Store failures are a 500 with a generic message: the internals of a
+// failing store are no business of the client's.
+//
+// The handler is the only place intake meets real concurrency: net/http
+// calls it from its own goroutines. It starts none itself and reads no
+// clock; all timestamps come from the store.
+func NewHandler(svc *Service) http.Handler {
+	if svc == nil || svc.Store == nil {
+		panic("intake.NewHandler: nil service or store")
+	}
+	h := &handler{svc: svc}
+	mux := http.NewServeMux()
+	// Methods are checked by hand rather than with "POST /..." patterns so
+	// that a 405 is JSON like every other error (the mux's own is text).
+	mux.HandleFunc("/v1/withdrawals", h.withdrawals)
+	mux.HandleFunc("/v1/withdrawals/{id}", h.withdrawal)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint", "")
+	})
+	return mux
+}
+
+type handler struct {
+	svc *Service
+}
+
+// jsonFields are the fields of a submission in the order they are checked.
+var jsonFields = []string{FieldOperationID, FieldToAddress, FieldAmount, FieldAsset}
+
+func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; use POST", "")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if reason := checkContentType(ct); reason != "" {
+			writeError(w, http.StatusUnsupportedMediaType, reason, "")
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyMax))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			// 422 rather than 413: the API answers every refusal of the
+			// request's content with one code, naming what is wrong.
+			writeError(w, http.StatusUnprocessableEntity, "body: exceeds "+strconv.Itoa(BodyMax)+" bytes", FieldBody)
+			return
+		}
+		writeError(w, http.StatusBadRequest, "could not read the request body", FieldBody)
+		return
+	}
+	sub, verr := decodeSubmission(body)
+	if verr != nil {
+		writeValidationError(w, verr)
+		return
+	}
+	res, err := h.svc.Submit(r.Context(), sub)
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/withdrawals/"+string(res.Operation.ID))
+	} else {
+		w.Header().Set("X-Idempotent-Replay", "true")
+	}
+	writeJSON(w, status, summarize(res.Operation))
+}
+
+func (h *handler) withdrawal(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; use GET", "")
+		return
+	}
+	op, events, err := h.svc.Lookup(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeServiceError(w, err)
+		return
+	}
+	d := detail{withdrawal: summarize(op), Builds: op.Builds, Reason: op.Reason,
+		History: make([]eventView, 0, len(events))}
+	for _, e := range events {
+		d.History = append(d.History, eventView{
+			From:        e.From.String(),
+			To:          e.To.String(),
+			At:          e.At.UTC().Format(time.RFC3339Nano),
+			Note:        e.Note,
+			Txid:        txidString(e.Txid),
+			RetiredTxid: txidString(e.RetiredTxid),
+		})
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// checkContentType returns why ct is refused, or "" if it is JSON. JSON is
+// UTF-8 by definition (RFC 8259), so a charset claiming otherwise is refused
+// rather than silently misread.
+func checkContentType(ct string) string {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "unreadable Content-Type " + strconv.Quote(truncate(ct))
+	}
+	if mt != "application/json" {
+		return "Content-Type " + strconv.Quote(truncate(mt)) + " not supported; use application/json"
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return "charset " + strconv.Quote(truncate(cs)) + " not supported; JSON is utf-8"
+	}
+	return ""
+}
+
+// decodeSubmission reads the body as exactly one JSON object of string
+// fields. It walks the tokens itself instead of unmarshalling into a struct:
+// encoding/json would accept a number for the amount into a RawMessage and
+// a string alike, match keys case-insensitively ("AMOUNT"), keep the last of
+// two duplicate keys, and stop reading after the first value. Each of those
+// lets a payload mean something other than what an auditor reading it sees.
+func decodeSubmission(body []byte) (Submission, *ValidationError) {
+	malformed := func(err error) *ValidationError {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return &ValidationError{FieldBody, "malformed JSON: unexpected end of input"}
+		}
+		return &ValidationError{FieldBody, "malformed JSON: " + err.Error()}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return Submission{}, &ValidationError{FieldBody, "empty body; want a JSON object"}
+	}
+	if err != nil {
+		return Submission{}, malformed(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return Submission{}, &ValidationError{FieldBody, "want a JSON object"}
+	}
+	fields := make(map[string]json.RawMessage, len(jsonFields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Submission{}, malformed(err)
+		}
+		key, ok := tok.(string)
+		if !ok { // the decoder only yields strings in key position; belt and braces
+			return Submission{}, &ValidationError{FieldBody, "malformed JSON: object key is not a string"}
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return Submission{}, malformed(err)
+		}
+		if key == "" {
+			// There is no name to blame; the body is.
+			return Submission{}, &ValidationError{FieldBody, `unknown field ""`}
+		}
+		if !known(key) {
+			return Submission{}, &ValidationError{truncate(key),
+				"unknown field; the fields are " + strings.Join(jsonFields, ", ")}
+		}
+		if _, dup := fields[key]; dup {
+			return Submission{}, &ValidationError{key, "duplicate field"}
+		}
+		fields[key] = raw
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return Submission{}, malformed(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Submission{}, &ValidationError{FieldBody, "trailing data after the JSON object"}
+	}
+	var vals [4]string
+	for i, name := range jsonFields {
+		raw, ok := fields[name]
+		if !ok {
+			return Submission{}, &ValidationError{name, "missing"}
+		}
+		if len(raw) == 0 || raw[0] != '"' {
+			reason := "must be a JSON string"
+			if name == FieldAmount {
+				// A JSON number may have passed through a binary float in
+				// the client already; there is no exact amount left to read.
+				reason = `must be a JSON string such as "12.50", not a number or other value`
+			}
+			return Submission{}, &ValidationError{name, reason}
+		}
+		if err := json.Unmarshal(raw, &vals[i]); err != nil {
+			return Submission{}, &ValidationError{name, "malformed JSON string"}
+		}
+	}
+	return Submission{OperationID: vals[0], ToAddress: vals[1], Amount: vals[2], Asset: vals[3]}, nil
+}
+
+func known(key string) bool {
+	for _, f := range jsonFields {
+		if key == f {
+			return true
+		}
+	}
+	return false
+}
+
+// writeServiceError maps Submit and Lookup errors to answers. Anything it
+// does not recognize is a 500 with a fixed message.
+func writeServiceError(w http.ResponseWriter, err error) {
+	if ve, ok := errors.AsType[*ValidationError](err); ok {
+		writeValidationError(w, ve)
+		return
+	}
+	switch {
+	case errors.Is(err, sluice.ErrPayloadMismatch):
+		writeError(w, http.StatusConflict, sluice.ErrPayloadMismatch.Error(), FieldOperationID)
+	case errors.Is(err, sluice.ErrNotFound):
+		writeError(w, http.StatusNotFound, sluice.ErrNotFound.Error(), FieldOperationID)
+	default:
+		writeError(w, http.StatusInternalServerError, "internal error", "")
+	}
+}
+
+// withdrawal is the JSON form of an operation.
+type withdrawal struct {
+	OperationID string `json:"operation_id"`
+	State       string `json:"state"`
+	ToAddress   string `json:"to_address"`
+	Amount      string `json:"amount"` // canonical decimal string, never a number
+	Asset       string `json:"asset"`
+	Txid        string `json:"txid,omitempty"` // until an envelope is built there is none
+}
+
+// detail is the GET answer: the withdrawal, its build count and reason, and
+// a summary of its event log, oldest first.
+type detail struct {
+	withdrawal
+	Builds  int         `json:"builds"`
+	Reason  string      `json:"reason,omitempty"`
+	History []eventView `json:"history"`
+}
+
+type eventView struct {
+	From        string `json:"from"` // "none" for the creation event
+	To          string `json:"to"`
+	At          string `json:"at"` // RFC 3339 with nanoseconds, UTC, store clock
+	Note        string `json:"note,omitempty"`
+	Txid        string `json:"txid,omitempty"`
+	RetiredTxid string `json:"retired_txid,omitempty"` // on a rebuild: the txid given up
+}
+
+func summarize(op sluice.Operation) withdrawal {
+	return withdrawal{
+		OperationID: string(op.ID),
+		State:       op.State.String(),
+		ToAddress:   op.Request.To.String(),
+		Amount:      op.Request.Amount.String(),
+		Asset:       op.Request.Asset,
+		Txid:        txidString(op.Envelope.Txid),
+	}
+}
+
+func txidString(t tron.Txid) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.String()
+}
+
+// writeValidationError answers 422 with "field: reason", the field named
+// again on its own for clients that branch on it.
+func writeValidationError(w http.ResponseWriter, ve *ValidationError) {
+	writeError(w, http.StatusUnprocessableEntity, ve.Field+": "+ve.Reason, ve.Field)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg, field string) {
+	writeJSON(w, status, errorBody{Error: msg, Field: field})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Every value written here is a plain struct of strings and ints;
+		// failing to marshal one is a broken invariant, not a condition.
+		panic("intake: marshal response: " + err.Error())
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

@@ -1,0 +1,188 @@
+package intake
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/money"
+	"sluicesim/sluice/tron"
+)
+
+// Submission is a withdrawal request exactly as the client sent it: raw
+// strings, not yet trusted.
+type Submission struct {
+	OperationID string
+	ToAddress   string
+	Amount      string
+	Asset       string
+}
+
+// ErrInvalid is matched (errors.Is) by every *ValidationError.
+var ErrInvalid = errors.New("invalid request")
+
+// ValidationError refuses a submission at the door, naming the field (as it
+// is spelled in the JSON API) and the reason. Nothing has been stored when
+// it is returned.
+type ValidationError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalid) true for every *ValidationError.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// The field names of the API, used in every ValidationError.
+const (
+	FieldOperationID = "operation_id"
+	FieldToAddress   = "to_address"
+	FieldAmount      = "amount"
+	FieldAsset       = "asset"
+	// FieldBody is named when the request as a whole is unreadable
+	// (malformed JSON, trailing data, oversized).
+	FieldBody = "body"
+)
+
+// blackHole is the all-zero TRON address (0x41 followed by 20 zero bytes).
+// It is a valid base58check string, so only this check stops it: a transfer
+// there either reverts or burns the money, and in either case a client that
+// sends it almost certainly serialized an unset field.
+var blackHole = tron.AddressFromBytes20([20]byte{})
+
+// Normalize validates a submission and turns it into the operation intake
+// inserts, request hash included. Fields are checked in API order and the
+// first refusal is returned as a *ValidationError.
+func Normalize(s Submission) (sluice.NewOperation, error) {
+	id, err := ParseOperationID(s.OperationID)
+	if err != nil {
+		return sluice.NewOperation{}, err
+	}
+	if s.ToAddress == "" {
+		return sluice.NewOperation{}, &ValidationError{FieldToAddress, "missing"}
+	}
+	to, err := tron.ParseAddress(s.ToAddress)
+	if err != nil {
+		return sluice.NewOperation{}, &ValidationError{FieldToAddress, err.Error()}
+	}
+	switch to {
+	case tron.USDTContract:
+		// The contract would hold the tokens with no way to get them out.
+		return sluice.NewOperation{}, &ValidationError{FieldToAddress,
+			"is the USDT contract itself; tokens sent there are lost"}
+	case blackHole:
+		return sluice.NewOperation{}, &ValidationError{FieldToAddress,
+			"is the all-zero address; tokens sent there are lost"}
+	}
+	if s.Amount == "" {
+		return sluice.NewOperation{}, &ValidationError{FieldAmount, "missing"}
+	}
+	amount, err := money.Parse(s.Amount)
+	if err != nil {
+		var pe *money.ParseError
+		reason := err.Error()
+		if errors.As(err, &pe) {
+			reason = pe.Reason
+		}
+		return sluice.NewOperation{}, &ValidationError{FieldAmount, reason}
+	}
+	if s.Asset == "" {
+		return sluice.NewOperation{}, &ValidationError{FieldAsset, "missing"}
+	}
+	if s.Asset != sluice.Asset {
+		return sluice.NewOperation{}, &ValidationError{FieldAsset,
+			"unsupported asset " + strconv.Quote(truncate(s.Asset)) + "; the only asset is " + sluice.Asset}
+	}
+	req := sluice.Request{To: to, Amount: amount, Asset: sluice.Asset}
+	return sluice.NewOperation{ID: id, Request: req, RequestHash: RequestHash(id, req)}, nil
+}
+
+// uuidLen is the length of the 8-4-4-4-12 text form of a UUID.
+const uuidLen = 36
+
+// ParseOperationID reads a client-minted operation id: a UUID in its
+// 8-4-4-4-12 hex form, either case, returned in canonical lowercase so that
+// "ABC..." and "abc..." are one operation, not two. Braces, "urn:uuid:",
+// missing hyphens and the nil UUID are refused: the id is a primary key, and
+// a loose reading would let one withdrawal hide behind two spellings. The nil
+// UUID is what an unset field serializes to; accepting it would make every
+// client with that bug share one operation.
+func ParseOperationID(s string) (sluice.OperationID, error) {
+	if s == "" {
+		return "", &ValidationError{FieldOperationID, "missing"}
+	}
+	bad := &ValidationError{FieldOperationID, "must be a UUID (8-4-4-4-12 hex digits), got " + strconv.Quote(truncate(s))}
+	if len(s) != uuidLen {
+		return "", bad
+	}
+	b := []byte(s)
+	for i, c := range b {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return "", bad
+			}
+			continue
+		}
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			b[i] = c + ('a' - 'A')
+		default:
+			return "", bad
+		}
+	}
+	id := string(b)
+	if id == "00000000-0000-0000-0000-000000000000" {
+		return "", &ValidationError{FieldOperationID, "the nil UUID is not an operation id"}
+	}
+	return sluice.OperationID(id), nil
+}
+
+// requestHashVersion opens the hashed encoding. Changing what is hashed, or
+// how, means a new version string: stored hashes stay comparable only with
+// hashes of the same version.
+const requestHashVersion = "sluice.request.v1"
+
+// RequestHash is the hex sha256 of the normalized request: the operation id,
+// the base58 address, the amount in base units and the asset, each
+// length-prefixed after a version tag so that no two payloads share an
+// encoding.
+//
+// The hash is semantic, not over the bytes the client sent: "1.5" and
+// "1.50", an upper-case id and its lowercase form, reordered JSON keys or
+// different whitespace are all the same instruction, and a client library
+// that re-serializes its JSON on retry must get a replay (200), not a
+// spurious conflict (409). The price: two byte streams that normalize the
+// same are treated as one withdrawal, which for money is the right reading.
+func RequestHash(id sluice.OperationID, r sluice.Request) string {
+	h := sha256.New()
+	var buf []byte
+	field := func(s string) {
+		buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
+		buf = append(buf, s...)
+		h.Write(buf)
+	}
+	field(requestHashVersion)
+	field(string(id))
+	field(r.To.String())
+	field(strconv.FormatUint(uint64(r.Amount), 10))
+	field(r.Asset)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// shownMax bounds how much of a refused value an error repeats back, so an
+// oversized field cannot make an oversized response or log line.
+const shownMax = 64
+
+func truncate(s string) string {
+	if len(s) <= shownMax {
+		return s
+	}
+	return strings.ToValidUTF8(s[:shownMax], "") + "..."
+}

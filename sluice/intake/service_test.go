@@ -1,0 +1,246 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
+)
+
+const lease = 30 * time.Second
+
+func newService(t *testing.T) (*Service, *store.Memory, *storetest.Clock) {
+	t.Helper()
+	clock := &storetest.Clock{}
+	mem := store.NewMemory(clock, lease)
+	return &Service{Store: mem}, mem, clock
+}
+
+// advance claims the operation as worker "w1" and moves it from -> to with a
+// fenced CAS, as a worker would; env, if set, becomes the envelope.
+func advance(t *testing.T, st sluice.Store, id sluice.OperationID, from, to sluice.State, env *sluice.Envelope) sluice.Operation {
+	t.Helper()
+	ctx := context.Background()
+	row, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatalf("Get(%s) error = %v", id, err)
+	}
+	token := row.Token
+	if row.ClaimedBy == "" {
+		claimed, err := st.Claim(ctx, "w1", 1)
+		if err != nil || len(claimed) != 1 || claimed[0].ID != id {
+			t.Fatalf("Claim(w1, 1) = %+v, %v; want exactly %s", claimed, err, id)
+		}
+		token = claimed[0].Token
+	}
+	c := sluice.Change{ID: id, Token: token, Worker: "w1", From: from, To: to, Envelope: env, Note: "test"}
+	if env != nil {
+		c.Builds = 1
+	}
+	got, err := st.CAS(ctx, c)
+	if err != nil {
+		t.Fatalf("CAS(%s %s->%s) error = %v", id, from, to, err)
+	}
+	return got
+}
+
+// testEnvelope is an envelope whose txid is right for its raw_data, which
+// the store checks.
+func testEnvelope() *sluice.Envelope {
+	raw := tron.RawData{Expiration: 1_767_225_660_000, Timestamp: 1_767_225_600_000, FeeLimit: 1}
+	return &sluice.Envelope{Txid: raw.Txid(), Raw: raw}
+}
+
+func TestSubmitCreatedThenReplayed(t *testing.T) {
+	svc, mem, clock := newService(t)
+	ctx := context.Background()
+	first, err := svc.Submit(ctx, valid())
+	if err != nil {
+		t.Fatalf("first Submit error = %v", err)
+	}
+	if !first.Created || first.Operation.State != sluice.Requested {
+		t.Fatalf("first Submit = created %v state %s, want created true state requested", first.Created, first.Operation.State)
+	}
+	clock.Advance(time.Second)
+	advance(t, mem, first.Operation.ID, sluice.Requested, sluice.Validated, nil)
+
+	// The retry spells the same instruction differently: still a replay.
+	retry := valid()
+	retry.Amount = "12.5"
+	second, err := svc.Submit(ctx, retry)
+	if err != nil {
+		t.Fatalf("replay Submit error = %v", err)
+	}
+	if second.Created {
+		t.Errorf("replay Submit Created = true, want false")
+	}
+	if second.Operation.State != sluice.Validated {
+		t.Errorf("replay state = %s, want validated (the current row, not the inserted one)", second.Operation.State)
+	}
+	if second.Operation.RequestHash != first.Operation.RequestHash {
+		t.Errorf("replay hash = %s, want %s", second.Operation.RequestHash, first.Operation.RequestHash)
+	}
+	if n := len(mem.Snapshot().Operations); n != 1 {
+		t.Errorf("rows = %d, want 1", n)
+	}
+}
+
+func TestSubmitSameIDDifferentPayload(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Submission)
+	}{
+		{"other amount", func(s *Submission) { s.Amount = "12.51" }},
+		{"other address", func(s *Submission) { s.ToAddress = addrB }},
+		{"same id in upper case, other amount", func(s *Submission) { s.OperationID = strings.ToUpper(id1); s.Amount = "99" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, mem, clock := newService(t)
+			ctx := context.Background()
+			orig, err := svc.Submit(ctx, valid())
+			if err != nil {
+				t.Fatalf("Submit(original) error = %v", err)
+			}
+			clock.Advance(time.Second)
+			sub := valid()
+			tt.edit(&sub)
+			res, err := svc.Submit(ctx, sub)
+			if !errors.Is(err, sluice.ErrPayloadMismatch) {
+				t.Fatalf("Submit(other payload) = %+v, %v; want ErrPayloadMismatch", res, err)
+			}
+			if errors.Is(err, ErrInvalid) {
+				t.Errorf("Submit(other payload) error %v also matches ErrInvalid", err)
+			}
+			if res.Operation.ID != "" {
+				t.Errorf("Submit(other payload) returned row %s; want none (it is someone else's)", res.Operation.ID)
+			}
+			row, err := mem.Get(ctx, orig.Operation.ID)
+			if err != nil {
+				t.Fatalf("Get error = %v", err)
+			}
+			if row.Request != orig.Operation.Request || row.RequestHash != orig.Operation.RequestHash ||
+				!row.UpdatedAt.Equal(orig.Operation.UpdatedAt) || row.State != sluice.Requested {
+				t.Errorf("row after refused payload = %+v, want the original %+v", row, orig.Operation)
+			}
+			if events, _ := mem.Events(ctx, row.ID); len(events) != 1 {
+				t.Errorf("events = %d, want 1 (creation only)", len(events))
+			}
+		})
+	}
+}
+
+// TestSubmitInvalidTouchesNoStore: a refusal happens before any store call,
+// so a bad request can neither create a row nor be slowed by the store.
+func TestSubmitInvalidTouchesNoStore(t *testing.T) {
+	st := &failingStore{err: errors.New("must not be called")}
+	svc := &Service{Store: st}
+	sub := valid()
+	sub.ToAddress = badChecksum()
+	_, err := svc.Submit(context.Background(), sub)
+	ve, ok := errors.AsType[*ValidationError](err)
+	if !ok || ve.Field != FieldToAddress {
+		t.Fatalf("Submit(bad address) error = %v, want a ValidationError on %s", err, FieldToAddress)
+	}
+	if st.calls != 0 {
+		t.Errorf("store calls = %d, want 0", st.calls)
+	}
+}
+
+func TestSubmitStoreErrorPassesThrough(t *testing.T) {
+	down := errors.New("connection refused")
+	svc := &Service{Store: &failingStore{err: down}}
+	_, err := svc.Submit(context.Background(), valid())
+	if !errors.Is(err, down) {
+		t.Fatalf("Submit error = %v, want it to wrap %v", err, down)
+	}
+	if errors.Is(err, ErrInvalid) || errors.Is(err, sluice.ErrPayloadMismatch) {
+		t.Errorf("Submit error %v matches a client-error sentinel", err)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	svc, mem, _ := newService(t)
+	ctx := context.Background()
+	if _, err := svc.Submit(ctx, valid()); err != nil {
+		t.Fatalf("Submit error = %v", err)
+	}
+	advance(t, mem, id1, sluice.Requested, sluice.Validated, nil)
+
+	t.Run("known, any case", func(t *testing.T) {
+		for _, id := range []string{id1, strings.ToUpper(id1)} {
+			op, events, err := svc.Lookup(ctx, id)
+			if err != nil {
+				t.Fatalf("Lookup(%s) error = %v", id, err)
+			}
+			if op.State != sluice.Validated {
+				t.Errorf("Lookup(%s) state = %s, want validated", id, op.State)
+			}
+			if len(events) != 2 || events[0].To != sluice.Requested || events[1].To != sluice.Validated {
+				t.Errorf("Lookup(%s) events = %+v, want requested then validated", id, events)
+			}
+		}
+	})
+	t.Run("unknown", func(t *testing.T) {
+		_, _, err := svc.Lookup(ctx, id2)
+		if !errors.Is(err, sluice.ErrNotFound) {
+			t.Errorf("Lookup(%s) error = %v, want ErrNotFound", id2, err)
+		}
+	})
+	t.Run("malformed", func(t *testing.T) {
+		_, _, err := svc.Lookup(ctx, "42")
+		ve, ok := errors.AsType[*ValidationError](err)
+		if !ok || !errors.Is(err, ErrInvalid) || ve.Field != FieldOperationID {
+			t.Errorf("Lookup(42) error = %v, want a ValidationError on %s", err, FieldOperationID)
+		}
+	})
+	t.Run("store down", func(t *testing.T) {
+		down := errors.New("connection refused")
+		svc := &Service{Store: &failingStore{err: down}}
+		if _, _, err := svc.Lookup(ctx, id1); !errors.Is(err, down) {
+			t.Errorf("Lookup error = %v, want it to wrap %v", err, down)
+		}
+	})
+}
+
+// failingStore fails every call with err and counts the calls.
+type failingStore struct {
+	err   error
+	calls int
+}
+
+func (f *failingStore) Insert(context.Context, sluice.NewOperation) (sluice.Operation, bool, error) {
+	f.calls++
+	return sluice.Operation{}, false, f.err
+}
+
+func (f *failingStore) Get(context.Context, sluice.OperationID) (sluice.Operation, error) {
+	f.calls++
+	return sluice.Operation{}, f.err
+}
+
+func (f *failingStore) Claim(context.Context, sluice.WorkerID, int) ([]sluice.Operation, error) {
+	f.calls++
+	return nil, f.err
+}
+
+func (f *failingStore) CAS(context.Context, sluice.Change) (sluice.Operation, error) {
+	f.calls++
+	return sluice.Operation{}, f.err
+}
+
+func (f *failingStore) Release(context.Context, sluice.OperationID, sluice.FencingToken, time.Duration) error {
+	f.calls++
+	return f.err
+}
+
+func (f *failingStore) Events(context.Context, sluice.OperationID) ([]sluice.Event, error) {
+	f.calls++
+	return nil, f.err
+}
