@@ -1,0 +1,347 @@
+package sluice_test
+
+// The failure matrix runs the real pipeline, worker, in-memory store and mock
+// node under one manual clock. Nothing sleeps: time moves only when a test
+// says so. A crash is a panic(crash{}) thrown from a wrapped dependency at the
+// chosen boundary; the harness recovers it at the top, where a kill -9 would
+// have ended the process, and the dead worker is never used again.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/money"
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+const lease = 30 * time.Second
+
+var (
+	hotWallet = tron.AddressFromBytes20([20]byte{0xaa, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+	alice     = tron.AddressFromBytes20([20]byte{0xa1, 0xce, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+	signerKey = []byte("hot-wallet-test-key")
+)
+
+// crash is what a wrapped dependency panics with to kill its worker.
+type crash struct{ where string }
+
+type world struct {
+	t      *testing.T
+	ctx    context.Context
+	clock  *storetest.Clock
+	store  *store.Memory
+	node   *mocknode.Node
+	signer *tron.HMACSigner
+	cfg    sluice.Config
+	seq    int
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	clock := &storetest.Clock{}
+	start := clock.Now()
+	signer := tron.NewHMACSigner(signerKey)
+	w := &world{
+		t:     t,
+		ctx:   context.Background(),
+		clock: clock,
+		store: store.NewMemory(clock, lease),
+		node: mocknode.New(clock, mocknode.Config{
+			// Ten minutes of chain before the first request, so the solid
+			// head is well above genesis.
+			Genesis:    start.Add(-10 * time.Minute),
+			HotWallet:  hotWallet,
+			HotBalance: 1_000_000 * 1_000_000,
+			Verifier:   signer,
+		}),
+		signer: signer,
+		cfg:    sluice.DefaultConfig(),
+	}
+	if err := w.cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// submit inserts a withdrawal of amount (a decimal string) to alice.
+func (w *world) submit(amount string) sluice.OperationID {
+	w.t.Helper()
+	w.seq++
+	a, err := money.Parse(amount)
+	if err != nil {
+		w.t.Fatalf("money.Parse(%q): %v", amount, err)
+	}
+	id := sluice.OperationID(fmt.Sprintf("00000000-0000-4000-8000-%012d", w.seq))
+	_, created, err := w.store.Insert(w.ctx, sluice.NewOperation{
+		ID:          id,
+		Request:     sluice.Request{To: alice, Amount: a, Asset: sluice.Asset},
+		RequestHash: fmt.Sprintf("hash-%d", w.seq),
+	})
+	if err != nil || !created {
+		w.t.Fatalf("Insert(%s) = created %v, %v", id, created, err)
+	}
+	return id
+}
+
+// proc is one worker incarnation with its hookable dependencies.
+type proc struct {
+	w      *world
+	name   string
+	worker *sluice.Worker
+	node   *hookNode
+	signer *hookSigner
+	store  *hookStore
+	dead   bool
+}
+
+func (w *world) spawn(name string) *proc {
+	p := &proc{w: w, name: name}
+	p.node = &hookNode{inner: w.node.Client(name)}
+	p.signer = &hookSigner{inner: w.signer}
+	p.store = &hookStore{Store: w.store}
+	p.worker = &sluice.Worker{
+		ID: sluice.WorkerID(name),
+		Pipeline: &sluice.Pipeline{
+			Store: p.store, Node: p.node, Signer: p.signer, Clock: w.clock,
+			HotWallet: hotWallet, Config: w.cfg,
+		},
+		Rand: rand.New(rand.NewPCG(1, uint64(len(name)))),
+	}
+	return p
+}
+
+// tick runs one Tick; a crash panic kills the process.
+func (p *proc) tick() (rep sluice.TickReport, crashed bool) {
+	p.w.t.Helper()
+	if p.dead {
+		p.w.t.Fatalf("%s is dead and ticked again", p.name)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(crash); !ok {
+				panic(r)
+			}
+			p.dead, crashed = true, true
+		}
+	}()
+	rep, err := p.worker.Tick(p.w.ctx)
+	if err != nil {
+		p.w.t.Fatalf("%s: Tick: %v", p.name, err)
+	}
+	return rep, false
+}
+
+// run ticks the live procs, advancing the clock one second whenever nobody
+// had anything to claim, until every operation is terminal or the virtual
+// time budget is spent.
+func (w *world) run(budget time.Duration, procs ...*proc) {
+	w.t.Helper()
+	deadline := w.clock.Now().Add(budget)
+	for !w.settled() {
+		if w.clock.Now().After(deadline) {
+			w.t.Fatalf("not settled within %s of virtual time:\n%s", budget, w.dump())
+		}
+		claimed := 0
+		for _, p := range procs {
+			if !p.dead {
+				rep, _ := p.tick()
+				claimed += rep.Claimed
+			}
+		}
+		if claimed == 0 {
+			w.clock.Advance(time.Second)
+		}
+	}
+}
+
+// runFor ticks for d of virtual time whether or not things settle.
+func (w *world) runFor(d time.Duration, procs ...*proc) {
+	w.t.Helper()
+	end := w.clock.Now().Add(d)
+	for w.clock.Now().Before(end) {
+		claimed := 0
+		for _, p := range procs {
+			if !p.dead {
+				rep, _ := p.tick()
+				claimed += rep.Claimed
+			}
+		}
+		if claimed == 0 {
+			w.clock.Advance(time.Second)
+		}
+	}
+}
+
+func (w *world) settled() bool {
+	for _, op := range w.store.Snapshot().Operations {
+		if !op.State.Terminal() {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *world) op(id sluice.OperationID) sluice.Operation {
+	w.t.Helper()
+	op, err := w.store.Get(w.ctx, id)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return op
+}
+
+func (w *world) events(id sluice.OperationID) []sluice.Event {
+	w.t.Helper()
+	evs, err := w.store.Events(w.ctx, id)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return evs
+}
+
+func (w *world) dump() string {
+	s := ""
+	for _, e := range w.store.Snapshot().Events {
+		s += fmt.Sprintf("  #%d %s %s %s->%s token=%d txid=%s %s\n", e.Seq, e.At.Format("15:04:05"), e.Worker, e.From, e.To, e.Token, e.Txid.Short(), e.Note)
+	}
+	for _, a := range w.node.Wire() {
+		s += fmt.Sprintf("  wire: %s %s %s\n", a.Worker, a.Txid.Short(), a.Answer)
+	}
+	return s
+}
+
+// --- ground truth helpers ---
+
+// inclusions returns the txids on chain, in chain order.
+func (w *world) inclusions() []tron.Txid {
+	var ids []tron.Txid
+	for _, in := range w.node.Inclusions() {
+		ids = append(ids, in.Txid)
+	}
+	return ids
+}
+
+// wireBy counts broadcasts made by worker name (all workers if name is "").
+func (w *world) wireBy(name string) int {
+	n := 0
+	for _, a := range w.node.Wire() {
+		if name == "" || a.Worker == name {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *world) rebuilds(id sluice.OperationID) []sluice.Event {
+	var out []sluice.Event
+	for _, e := range w.events(id) {
+		if !e.RetiredTxid.IsZero() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (w *world) wantState(id sluice.OperationID, want sluice.State) sluice.Operation {
+	w.t.Helper()
+	op := w.op(id)
+	if op.State != want {
+		w.t.Fatalf("%s state = %s, want %s (reason %q)\n%s", id, op.State, want, op.Reason, w.dump())
+	}
+	return op
+}
+
+// wantOnePayment checks that exactly one successful transfer of the amount
+// reached alice, and that it is the operation's current txid.
+func (w *world) wantOnePayment(id sluice.OperationID, amount money.Amount) {
+	w.t.Helper()
+	op := w.op(id)
+	var ok []tron.Txid
+	for _, in := range w.node.Inclusions() {
+		if in.Receipt == tron.ReceiptSuccess {
+			ok = append(ok, in.Txid)
+		}
+	}
+	if len(ok) != 1 || ok[0] != op.Envelope.Txid {
+		w.t.Errorf("successful inclusions = %v, want exactly [%s]", shorts(ok), op.Envelope.Txid.Short())
+	}
+	if got := w.node.Balance(alice); got != uint64(amount) {
+		w.t.Errorf("alice's balance = %d, want %d", got, amount)
+	}
+}
+
+func shorts(ids []tron.Txid) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.Short()
+	}
+	return out
+}
+
+// --- hookable dependencies ---
+
+type hookNode struct {
+	inner tron.Node
+	// beforeBroadcast may panic(crash{}) (the request never leaves) or
+	// answer itself (ok=true) without forwarding.
+	beforeBroadcast func(tx tron.Transaction) (res tron.BroadcastResult, err error, ok bool)
+	// afterBroadcast may panic(crash{}): the node acted, the caller never
+	// learns the answer.
+	afterBroadcast func(tx tron.Transaction, res tron.BroadcastResult, err error)
+}
+
+func (h *hookNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	if h.beforeBroadcast != nil {
+		if res, err, ok := h.beforeBroadcast(tx); ok {
+			return res, err
+		}
+	}
+	res, err := h.inner.Broadcast(ctx, tx)
+	if h.afterBroadcast != nil {
+		h.afterBroadcast(tx, res, err)
+	}
+	return res, err
+}
+func (h *hookNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	return h.inner.Lookup(ctx, id)
+}
+func (h *hookNode) HeadBlock(ctx context.Context) (tron.Block, error) { return h.inner.HeadBlock(ctx) }
+func (h *hookNode) SolidBlock(ctx context.Context) (tron.Block, error) {
+	return h.inner.SolidBlock(ctx)
+}
+
+type hookSigner struct {
+	inner tron.Signer
+	calls int
+	// before may panic(crash{}).
+	before func(raw tron.RawData)
+}
+
+func (h *hookSigner) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
+	h.calls++
+	if h.before != nil {
+		h.before(raw)
+	}
+	return h.inner.Sign(ctx, raw)
+}
+
+type hookStore struct {
+	sluice.Store
+	// beforeCAS runs before the change reaches the store; the zombie test
+	// lets the rest of the world move on inside it.
+	beforeCAS func(c sluice.Change)
+}
+
+func (h *hookStore) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	if h.beforeCAS != nil {
+		h.beforeCAS(c)
+	}
+	return h.Store.CAS(ctx, c)
+}
