@@ -299,6 +299,20 @@ func (m *Memory) Snapshot() Snapshot {
 	return s
 }
 
+// Open counts the operations not yet in a terminal state: a cheap question
+// for a simulator that polls for the moment everything has settled.
+func (m *Memory) Open() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, row := range m.rows {
+		if !row.State.Terminal() {
+			n++
+		}
+	}
+	return n
+}
+
 // TxidOwner reports which operation a txid belongs to, current or retired.
 func (m *Memory) TxidOwner(txid tron.Txid) (sluice.OperationID, bool) {
 	m.mu.Lock()

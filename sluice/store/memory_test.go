@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -388,5 +389,26 @@ func TestConcurrentWorkload(t *testing.T) {
 				t.Errorf("%s: token %d was never granted", op.ID, tok)
 			}
 		}
+	}
+}
+
+func TestOpenCountsNonTerminalRows(t *testing.T) {
+	clock := &storetest.Clock{}
+	m := store.NewMemory(clock, storetest.Lease)
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		if _, _, err := m.Insert(ctx, newOp(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := m.Open(); got != 3 {
+		t.Fatalf("Open() = %d, want 3", got)
+	}
+	ops, _ := m.Claim(ctx, "w", 1)
+	if _, err := m.CAS(ctx, sluice.Change{ID: ops[0].ID, Token: ops[0].Token, Worker: "w", From: sluice.Requested, To: sluice.Rejected, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Open(); got != 2 {
+		t.Errorf("Open() after one rejection = %d, want 2", got)
 	}
 }
