@@ -1,0 +1,319 @@
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime/debug"
+	"time"
+)
+
+// Sim is one run: virtual time, processes, and the choice tape. It is not
+// safe for concurrent use; independent runs are independent Sims.
+type Sim struct {
+	start, now time.Time
+	strategy   Strategy
+
+	procs  []*Proc
+	ready  []*Proc // runnable at the current instant, in the order they became so
+	timers timerHeap
+	seq    int64 // timer tie-breaker: earlier sleeps wake first
+	cur    *Proc
+
+	tape     []Choice
+	steps    int
+	stepsMax int
+	stopped  bool
+	failure  error
+
+	tracing bool
+	events  []Event
+}
+
+// Options configure a run.
+type Options struct {
+	Start    time.Time // virtual time at step 0
+	StepsMax int       // scheduling steps before the run fails with ErrBudget
+	Tracing  bool      // record events (Event) as well as choices
+}
+
+// ErrBudget: the run did not settle within its step budget. Worlds report it
+// as a liveness failure.
+var ErrBudget = errors.New("sim: step budget exhausted")
+
+// New makes a run that takes its decisions from strategy.
+func New(strategy Strategy, o Options) *Sim {
+	if o.StepsMax <= 0 {
+		panic(fmt.Sprintf("sim.New: StepsMax %d must be positive", o.StepsMax))
+	}
+	// A chaos run makes several thousand choices; growing the tape from
+	// nothing showed up as a sixth of the run time.
+	return &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
+		tape: make([]Choice, 0, 8192)}
+}
+
+// Now is virtual time. It is the clock of everything inside the run.
+func (s *Sim) Now() time.Time { return s.now }
+
+// Elapsed is virtual time since the start.
+func (s *Sim) Elapsed() time.Duration { return s.now.Sub(s.start) }
+
+// Steps is how many scheduling steps have run.
+func (s *Sim) Steps() int { return s.steps }
+
+// Tape is the choice tape so far. It determines the run completely.
+func (s *Sim) Tape() []Choice { return s.tape }
+
+// Tracing reports whether events are being recorded; callers skip building
+// descriptions when they are not.
+func (s *Sim) Tracing() bool { return s.tracing }
+
+// Events returns the recorded events (empty unless tracing).
+func (s *Sim) Events() []Event { return s.events }
+
+// Event records a one-line description of something that happened, stamped
+// with the virtual time, the step and the current process. Callers should
+// check Tracing first, so that exploration pays nothing for descriptions.
+func (s *Sim) Event(text string) {
+	if !s.tracing {
+		return
+	}
+	name := ""
+	if s.cur != nil {
+		name = s.cur.name
+	}
+	s.events = append(s.events, Event{Step: s.steps, Tape: len(s.tape), At: s.now.Sub(s.start), Proc: name, Text: text})
+}
+
+// Choose asks the strategy to pick one of n alternatives for a decision of
+// the given kind, and records the answer on the tape. n == 1 is not a
+// decision and is not recorded.
+func (s *Sim) Choose(kind string, n int) int { return s.ask(Ask{Kind: kind, N: n}) }
+
+// Chance is a yes/no decision that the random strategy answers yes with
+// probability p. Other strategies see an ordinary two-way choice; pick 1 is
+// yes. p <= 0 is no decision at all: the world has no such fault, so it is
+// not recorded and no strategy explores it.
+func (s *Sim) Chance(kind string, p float64) bool {
+	if p <= 0 {
+		return false
+	}
+	return s.ask(Ask{Kind: kind, N: 2, P: p}) == 1
+}
+
+func (s *Sim) ask(a Ask) int {
+	if a.N < 1 {
+		panic(fmt.Sprintf("sim: choice %q with %d alternatives", a.Kind, a.N))
+	}
+	if a.N == 1 {
+		return 0
+	}
+	if s.failure != nil {
+		// The run is over (a divergence, say); answer something valid so
+		// the caller reaches its next yield, where the scheduler stops.
+		return 0
+	}
+	pick, err := s.strategy.Pick(a, len(s.tape))
+	if err != nil {
+		s.fail(err)
+		return 0
+	}
+	if pick < 0 || pick >= a.N {
+		panic(fmt.Sprintf("sim: strategy picked %d of %d for %q", pick, a.N, a.Kind))
+	}
+	s.tape = append(s.tape, Choice{Kind: a.Kind, N: a.N, Pick: pick})
+	return pick
+}
+
+// Stop ends the run at the next scheduling point.
+func (s *Sim) Stop() { s.stopped = true }
+
+// Fail ends the run with err at the next scheduling point. The first
+// failure wins.
+func (s *Sim) fail(err error) {
+	if s.failure == nil {
+		s.failure = err
+	}
+	s.stopped = true
+}
+
+// Spawn creates a process that starts running fn at the current instant.
+func (s *Sim) Spawn(name string, fn func(p *Proc)) *Proc {
+	p := &Proc{sim: s, name: name, id: len(s.procs)}
+	body := func(yield func(struct{}) bool) {
+		p.yield = yield
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(killed); ok {
+					return
+				}
+				s.fail(&PanicError{Proc: name, Value: r, Stack: string(debug.Stack())})
+			}
+		}()
+		fn(p)
+	}
+	p.next, p.stop = iter.Pull(body)
+	s.procs = append(s.procs, p)
+	s.ready = append(s.ready, p)
+	return p
+}
+
+// Run schedules processes until Stop, a failure, or quiescence (nothing
+// runnable and no timers). Every process still alive at the end is killed,
+// so no coroutine outlives the run. It returns the failure, if any:
+// ErrBudget, a *PanicError, or a strategy error such as a *Divergence.
+func (s *Sim) Run() error {
+	for !s.stopped {
+		if len(s.ready) == 0 {
+			if len(s.timers) == 0 {
+				break
+			}
+			// Time moves only when nothing is runnable now.
+			s.now = s.timers[0].at
+			for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
+				t := heap.Pop(&s.timers).(timer)
+				t.p.sleeping = false
+				s.ready = append(s.ready, t.p)
+			}
+			continue
+		}
+		if s.steps >= s.stepsMax {
+			s.fail(ErrBudget)
+			break
+		}
+		i := s.Choose("sched", len(s.ready))
+		if s.failure != nil {
+			break
+		}
+		p := s.ready[i]
+		s.ready = append(s.ready[:i], s.ready[i+1:]...)
+		s.steps++
+		s.cur = p
+		_, alive := p.next()
+		s.cur = nil
+		switch {
+		case !alive:
+			p.done = true
+		case p.sleeping:
+			// on the timer heap
+		default:
+			s.ready = append(s.ready, p)
+		}
+	}
+	for _, p := range s.procs {
+		if !p.done {
+			p.dead = true
+			p.stop()
+			p.done = true
+		}
+	}
+	s.ready, s.timers = nil, nil
+	return s.failure
+}
+
+// Proc is a process: plain sequential Go run as a coroutine. Exactly one
+// process runs at a time; it gives up control only at Yield and Sleep.
+type Proc struct {
+	sim  *Sim
+	name string
+	id   int
+
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+
+	sleeping bool
+	dead     bool
+	done     bool
+}
+
+// killed unwinds a dead process's stack. It is recovered at the top of the
+// process; simulated code must not recover it (sluice recovers nothing).
+type killed struct{}
+
+// Name is the process's name.
+func (p *Proc) Name() string { return p.name }
+
+// Sim is the run the process belongs to.
+func (p *Proc) Sim() *Sim { return p.sim }
+
+// Dead reports whether the process has crashed or been killed. World
+// wrappers check it before every effect: a dead process's unwinding code
+// must not touch the world.
+func (p *Proc) Dead() bool { return p.dead }
+
+// Yield lets the scheduler run any other runnable process at this instant.
+func (p *Proc) Yield() { p.park() }
+
+// Sleep suspends the process for d of virtual time (d <= 0 is a Yield).
+func (p *Proc) Sleep(d time.Duration) {
+	if d <= 0 {
+		p.park()
+		return
+	}
+	s := p.sim
+	s.seq++
+	p.sleeping = true
+	heap.Push(&s.timers, timer{at: s.now.Add(d), seq: s.seq, p: p})
+	p.park()
+}
+
+// Crash kills the process where it stands, as kill -9 would: it unwinds at
+// once and every world call made while it unwinds fails (the world checks
+// Dead). Only the process itself calls Crash, at a yield point.
+func (p *Proc) Crash() {
+	p.dead = true
+	panic(killed{})
+}
+
+// Exit is a panic-free way to check from a wrapper: it unwinds a process that
+// was marked dead.
+func (p *Proc) ExitIfDead() {
+	if p.dead {
+		panic(killed{})
+	}
+}
+
+func (p *Proc) park() {
+	if p.sim.cur != p {
+		panic(fmt.Sprintf("sim: process %s yielded while not running", p.name))
+	}
+	if !p.yield(struct{}{}) || p.dead {
+		panic(killed{})
+	}
+}
+
+// PanicError is a panic inside simulated code, turned into a failure record
+// instead of a crashed explorer.
+type PanicError struct {
+	Proc  string
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic in %s: %v", e.Proc, e.Value) }
+
+type timer struct {
+	at  time.Time
+	seq int64
+	p   *Proc
+}
+
+type timerHeap []timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,325 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newSim(seed uint64) *Sim {
+	return New(NewRandom(seed), Options{Start: t0, StepsMax: 10_000, Tracing: true})
+}
+
+// first always picks the first alternative: FIFO scheduling.
+type first struct{}
+
+func (first) Pick(Ask, int) (int, error) { return 0, nil }
+
+// Goal: virtual time moves only when nothing is runnable, and sleepers wake
+// in time order (ties become ready in the order they went to sleep).
+func TestTimeMovesOnlyWhenIdle(t *testing.T) {
+	s := New(first{}, Options{Start: t0, StepsMax: 1000})
+	var log []string
+	mark := func(p *Proc, what string) { log = append(log, fmt.Sprintf("%s %s@%s", p.Name(), what, s.Elapsed())) }
+	s.Spawn("a", func(p *Proc) {
+		mark(p, "start")
+		p.Sleep(3 * time.Second)
+		mark(p, "woke")
+	})
+	s.Spawn("b", func(p *Proc) {
+		mark(p, "start")
+		p.Sleep(3 * time.Second)
+		mark(p, "woke")
+		p.Sleep(time.Second)
+		mark(p, "woke")
+	})
+	s.Spawn("c", func(p *Proc) {
+		for range 3 {
+			p.Yield() // stays at t=0 while yielding
+		}
+		mark(p, "done")
+	})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var at0, later []string
+	for _, l := range log {
+		if strings.HasSuffix(l, "@0s") {
+			at0 = append(at0, l)
+		} else {
+			later = append(later, l)
+		}
+	}
+	if len(at0) != 3 {
+		t.Errorf("events at t=0: %v, want a, b start and c done", at0)
+	}
+	wantLater := []string{"a woke@3s", "b woke@3s", "b woke@4s"}
+	if !reflect.DeepEqual(later, wantLater) {
+		t.Errorf("later events = %v, want %v", later, wantLater)
+	}
+	if s.Elapsed() != 4*time.Second {
+		t.Errorf("elapsed = %s, want 4s", s.Elapsed())
+	}
+}
+
+// Goal: every decision with more than one alternative lands on the tape;
+// a single alternative is not a decision.
+func TestChoicesAreRecorded(t *testing.T) {
+	s := newSim(7)
+	s.Spawn("a", func(p *Proc) {
+		s.Choose("one", 1)
+		s.Choose("three", 3)
+		s.Chance("coin", 0.5)
+	})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, c := range s.Tape() {
+		kinds = append(kinds, c.Kind)
+	}
+	if want := []string{"three", "coin"}; !reflect.DeepEqual(kinds, want) {
+		t.Errorf("tape kinds = %v, want %v", kinds, want)
+	}
+}
+
+// world is a small hostile program: processes that race, sleep, crash and
+// ask questions, for determinism and replay tests.
+func world(s *Sim, out *[]string) {
+	for i := range 4 {
+		s.Spawn(fmt.Sprintf("p%d", i), func(p *Proc) {
+			for j := range 5 {
+				*out = append(*out, fmt.Sprintf("%s:%d@%s", p.Name(), j, s.Elapsed()))
+				s.Event(fmt.Sprintf("step %d", j))
+				if s.Chance("crash", 0.05) {
+					p.Crash()
+				}
+				p.Sleep(time.Duration(s.Choose("sleep", 3)) * time.Second)
+			}
+		})
+	}
+}
+
+func runWorld(strategy Strategy) ([]string, []Choice, []Event, error) {
+	var out []string
+	s := New(strategy, Options{Start: t0, StepsMax: 10_000, Tracing: true})
+	world(s, &out)
+	err := s.Run()
+	return out, s.Tape(), s.Events(), err
+}
+
+// Goal: a seed determines the run; a replay of its tape reproduces it.
+func TestSeedDeterminesRunAndReplayReproduces(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		out1, tape1, ev1, err1 := runWorld(NewRandom(seed))
+		out2, tape2, _, err2 := runWorld(NewRandom(seed))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !reflect.DeepEqual(out1, out2) || !reflect.DeepEqual(tape1, tape2) {
+			t.Fatalf("seed %d: two runs differ", seed)
+		}
+		out3, tape3, ev3, err := runWorld(NewReplay(tape1))
+		if err != nil {
+			t.Fatalf("seed %d: replay: %v", seed, err)
+		}
+		if !reflect.DeepEqual(out1, out3) || !reflect.DeepEqual(tape1, tape3) || !reflect.DeepEqual(ev1, ev3) {
+			t.Fatalf("seed %d: replay differs from the original run", seed)
+		}
+	}
+	a, _, _, _ := runWorld(NewRandom(1))
+	b, _, _, _ := runWorld(NewRandom(2))
+	if reflect.DeepEqual(a, b) {
+		t.Error("seeds 1 and 2 ran identically; the seed is not reaching the decisions")
+	}
+}
+
+// Goal: a replay whose run asks another question than the tape recorded
+// says where, instead of silently running another schedule.
+func TestReplayNamesTheDivergence(t *testing.T) {
+	_, tape, _, _ := runWorld(NewRandom(3))
+	bent := append([]Choice(nil), tape...)
+	bent[5].N++ // a question the run will not ask
+	_, _, _, err := runWorld(NewReplay(bent))
+	var d *Divergence
+	if !errors.As(err, &d) || d.Index != 5 {
+		t.Fatalf("replay of a bent tape = %v, want a divergence at choice 5", err)
+	}
+	_, _, _, err = runWorld(NewReplay(tape[:10]))
+	if !errors.As(err, &d) || !d.TapeEnded || d.Index != 10 {
+		t.Fatalf("replay of a short tape = %v, want the tape to end at choice 10", err)
+	}
+}
+
+// Goal: a crashed process has no further effect: its deferred code runs,
+// but every world call it makes while unwinding fails at once.
+func TestCrashedProcessTouchesNothing(t *testing.T) {
+	s := newSim(1)
+	touched := 0
+	worldCall := func(p *Proc) {
+		p.ExitIfDead() // what every world wrapper does first
+		touched++
+	}
+	s.Spawn("victim", func(p *Proc) {
+		defer worldCall(p) // deferred cleanup that would touch the world
+		worldCall(p)
+		p.Crash()
+		worldCall(p)
+	})
+	s.Spawn("other", func(p *Proc) { worldCall(p) })
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if touched != 2 {
+		t.Errorf("world touched %d times, want 2 (victim once before the crash, other once)", touched)
+	}
+}
+
+// Goal: a panic in simulated code is a failure record naming the process,
+// not a crashed explorer; the other processes are cleaned up.
+func TestPanicBecomesFailure(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := newSim(1)
+	s.Spawn("forever", func(p *Proc) {
+		for {
+			p.Sleep(time.Second)
+		}
+	})
+	s.Spawn("bad", func(p *Proc) {
+		p.Sleep(5 * time.Second)
+		panic("broken invariant")
+	})
+	err := s.Run()
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Proc != "bad" || pe.Value != "broken invariant" || !strings.Contains(pe.Stack, "sim_test.go") {
+		t.Fatalf("Run = %v, want a PanicError from bad with its stack", err)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("goroutines %d -> %d: a coroutine outlived its run", before, after)
+	}
+}
+
+// Goal: a run that does not settle within its step budget fails as such.
+func TestStepBudget(t *testing.T) {
+	s := New(NewRandom(1), Options{Start: t0, StepsMax: 50})
+	s.Spawn("spinner", func(p *Proc) {
+		for {
+			p.Yield()
+		}
+	})
+	if err := s.Run(); !errors.Is(err, ErrBudget) {
+		t.Fatalf("Run = %v, want ErrBudget", err)
+	}
+	if s.Steps() != 50 {
+		t.Errorf("steps = %d, want 50", s.Steps())
+	}
+}
+
+// Goal: Stop ends the run at the next scheduling point and kills every
+// live process, leaving no goroutines behind over many runs.
+func TestStopLeavesNothingBehind(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := range 200 {
+		s := newSim(uint64(i))
+		for j := range 5 {
+			s.Spawn(fmt.Sprint("w", j), func(p *Proc) {
+				for {
+					p.Sleep(time.Second)
+				}
+			})
+		}
+		s.Spawn("stopper", func(p *Proc) {
+			p.Sleep(10 * time.Second)
+			s.Stop()
+		})
+		if err := s.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if s.Elapsed() != 10*time.Second {
+			t.Fatalf("elapsed = %s, want 10s", s.Elapsed())
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("goroutines %d -> %d after 200 runs", before, after)
+	}
+}
+
+func sampleTrace(t *testing.T) *Trace {
+	t.Helper()
+	_, tape, events, _ := runWorld(NewRandom(5))
+	return &Trace{
+		Header: Header{World: "test", Config: []byte(`{"n":1}`), Seed: 5, Strategy: "random", Model: "m1"},
+		Tape:   tape, Events: events, Verdict: []byte(`[]`),
+	}
+}
+
+// Goal: a trace file round-trips exactly.
+func TestTraceRoundTrip(t *testing.T) {
+	tr := sampleTrace(t)
+	b := tr.Bytes()
+	got, err := ReadTrace(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Tape, tr.Tape) || !reflect.DeepEqual(got.Events, tr.Events) || got.Header.Seed != 5 {
+		t.Fatal("trace did not round-trip")
+	}
+	if !bytes.Equal(got.Bytes(), b) {
+		t.Error("re-written trace differs from the original bytes")
+	}
+	if !strings.Contains(string(b), `"desc":"t=0.000s p`) {
+		t.Errorf("events lack their one-line description:\n%.300s", b)
+	}
+}
+
+// Goal: a truncated, corrupted or foreign trace gets a clear error.
+func TestBadTracesAreRefused(t *testing.T) {
+	good := string(sampleTrace(t).Bytes())
+	lines := strings.SplitAfter(good, "\n")
+	tests := []struct {
+		name, file, want string
+	}{
+		{"empty", "", "empty file"},
+		{"foreign", `{"hello":"world"}` + "\n", "not a sluicesim-trace/1 file"},
+		{"not json", "garbage\n", "not a sluicesim-trace/1 file"},
+		{"truncated", strings.Join(lines[:len(lines)/2], ""), "truncated"},
+		{"line missing", strings.Join(append(append([]string{}, lines[:3]...), lines[4:]...), ""), "line"},
+		{"corrupt line", strings.Replace(good, `{"choice":{"kind"`, `{"choice":{"kindx"`, 1), "line"},
+		{"impossible choice", strings.Replace(good, `"pick":0}`, `"pick":9}`, 1), "impossible choice"},
+		{"after end", good + lines[1], "after the end line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadTrace(strings.NewReader(tt.file))
+			if err == nil || !errors.Is(err, ErrBadTrace) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReadTrace = %v, want an ErrBadTrace mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Goal: a chance of zero never fires and is not a decision.
+func TestZeroChanceNeverFires(t *testing.T) {
+	s := newSim(1)
+	fired := 0
+	s.Spawn("a", func(p *Proc) {
+		for range 1000 {
+			if s.Chance("never", 0) {
+				fired++
+			}
+		}
+	})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if fired != 0 || len(s.Tape()) != 0 {
+		t.Errorf("fired %d times, tape %d long; want 0 and 0", fired, len(s.Tape()))
+	}
+}

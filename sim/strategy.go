@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Ask is one decision put to a strategy: its kind, the number of
+// alternatives, and for a two-way Chance the probability of yes that the
+// random strategy should use (0 means uniform).
+type Ask struct {
+	Kind string
+	N    int
+	P    float64
+}
+
+// Choice is one entry of the tape: a decision and the alternative picked.
+// Recording the kind and the number of alternatives lets a replay notice the
+// first point where the code no longer asks the same question.
+type Choice struct {
+	Kind string `json:"kind"`
+	N    int    `json:"n"`
+	Pick int    `json:"pick"`
+}
+
+// Strategy is a source of tapes. index is the position on the tape the
+// answer will take.
+type Strategy interface {
+	Pick(a Ask, index int) (int, error)
+}
+
+// Random answers from a PCG stream seeded by the seed.
+type Random struct{ r *rand.Rand }
+
+// NewRandom seeds a random strategy. The second PCG word is fixed so that a
+// seed names the same stream everywhere.
+func NewRandom(seed uint64) *Random {
+	return &Random{r: rand.New(rand.NewPCG(seed, 0x5eed_51c3_d00d_f00d))}
+}
+
+// Pick answers uniformly, or with probability P for pick 1 on a Chance.
+func (r *Random) Pick(a Ask, _ int) (int, error) {
+	if a.N == 2 && a.P > 0 {
+		if r.r.Float64() < a.P {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return r.r.IntN(a.N), nil
+}
+
+// Replay answers from a recorded tape and checks that every question is the
+// one the tape recorded.
+type Replay struct{ tape []Choice }
+
+// NewReplay replays tape.
+func NewReplay(tape []Choice) *Replay { return &Replay{tape: tape} }
+
+// Pick returns the recorded pick, or a *Divergence.
+func (r *Replay) Pick(a Ask, i int) (int, error) {
+	if i >= len(r.tape) {
+		return 0, &Divergence{Index: i, Got: a, TapeEnded: true}
+	}
+	c := r.tape[i]
+	if c.Kind != a.Kind || c.N != a.N || c.Pick >= a.N {
+		return 0, &Divergence{Index: i, Want: c, Got: a}
+	}
+	return c.Pick, nil
+}
+
+// Divergence is a replay whose run asked a different question than the tape
+// recorded, or ran past its end.
+type Divergence struct {
+	Index     int
+	Want      Choice
+	Got       Ask
+	TapeEnded bool
+}
+
+func (d *Divergence) Error() string {
+	if d.TapeEnded {
+		return fmt.Sprintf("replay diverged at choice %d: the tape ended, the run asked %q of %d", d.Index, d.Got.Kind, d.Got.N)
+	}
+	return fmt.Sprintf("replay diverged at choice %d: the tape has %q of %d (pick %d), the run asked %q of %d",
+		d.Index, d.Want.Kind, d.Want.N, d.Want.Pick, d.Got.Kind, d.Got.N)
+}
+
+// Event is a recorded happening: the step and tape position at which it
+// happened, the virtual time, the process, and a one-line description.
+type Event struct {
+	Step int           `json:"step"`
+	Tape int           `json:"tape"`
+	At   time.Duration `json:"at_ns"`
+	Proc string        `json:"proc"`
+	Text string        `json:"text"`
+}
+
+// Describe is the event's stable one-line form, e.g.
+// "t=93.000s w2 cas op7 signing->signed token=4".
+func (e Event) Describe() string {
+	if e.Proc == "" {
+		return fmt.Sprintf("t=%.3fs %s", e.At.Seconds(), e.Text)
+	}
+	return fmt.Sprintf("t=%.3fs %s %s", e.At.Seconds(), e.Proc, e.Text)
+}
