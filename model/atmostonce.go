@@ -1,0 +1,90 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+// CheckAtMostOnce checks that no withdrawal was paid twice, and that the
+// state of each one tells the truth about the chain.
+//
+// Per operation (its txids are its history, as for txid-ownership): at most
+// one of its txids is included on chain, with any receipt, since a reverted
+// transaction still shows that a second envelope was alive; a Confirmed
+// operation has exactly one inclusion that moved tokens (SUCCESS receipt and
+// a Transfer log); an operation in any other state has none.
+func CheckAtMostOnce(s *Snapshot) []Violation {
+	own := readOwnership(s)
+	onChain := inclusionsByTxid(s)
+	rows := rowsByID(s)
+
+	ids := sortedKeys(own.byOp)
+	for _, id := range sortedKeys(rows) {
+		if _, ok := own.byOp[id]; !ok {
+			ids = append(ids, id) // no txid at all; still judged if confirmed
+		}
+	}
+
+	var vs []Violation
+	for _, id := range ids {
+		state := "without a row"
+		confirmed := false
+		if row, ok := rows[id]; ok {
+			state = row.State.String()
+			confirmed = row.State == sluice.Confirmed
+		}
+		var included, paid []mocknode.Inclusion
+		for _, t := range own.byOp[id] {
+			for _, in := range onChain[t] {
+				included = append(included, in)
+				if moved(in) {
+					paid = append(paid, in)
+				}
+			}
+		}
+		v := Violation{Invariant: AtMostOnce, Operation: id}
+		if len(included) > 1 {
+			v.Message = fmt.Sprintf("op %s (%s) has %d inclusions on chain, want at most one: %s",
+				id, state, len(included), describeInclusions(included))
+			vs = append(vs, v)
+		}
+		switch {
+		case confirmed && len(paid) == 0:
+			v.Message = fmt.Sprintf("op %s is confirmed but none of its txids [%s] moved tokens on chain (on chain: %s)",
+				id, shortTxids(own.byOp[id]), describeInclusions(included))
+			vs = append(vs, v)
+		case confirmed && len(paid) > 1:
+			v.Message = fmt.Sprintf("op %s is confirmed with %d successful transfers, want exactly one: %s",
+				id, len(paid), describeInclusions(paid))
+			vs = append(vs, v)
+		case !confirmed && len(paid) > 0:
+			v.Message = fmt.Sprintf("op %s is %s but moved tokens on chain: %s",
+				id, state, describeInclusions(paid))
+			vs = append(vs, v)
+		}
+	}
+	return finish(vs)
+}
+
+// describeInclusions is "txid@#block RECEIPT" for each, or "none".
+func describeInclusions(ins []mocknode.Inclusion) string {
+	if len(ins) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ins))
+	for i, in := range ins {
+		r := in.Receipt
+		if r == "" {
+			r = "no receipt"
+		}
+		if in.Receipt == tron.ReceiptSuccess && !in.TransferOK {
+			r += " without a Transfer log"
+		}
+		parts[i] = fmt.Sprintf("%s@#%d %s", in.Txid.Short(), in.BlockNumber, r)
+	}
+	return strings.Join(parts, ", ")
+}

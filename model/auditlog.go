@@ -1,0 +1,204 @@
+package model
+
+import (
+	"fmt"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+// CheckAuditLog checks that the event log is a faithful, append-only account
+// of every operation, and that every rebuild was justified by the chain.
+//
+// Seq strictly increases over the whole log. Per operation, in log order:
+// the first event is the creation none->requested; every later event starts
+// where the previous one ended and is an edge of the state machine; fencing
+// tokens never go back (the row's token is at least the last one its log
+// used); and the log replays to the row: the last event's state and txid are
+// the row's state and envelope txid, and that txid is its raw_data's.
+//
+// A txid is only ever replaced by retiring it (RetiredTxid is the txid the
+// operation held), and a rebuild always names the txid it retires. A retired
+// txid that may have been sent (the transition starts from broadcasting or
+// broadcast) carries evidence that holds against the chain: about that txid,
+// proving death (Evidence.Proves), citing a block that is on the chain with
+// that number and time at or below the final solid head, and the txid was
+// never included at all. A txid retired without such evidence (a stale
+// envelope rebuilt from signed) must never have been sent: not on the wire,
+// never accepted, never included.
+func CheckAuditLog(s *Snapshot) []Violation {
+	var vs []Violation
+	add := func(id sluice.OperationID, format string, args ...any) {
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: id, Message: fmt.Sprintf(format, args...)})
+	}
+	c := auditContext{
+		s:        s,
+		blocks:   make(map[int64][]tron.Block),
+		onWire:   make(map[tron.Txid]bool),
+		accepted: make(map[tron.Txid]bool),
+		onChain:  inclusionsByTxid(s),
+	}
+	for _, b := range s.Blocks {
+		c.blocks[b.Number] = append(c.blocks[b.Number], b)
+	}
+	for _, w := range s.Wire {
+		c.onWire[w.Txid] = true
+	}
+	for _, a := range s.Accepted {
+		c.accepted[a.Txid] = true
+	}
+
+	for i := 1; i < len(s.Events); i++ {
+		if e, prev := s.Events[i], s.Events[i-1]; e.Seq <= prev.Seq {
+			add(e.OperationID, "op %s event #%d follows event #%d: Seq must strictly increase", e.OperationID, e.Seq, prev.Seq)
+		}
+	}
+
+	groups := make(map[sluice.OperationID][]sluice.Event)
+	for _, e := range s.Events {
+		groups[e.OperationID] = append(groups[e.OperationID], e)
+	}
+	rows := rowsByID(s)
+	for _, id := range sortedKeys(groups) {
+		evs := groups[id]
+		var maxToken sluice.FencingToken
+		for k, e := range evs {
+			at := fmt.Sprintf("op %s event #%d %s->%s", id, e.Seq, e.From, e.To)
+			if k == 0 {
+				if e.From != sluice.None || e.To != sluice.Requested {
+					add(id, "%s: the log must open with the creation none->requested", at)
+				}
+			} else {
+				prev := evs[k-1]
+				if e.From != prev.To {
+					add(id, "%s does not start where event #%d left it (%s)", at, prev.Seq, prev.To)
+				}
+				if !sluice.CanTransition(e.From, e.To) {
+					add(id, "%s is not a legal transition", at)
+				}
+				if e.Token < maxToken {
+					add(id, "%s has token %d, below token %d used before: fencing tokens went back", at, e.Token, maxToken)
+				}
+				vs = append(vs, c.txidChange(at, prev, e)...)
+			}
+			maxToken = max(maxToken, e.Token)
+		}
+		last := evs[len(evs)-1]
+		row, ok := rows[id]
+		switch {
+		case !ok:
+			add(id, "op %s has %d events but no row", id, len(evs))
+		default:
+			if last.To != row.State {
+				add(id, "op %s: the log replays to %s (event #%d), but the row is %s", id, last.To, last.Seq, row.State)
+			}
+			if last.Txid != row.Envelope.Txid {
+				add(id, "op %s: the log ends on txid %s (event #%d), but the row holds %s", id, txidOrNone(last.Txid), last.Seq, txidOrNone(row.Envelope.Txid))
+			}
+			if t := row.Envelope.Txid; !t.IsZero() && t != row.Envelope.Raw.Txid() {
+				add(id, "op %s: the row's txid %s is not its raw_data's txid %s", id, t.Short(), row.Envelope.Raw.Txid().Short())
+			}
+			if row.Token < maxToken {
+				add(id, "op %s: the row's token %d is below token %d its log already used: fencing tokens went back", id, row.Token, maxToken)
+			}
+		}
+	}
+	for _, op := range s.Operations {
+		if _, ok := groups[op.ID]; !ok {
+			add(op.ID, "op %s is %s but has no events", op.ID, op.State)
+		}
+	}
+	return finish(vs)
+}
+
+type auditContext struct {
+	s        *Snapshot
+	blocks   map[int64][]tron.Block
+	onWire   map[tron.Txid]bool
+	accepted map[tron.Txid]bool
+	onChain  map[tron.Txid][]mocknode.Inclusion
+}
+
+// txidChange checks how event e changed the operation's txid after prev.
+func (c auditContext) txidChange(at string, prev, e sluice.Event) []Violation {
+	var vs []Violation
+	add := func(format string, args ...any) {
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: at + " " + fmt.Sprintf(format, args...)})
+	}
+	rebuild := e.To == sluice.Signing && (e.From == sluice.Signed || e.From == sluice.Broadcasting || e.From == sluice.Broadcast)
+	if e.RetiredTxid.IsZero() {
+		if rebuild {
+			add("is a rebuild but retires no txid")
+		}
+		if !prev.Txid.IsZero() && e.Txid != prev.Txid {
+			add("replaces txid %s by %s without retiring it", prev.Txid.Short(), txidOrNone(e.Txid))
+		}
+		return vs
+	}
+	if e.RetiredTxid != prev.Txid {
+		add("retires txid %s, but the operation held %s", e.RetiredTxid.Short(), txidOrNone(prev.Txid))
+	}
+	if rebuild && e.Txid == e.RetiredTxid {
+		add("rebuilds but keeps the retired txid %s", e.RetiredTxid.Short())
+	}
+	if e.From != sluice.Broadcasting && e.From != sluice.Broadcast {
+		// Before the write-ahead nothing was sent, so no proof is needed,
+		// provided nothing was in fact sent: no broadcast of it, no
+		// acceptance, no inclusion.
+		if c.onWire[e.RetiredTxid] {
+			add("retires txid %s without proof of death as never sent, but it was on the wire", e.RetiredTxid.Short())
+		}
+		if c.accepted[e.RetiredTxid] {
+			add("retires txid %s without proof of death as never sent, but the node accepted it", e.RetiredTxid.Short())
+		}
+		for _, in := range c.onChain[e.RetiredTxid] {
+			add("retires txid %s without proof of death as never sent, but it is on chain in block #%d with receipt %s", e.RetiredTxid.Short(), in.BlockNumber, in.Receipt)
+		}
+		return vs
+	}
+
+	ev := e.Evidence
+	if ev == nil {
+		add("retires txid %s, which may have been sent, without evidence of its death", e.RetiredTxid.Short())
+		return vs
+	}
+	if ev.Txid != e.RetiredTxid {
+		add("retires txid %s with evidence about another txid (%s)", e.RetiredTxid.Short(), ev)
+	}
+	if !ev.Proves() {
+		add("retires txid %s with evidence that proves nothing (%s): the solid time must reach expiration + margin and the lookup must be unknown",
+			e.RetiredTxid.Short(), ev)
+	}
+	if bad := c.citedBlock(ev); bad != "" {
+		add("retires txid %s with evidence citing %s (%s)", e.RetiredTxid.Short(), bad, ev)
+	}
+	for _, in := range c.onChain[e.RetiredTxid] {
+		add("retires txid %s as dead, but it is on chain in block #%d with receipt %s", e.RetiredTxid.Short(), in.BlockNumber, in.Receipt)
+	}
+	return vs
+}
+
+// citedBlock says what is wrong with the solid block the evidence cites, or "".
+func (c auditContext) citedBlock(ev *sluice.Evidence) string {
+	blocks := c.blocks[ev.SolidNumber]
+	if len(blocks) == 0 {
+		return fmt.Sprintf("block #%d, which is not on the chain", ev.SolidNumber)
+	}
+	for _, b := range blocks {
+		if b.Time.Equal(ev.SolidTime) {
+			if ev.SolidNumber > c.s.SolidNumber {
+				return fmt.Sprintf("block #%d, above the final solid head #%d: it was never solid", ev.SolidNumber, c.s.SolidNumber)
+			}
+			return ""
+		}
+	}
+	return fmt.Sprintf("block #%d at %s, but the chain's block #%d is at %s", ev.SolidNumber, stamp(ev.SolidTime), ev.SolidNumber, stamp(blocks[0].Time))
+}
+
+func txidOrNone(t tron.Txid) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.Short()
+}

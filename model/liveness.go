@@ -1,0 +1,103 @@
+package model
+
+import (
+	"fmt"
+	"time"
+
+	"sluicesim/sluice"
+)
+
+// CheckLiveness checks that after the heal point every accepted operation
+// reached a terminal state within the liveness budget.
+//
+// An operation is accepted if it has a row or a client was told it was
+// created. Its deadline is LivenessBudget after Healed, or after its creation
+// if it was created later. It violates liveness if it is not terminal at End
+// (whether End is past its deadline, or the run stopped short of it and so
+// gave up early), or if it became terminal only after its deadline. A zero
+// LivenessBudget sets no deadline: terminal by End is all that is asked. A run
+// whose step budget ran out (BudgetExhausted) is a violation in itself.
+func CheckLiveness(s *Snapshot) []Violation {
+	var vs []Violation
+	if s.BudgetExhausted {
+		vs = append(vs, Violation{Invariant: Liveness, Message: fmt.Sprintf(
+			"the simulator's step budget ran out before the run settled (end %s, %s)",
+			stamp(s.End), sinceHeal(s, s.End))})
+	}
+
+	// When each operation last entered a terminal state, by its own log.
+	terminalAt := make(map[sluice.OperationID]time.Time)
+	for _, e := range s.Events {
+		if e.To.Terminal() {
+			terminalAt[e.OperationID] = e.At
+		}
+	}
+
+	seen := make(map[sluice.OperationID]bool)
+	for _, op := range s.Operations {
+		if seen[op.ID] {
+			continue // a duplicate row is intake-uniqueness's to report
+		}
+		seen[op.ID] = true
+		vs = append(vs, livenessOf(s, op, terminalAt)...)
+	}
+	for _, r := range s.Intake {
+		if r.Outcome != Created || seen[opKey(r.ID)] {
+			continue
+		}
+		seen[opKey(r.ID)] = true
+		vs = append(vs, Violation{Invariant: Liveness, Operation: opKey(r.ID), Message: fmt.Sprintf(
+			"op %s: client %s was told it was created, but no row exists at end (%s): it can never finish",
+			opKey(r.ID), r.Client, sinceHeal(s, s.End))})
+	}
+	return finish(vs)
+}
+
+func livenessOf(s *Snapshot, op sluice.Operation, terminalAt map[sluice.OperationID]time.Time) []Violation {
+	v := Violation{Invariant: Liveness, Operation: op.ID}
+	budget := s.LivenessBudget > 0
+	start := op.CreatedAt
+	if s.Healed.After(start) {
+		start = s.Healed
+	}
+	deadline := start.Add(s.LivenessBudget)
+
+	if !op.State.Terminal() {
+		switch {
+		case !budget:
+			v.Message = fmt.Sprintf("op %s is still %s at end (builds %d, %s; no liveness budget set)",
+				op.ID, op.State, op.Builds, sinceHeal(s, s.End))
+		case s.End.Before(deadline):
+			v.Message = fmt.Sprintf("op %s is still %s (builds %d) when the run ended, %s, before its deadline %s (budget %s): the run gave up early",
+				op.ID, op.State, op.Builds, sinceHeal(s, s.End), stamp(deadline), s.LivenessBudget)
+		default:
+			v.Message = fmt.Sprintf("op %s is still %s at end (builds %d, %s), past its deadline %s (budget %s)",
+				op.ID, op.State, op.Builds, sinceHeal(s, s.End), stamp(deadline), s.LivenessBudget)
+		}
+		return []Violation{v}
+	}
+	if !budget {
+		return nil
+	}
+	at, ok := terminalAt[op.ID]
+	if !ok {
+		// The log never says so (audit-log reports that); the row's last
+		// write is when it became terminal, since a terminal row is never
+		// written again.
+		at = op.UpdatedAt
+	}
+	if at.After(deadline) {
+		v.Message = fmt.Sprintf("op %s became %s at %s (builds %d, %s), past its deadline %s (budget %s)",
+			op.ID, op.State, stamp(at), op.Builds, sinceHeal(s, at), stamp(deadline), s.LivenessBudget)
+		return []Violation{v}
+	}
+	return nil
+}
+
+// sinceHeal says how long after the heal point t is.
+func sinceHeal(s *Snapshot, t time.Time) string {
+	if s.Healed.IsZero() {
+		return "no heal point set"
+	}
+	return fmt.Sprintf("%s after heal", t.Sub(s.Healed))
+}

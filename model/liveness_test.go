@@ -1,0 +1,69 @@
+package model
+
+import (
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+)
+
+func TestCheckLivenessClean(t *testing.T) { wantClean(t, CheckLiveness) }
+
+// Goal: every way an accepted operation can fail to finish in time is
+// reported, naming the operation. Method: break one thing in a clean run.
+func TestCheckLivenessCatches(t *testing.T) {
+	for _, c := range []corruption{
+		{
+			name: "op not terminal after the liveness budget", op: opID(8), mention: "still validated at end (builds 0, 45m0s after heal), past its deadline",
+			break_: func(b *builder) {
+				b.create(8, 8_000_000, "c1").claim().step(sluice.Validated, nil)
+				b.s.End = t0.Add(45 * time.Minute)
+			},
+		},
+		{
+			name: "run ended before the deadline with an op not terminal", op: opID(8), mention: "gave up early",
+			break_: func(b *builder) {
+				b.create(8, 8_000_000, "c1").claim().step(sluice.Validated, nil)
+				b.s.End = t0.Add(budget - time.Minute)
+			},
+		},
+		{
+			name: "op became terminal after its deadline", op: opID(opHappy), mention: "past its deadline",
+			break_: func(b *builder) {
+				late := t0.Add(budget + time.Minute)
+				b.event(opID(opHappy), sluice.Broadcast, sluice.Confirmed).At = late
+				b.row(opID(opHappy)).UpdatedAt = late
+			},
+		},
+		{
+			name: "budget exhausted", op: "", mention: "step budget ran out",
+			break_: func(b *builder) { b.s.BudgetExhausted = true },
+		},
+		{
+			name: "client told created but no row", op: opID(9), mention: "no row exists",
+			break_: func(b *builder) {
+				b.record("c9", string(opID(9)), hashOf(opID(9), alice, 1), Created, sluice.Requested)
+			},
+			also: []string{IntakeUniqueness},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantCaught(t, Liveness, CheckLiveness, c) })
+	}
+}
+
+// Goal: an operation created after the heal point gets the whole budget
+// from its creation, not from the heal.
+func TestCheckLivenessBudgetRunsFromCreationAfterHeal(t *testing.T) {
+	b := clean(t)
+	b.s.Healed = b.now // after every clean operation was created
+	b.s.LivenessBudget = 2 * time.Minute
+	b.tick(10 * time.Minute)
+	o := b.create(8, 8_000_000, "c1").claim().build().broadcastAndConfirm()
+	b.s.End = b.now
+	if d := b.row(o.id).UpdatedAt.Sub(b.s.Healed); d <= b.s.LivenessBudget {
+		t.Fatalf("setup: op finished %s after heal, want more than the budget", d)
+	}
+	if got := CheckLiveness(&b.s); len(got) != 0 {
+		t.Errorf("CheckLiveness: %d violations, want none:\n%s", len(got), describe(got))
+	}
+}
