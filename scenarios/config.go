@@ -1,0 +1,206 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/money"
+)
+
+// amountMax bounds the amounts the worlds withdraw (1,000 USDT), so that the
+// hot wallet can fund every run.
+const amountMax money.Amount = 1_000 * 1_000_000
+
+// Duration is a time.Duration written as "30s" in JSON (trace headers).
+type Duration time.Duration
+
+// D is the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalText writes the Go duration syntax.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads the Go duration syntax.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Config is a world: how many withdrawals, workers and clients, which
+// faults and how often, and the phases. It is written whole into every trace
+// header, so a trace replays on its own.
+type Config struct {
+	Name string
+
+	Withdrawals    int      // client requests, each a fresh operation id
+	DuplicateEvery int      // every Nth is posted twice at the same instant (0: never)
+	ConflictEvery  int      // every Nth id is reused later with another payload
+	InvalidEvery   int      // every Nth request is invalid
+	ArrivalSpread  Duration // clients arrive over this much virtual time
+
+	Workers       int
+	IdlePoll      Duration   // a worker with nothing to claim sleeps this long
+	Lease         Duration   // the store's lease
+	RestartDelays []Duration // a crashed worker comes back after one of these
+	Pauses        []Duration // a paused worker sleeps one of these (a zombie if > Lease)
+	Skews         []Duration // a worker's wall clock is off by one of these
+	ClockJumps    []Duration // and may jump by one of these
+
+	// Fault rates before the heal point (chosen on the tape).
+	WorkerFaultP float64 // per worker yield point: crash, pause or clock jump
+	// PauseBeforeWriteP is the chance of a pause right before a CAS.
+	PauseBeforeWriteP float64
+	BroadcastLieP     float64 // per broadcast: one of the node's lies
+	QueryLieP         float64 // per query: a timeout
+	ReceiptFailP      float64 // per new txid: REVERT or OUT_OF_ENERGY if included
+	ChainEvents       bool    // node restarts, evictions, missed slots
+	ChainGaps         []Duration
+
+	HealAt         Duration // faults stop here
+	LivenessBudget Duration // then every accepted operation must settle within this
+	ConductorPoll  Duration
+	StepsMax       int
+
+	Sluice sluice.Config
+}
+
+// Validate refuses a world that cannot run.
+func (c Config) Validate() error {
+	switch {
+	case c.Name == "":
+		return errors.New("world has no name")
+	case c.Withdrawals < 1 || c.Workers < 1:
+		return fmt.Errorf("world %s: needs at least one withdrawal and one worker", c.Name)
+	case c.ArrivalSpread < Duration(time.Second) || c.IdlePoll <= 0 || c.Lease <= 0 || c.ConductorPoll <= 0:
+		return fmt.Errorf("world %s: arrival spread, idle poll, lease and conductor poll must be positive", c.Name)
+	case len(c.RestartDelays) == 0 || len(c.Pauses) == 0 || len(c.Skews) == 0 || len(c.ClockJumps) == 0 || len(c.ChainGaps) == 0:
+		return fmt.Errorf("world %s: every fault menu needs at least one entry", c.Name)
+	case c.StepsMax < 1:
+		return fmt.Errorf("world %s: StepsMax must be positive", c.Name)
+	}
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP} {
+		if p < 0 || p >= 1 {
+			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
+		}
+	}
+	return c.Sluice.Validate()
+}
+
+func durations(ds ...time.Duration) []Duration {
+	out := make([]Duration, len(ds))
+	for i, d := range ds {
+		out[i] = Duration(d)
+	}
+	return out
+}
+
+// Chaos is the default world: 60 withdrawals from clients arriving over a
+// minute, every 7th posted twice concurrently, some ids reused with another
+// payload, some invalid; 6 workers that crash, restart, pause into zombies
+// and have skewed, jumping wall clocks; a node that tells every lie in the
+// menu, restarts, evicts and misses slots. Faults stop at the heal point;
+// the liveness phase follows.
+func Chaos() Config {
+	return Config{
+		Name:           "chaos",
+		Withdrawals:    60,
+		DuplicateEvery: 7,
+		ConflictEvery:  11,
+		InvalidEvery:   13,
+		ArrivalSpread:  Duration(60 * time.Second),
+
+		Workers:       6,
+		IdlePoll:      Duration(2 * time.Second),
+		Lease:         Duration(30 * time.Second),
+		RestartDelays: durations(time.Second, 10*time.Second, 45*time.Second),
+		Pauses:        durations(5*time.Second, 40*time.Second, 2*time.Minute),
+		Skews:         durations(0, 3*time.Second, -2*time.Minute, 365*24*time.Hour, -time.Hour),
+		ClockJumps:    durations(time.Minute, -time.Minute, 24*time.Hour),
+
+		WorkerFaultP:      0.004,
+		PauseBeforeWriteP: 0.01,
+		BroadcastLieP:     0.25,
+		QueryLieP:         0.05,
+		ReceiptFailP:      0.03,
+		ChainEvents:       true,
+		ChainGaps:         durations(15*time.Second, 40*time.Second, 90*time.Second),
+
+		HealAt:         Duration(4 * time.Minute),
+		LivenessBudget: Duration(20 * time.Minute),
+		ConductorPoll:  Duration(5 * time.Second),
+		StepsMax:       2_000_000,
+
+		Sluice: sluice.DefaultConfig(),
+	}
+}
+
+// Pair is the small world for debugging and exhaustive search: one
+// withdrawal, two workers, the same fault menu, a short fault phase.
+func Pair() Config {
+	c := Chaos()
+	c.Name = "pair"
+	c.Withdrawals = 1
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.ArrivalSpread = Duration(time.Second)
+	c.Workers = 2
+	c.WorkerFaultP = 0.02
+	c.HealAt = Duration(2 * time.Minute)
+	c.LivenessBudget = Duration(15 * time.Minute)
+	c.StepsMax = 200_000
+	return c
+}
+
+// Calm is chaos without a single fault: the same withdrawals, clients and
+// workers. It is the baseline for measuring what the scheduler costs, and a
+// world whose fault tally must read all zeros.
+func Calm() Config {
+	c := Chaos()
+	c.Name = "calm"
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
+	c.ChainEvents = false
+	return c
+}
+
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "calm": Calm}
+
+// World returns the named world's configuration.
+func World(name string) (Config, error) {
+	f, ok := worlds[name]
+	if !ok {
+		return Config{}, fmt.Errorf("unknown world %q (known: %v)", name, WorldNames())
+	}
+	return f(), nil
+}
+
+// WorldNames lists the worlds, sorted.
+func WorldNames() []string {
+	names := make([]string, 0, len(worlds))
+	for n := range worlds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TallyKinds are the world's own fault kinds, listed even when they did not
+// fire; the node's lies and chain events are added from the node's own lists.
+var TallyKinds = []string{
+	"client-conflict", "client-duplicate", "client-invalid",
+	"clock-jump", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
+}
+
+func strictJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
+}

@@ -1,0 +1,130 @@
+package scenarios
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"sluicesim/sim"
+)
+
+// Goal: determinism is the product. A sample of seeds, each run twice with
+// tracing, must give byte-identical traces.
+func TestSameSeedSameTraceBytes(t *testing.T) {
+	for _, cfg := range []Config{Chaos(), Pair()} {
+		for seed := uint64(1); seed <= 8; seed++ {
+			a := Run(cfg, seed, true)
+			b := Run(cfg, seed, true)
+			if ha, hb := a.Trace.Hash(), b.Trace.Hash(); ha != hb {
+				t.Errorf("%s seed %d: trace hashes differ: %s vs %s", cfg.Name, seed, ha[:12], hb[:12])
+			}
+		}
+	}
+}
+
+// Goal: tracing changes nothing about the run: the untraced run makes the
+// same choices and reaches the same verdict.
+func TestTracingDoesNotPerturb(t *testing.T) {
+	cfg := Chaos()
+	for seed := uint64(1); seed <= 4; seed++ {
+		a, b := Run(cfg, seed, false), Run(cfg, seed, true)
+		if a.Steps != b.Steps || len(a.Violations) != len(b.Violations) || a.Virtual != b.Virtual {
+			t.Errorf("seed %d: untraced %d steps %s, traced %d steps %s", seed, a.Steps, a.Virtual, b.Steps, b.Virtual)
+		}
+	}
+}
+
+// Goal: the real core keeps every invariant on a sample of chaos seeds,
+// and the runs were actually hostile.
+func TestChaosSampleIsGreenAndHostile(t *testing.T) {
+	fired := map[string]int{}
+	for seed := uint64(1); seed <= 30; seed++ {
+		res := Run(Chaos(), seed, false)
+		for _, v := range res.Violations {
+			t.Errorf("seed %d: %s: %s", seed, v.Invariant, v.Message)
+		}
+		for _, k := range res.Tally {
+			fired[k.Kind] += k.Count
+		}
+	}
+	for _, k := range []string{"worker-crash", "worker-pause", "worker-pause-before-write", "node-lose-request",
+		"node-accept-then-timeout", "node-expiration-lie", "client-duplicate", "chain-missed-slot"} {
+		if fired[k] == 0 {
+			t.Errorf("fault %s never fired in 30 seeds", k)
+		}
+	}
+}
+
+// Goal: a trace replays on its own and reproduces every event; a trace
+// whose tape is bent names the first divergence.
+func TestReplayReproducesAndDetectsDivergence(t *testing.T) {
+	res := Run(Pair(), 11, true)
+	b := res.Trace.Bytes()
+	tr, err := sim.ReadTrace(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Replay(tr)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if !bytes.Equal(again.Trace.Bytes(), b) {
+		t.Error("replayed trace differs from the original bytes")
+	}
+
+	bent, _ := sim.ReadTrace(bytes.NewReader(b))
+	for i, c := range bent.Tape {
+		if c.Kind == "sched" && i > 20 {
+			bent.Tape[i].Pick = (c.Pick + 1) % c.N
+			break
+		}
+	}
+	if _, err := Replay(bent); err == nil || !strings.Contains(err.Error(), "diverged") {
+		t.Errorf("replay of a bent tape = %v, want a divergence", err)
+	}
+
+	foreign, _ := sim.ReadTrace(bytes.NewReader(b))
+	foreign.Header.Model = "worlds/0"
+	if _, err := Replay(foreign); err == nil || !strings.Contains(err.Error(), "model") {
+		t.Errorf("replay of another model's trace = %v, want a model mismatch", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, name := range WorldNames() {
+		cfg, err := World(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("world %s: %v", name, err)
+		}
+	}
+	bad := Chaos()
+	bad.BroadcastLieP = 1.5
+	if err := bad.Validate(); err == nil {
+		t.Error("Validate accepted a probability of 1.5")
+	}
+	if _, err := World("nope"); err == nil {
+		t.Error(`World("nope") succeeded`)
+	}
+}
+
+// BenchmarkChaosSeed measures seeds per second on chaos through the
+// scheduler (untraced, as exploration runs them).
+func BenchmarkChaosSeed(b *testing.B) {
+	cfg := Chaos()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Run(cfg, uint64(i+1), false)
+	}
+}
+
+// BenchmarkChaosSeedTraced is the cost of a failing seed's re-run.
+func BenchmarkChaosSeedTraced(b *testing.B) {
+	cfg := Chaos()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Run(cfg, uint64(i+1), true)
+	}
+}

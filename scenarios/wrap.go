@@ -1,0 +1,228 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"sluicesim/sim"
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// actor is one process's view of the world. Every call the unmodified core
+// makes on Store, Node, Signer or Clock goes through it and gets a yield
+// point before (the request has not arrived) and after (the effect happened,
+// the reply has not reached the caller). Both are crash points; the second
+// is the dangerous one.
+type actor struct {
+	w      *world
+	p      *sim.Proc
+	worker bool // only workers crash, pause and have their clocks jump
+	skew   time.Duration
+}
+
+// point is a yield point. A dead process unwinds here and never reaches the
+// world again. While faults are on, a worker may crash, pause (and wake as a
+// zombie), or see its wall clock jump.
+func (a *actor) point() {
+	a.p.ExitIfDead()
+	w := a.w
+	if a.worker && w.faulty() && w.s.Chance("fault", w.cfg.WorkerFaultP) {
+		switch w.s.Choose("fault-kind", 3) {
+		case 0:
+			w.tally["worker-crash"]++
+			if w.s.Tracing() {
+				w.s.Event("CRASH")
+			}
+			w.restartLater(a)
+			a.p.Crash()
+		case 1:
+			d := w.cfg.Pauses[w.s.Choose("pause-len", len(w.cfg.Pauses))].D()
+			w.tally["worker-pause"]++
+			if w.s.Tracing() {
+				w.s.Event(fmt.Sprintf("PAUSE %s", d))
+			}
+			a.p.Sleep(d)
+			if w.s.Tracing() {
+				w.s.Event("wakes from pause")
+			}
+		case 2:
+			j := w.cfg.ClockJumps[w.s.Choose("jump-len", len(w.cfg.ClockJumps))].D()
+			a.skew += j
+			w.tally["clock-jump"]++
+			if w.s.Tracing() {
+				w.s.Event(fmt.Sprintf("wall clock jumps %s (skew now %s)", j, a.skew))
+			}
+		}
+	}
+	a.p.Yield()
+	a.p.ExitIfDead()
+}
+
+// pauseBeforeWrite is the zombie maker: a pause right before a write, the
+// moment when a stale view of the row does harm if fencing is weak. Faults at
+// ordinary yield points make zombies too, but rarely at this exact spot.
+func (a *actor) pauseBeforeWrite() {
+	w := a.w
+	if !a.worker || !w.faulty() || !w.s.Chance("pause-before-write", w.cfg.PauseBeforeWriteP) {
+		return
+	}
+	d := w.cfg.Pauses[w.s.Choose("pause-len", len(w.cfg.Pauses))].D()
+	w.tally["worker-pause-before-write"]++
+	a.event("PAUSE before write %s", d)
+	a.p.Sleep(d)
+	a.event("wakes from pause")
+	a.p.ExitIfDead()
+}
+
+func (a *actor) event(format string, args ...any) {
+	if a.w.s.Tracing() {
+		a.w.s.Event(fmt.Sprintf(format, args...))
+	}
+}
+
+// storeView wraps sluice.Store.
+type storeView struct{ a *actor }
+
+func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	s.a.point()
+	row, created, err := s.a.w.store.Insert(ctx, op)
+	s.a.event("insert %s created=%v%s", s.a.w.name(op.ID), created, errSuffix(err))
+	s.a.point()
+	return row, created, err
+}
+
+func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
+	s.a.point()
+	row, err := s.a.w.store.Get(ctx, id)
+	s.a.event("get %s %s%s", s.a.w.name(id), row.State, errSuffix(err))
+	s.a.point()
+	return row, err
+}
+
+func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	s.a.point()
+	ops, err := s.a.w.store.Claim(ctx, worker, limit)
+	if s.a.w.s.Tracing() && (len(ops) > 0 || err != nil) {
+		desc := ""
+		for _, op := range ops {
+			desc += fmt.Sprintf(" %s:%s/t%d", s.a.w.name(op.ID), op.State, op.Token)
+		}
+		s.a.event("claim%s%s", desc, errSuffix(err))
+	}
+	s.a.point()
+	return ops, err
+}
+
+func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	s.a.point()
+	s.a.pauseBeforeWrite()
+	row, err := s.a.w.store.CAS(ctx, c)
+	if s.a.w.s.Tracing() {
+		extra := ""
+		if c.Envelope != nil {
+			extra += " txid=" + c.Envelope.Txid.Short()
+		}
+		if !c.RetiredTxid.IsZero() {
+			extra += " retired=" + c.RetiredTxid.Short()
+		}
+		s.a.event("cas %s %s->%s token=%d%s%s", s.a.w.name(c.ID), c.From, c.To, c.Token, extra, errSuffix(err))
+	}
+	s.a.point()
+	return row, err
+}
+
+func (s storeView) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
+	s.a.point()
+	err := s.a.w.store.Release(ctx, id, token, after)
+	s.a.event("release %s token=%d after=%s%s", s.a.w.name(id), token, after, errSuffix(err))
+	s.a.point()
+	return err
+}
+
+func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	s.a.point()
+	evs, err := s.a.w.store.Events(ctx, id)
+	s.a.point()
+	return evs, err
+}
+
+// node wraps the worker's mock node client.
+type node struct {
+	a     *actor
+	inner tron.Node
+}
+
+func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	n.a.point()
+	res, err := n.inner.Broadcast(ctx, tx)
+	if err != nil {
+		n.a.event("broadcast %s -> %v", tx.Txid().Short(), err)
+	} else {
+		n.a.event("broadcast %s -> %s", tx.Txid().Short(), res.Code)
+	}
+	n.a.point()
+	return res, err
+}
+
+func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	n.a.point()
+	info, err := n.inner.Lookup(ctx, id)
+	if err != nil {
+		n.a.event("lookup %s -> %v", id.Short(), err)
+	} else {
+		n.a.event("lookup %s -> %s #%d solid=%v %s", id.Short(), info.Status, info.BlockNumber, info.Solid, info.Receipt)
+	}
+	n.a.point()
+	return info, err
+}
+
+func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
+	n.a.point()
+	b, err := n.inner.HeadBlock(ctx)
+	n.a.point()
+	return b, err
+}
+
+func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
+	n.a.point()
+	b, err := n.inner.SolidBlock(ctx)
+	n.a.point()
+	return b, err
+}
+
+// signer wraps the signer.
+type signer struct {
+	a     *actor
+	inner tron.Signer
+}
+
+func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
+	s.a.point()
+	sig, err := s.inner.Sign(ctx, raw)
+	s.a.point()
+	return sig, err
+}
+
+// clock is the worker's wall clock: virtual time plus its skew. Reading it
+// is an interaction like any other, with its own yield points.
+type clock struct{ a *actor }
+
+func (c clock) Now() time.Time {
+	c.a.point()
+	t := c.a.w.s.Now().Add(c.a.skew)
+	c.a.point()
+	return t
+}
+
+func errSuffix(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, sluice.ErrFenced):
+		return " FENCED"
+	}
+	return " err=" + err.Error()
+}
