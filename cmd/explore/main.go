@@ -1,0 +1,426 @@
+// Command explore runs the sluice simulator: many seeds of a world, one seed,
+// or the replay of a trace, and checks the invariants on every run.
+//
+//	go run ./cmd/explore -seeds 10000          # seeds 1..10000 of the chaos world
+//	go run ./cmd/explore -seed 42 -trace t.jsonl
+//	go run ./cmd/explore -replay t.jsonl
+//
+// Exit status: 0 no violation, 1 a violation was found (or a replay did not
+// reproduce), 2 bad usage or unreadable input.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/scenarios"
+	"sluicesim/sim"
+)
+
+func main() {
+	// Runs allocate briskly and keep little: trading memory for fewer
+	// collections is worth about a tenth of the run time.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const (
+	exitOK        = 0
+	exitViolation = 1
+	exitUsage     = 2
+)
+
+type options struct {
+	seeds     int
+	seedStart uint64
+	seed      uint64
+	seedSet   bool
+	world     string
+	strategy  string
+	trace     string
+	replay    string
+	json      string
+	parallel  int
+	shardI    int
+	shardN    int
+	progress  bool
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.seeds, "seeds", 100, "run `N` seeds, from -seed-start")
+	fs.Uint64Var(&o.seedStart, "seed-start", 1, "first seed of the range")
+	seed := fs.String("seed", "", "run exactly seed `S` (with events traced)")
+	fs.StringVar(&o.world, "world", "chaos", "the world: "+strings.Join(scenarios.WorldNames(), ", "))
+	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random")
+	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S) to `FILE`")
+	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
+	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE`")
+	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "run `P` seeds at once (each seed stays single-threaded)")
+	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N)")
+	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *seed != "" {
+		v, err := strconv.ParseUint(*seed, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-seed %q: want a non-negative integer", *seed)
+		}
+		o.seed, o.seedSet = v, true
+		if set["seeds"] || set["seed-start"] || set["shard"] {
+			return nil, errors.New("-seed runs one seed: drop -seeds, -seed-start and -shard")
+		}
+	}
+	if o.replay != "" {
+		for _, f := range []string{"seeds", "seed-start", "seed", "world", "shard", "strategy"} {
+			if set[f] {
+				return nil, fmt.Errorf("-replay takes everything from the trace: drop -%s", f)
+			}
+		}
+	}
+	if o.seeds < 1 {
+		return nil, fmt.Errorf("-seeds %d: want at least 1", o.seeds)
+	}
+	if o.parallel < 1 {
+		return nil, fmt.Errorf("-parallel %d: want at least 1", o.parallel)
+	}
+	if o.strategy != "random" {
+		return nil, fmt.Errorf("-strategy %q: only random is implemented so far", o.strategy)
+	}
+	if _, err := scenarios.World(o.world); err != nil {
+		return nil, fmt.Errorf("-world: %w", err)
+	}
+	o.shardN = 1
+	if *shard != "" {
+		i, n, ok := strings.Cut(*shard, "/")
+		iv, err1 := strconv.Atoi(i)
+		nv, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || nv < 1 || iv < 0 || iv >= nv {
+			return nil, fmt.Errorf("-shard %q: want I/N with 0 <= I < N, e.g. 0/4", *shard)
+		}
+		o.shardI, o.shardN = iv, nv
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "explore:", err)
+		}
+		return exitUsage
+	}
+	switch {
+	case o.replay != "":
+		return replay(o, stdout, stderr)
+	case o.seedSet:
+		return single(o, stdout, stderr)
+	}
+	return explore(o, stdout, stderr)
+}
+
+// single runs one seed with events traced.
+func single(o *options, stdout, stderr io.Writer) int {
+	cfg, _ := scenarios.World(o.world)
+	res := scenarios.Run(cfg, o.seed, true)
+	fmt.Fprintf(stdout, "world %s, seed %d: %d steps, %s virtual, %d choices, %d events\n",
+		cfg.Name, o.seed, res.Steps, res.Virtual, len(res.Trace.Tape), len(res.Trace.Events))
+	printVerdict(stdout, res.Violations)
+	if o.trace != "" {
+		if err := writeTrace(o.trace, res.Trace); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "trace written to %s (replay: go run ./cmd/explore -replay %s)\n", o.trace, o.trace)
+	}
+	if res.Failed() {
+		return exitViolation
+	}
+	return exitOK
+}
+
+// replay re-runs a trace file.
+func replay(o *options, stdout, stderr io.Writer) int {
+	f, err := os.Open(o.replay)
+	if err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
+	}
+	t, err := sim.ReadTrace(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "explore: %s: %v\n", o.replay, err)
+		return exitUsage
+	}
+	res, err := scenarios.Replay(t)
+	if res == nil {
+		fmt.Fprintf(stderr, "explore: %s: %v\n", o.replay, err)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stdout, "replay of %s does NOT reproduce: %v\n", o.replay, err)
+		printVerdict(stdout, res.Violations)
+		return exitViolation
+	}
+	fmt.Fprintf(stdout, "replay of %s (world %s, seed %d) reproduces it: %d choices, %d events identical\n",
+		o.replay, t.Header.World, t.Header.Seed, len(t.Tape), len(t.Events))
+	printVerdict(stdout, res.Violations)
+	if res.Failed() {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func printVerdict(w io.Writer, vs []model.Violation) {
+	if len(vs) == 0 {
+		fmt.Fprintln(w, "verdict: every invariant holds")
+		return
+	}
+	fmt.Fprintf(w, "verdict: %d violation(s)\n", len(vs))
+	for _, v := range vs {
+		fmt.Fprintf(w, "  %s: %s\n", v.Invariant, v.Message)
+	}
+}
+
+func writeTrace(path string, t *sim.Trace) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := t.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// summary is what -json writes. Everything but Timing is the same from run
+// to run of the same flags.
+type summary struct {
+	World           string             `json:"world"`
+	Strategy        string             `json:"strategy"`
+	SeedStart       uint64             `json:"seed_start"`
+	Seeds           int                `json:"seeds"`
+	Shard           string             `json:"shard"`
+	SeedsRun        int                `json:"seeds_run"`
+	SeedsFailed     int                `json:"seeds_failed"`
+	PerInvariant    map[string]int     `json:"seeds_failed_per_invariant"`
+	Violations      []seedViolation    `json:"violations"`
+	ViolationsShown int                `json:"violations_listed"`
+	Faults          []model.Tally      `json:"faults"`
+	FirstFailure    *firstFailure      `json:"first_failure,omitempty"`
+	Timing          map[string]float64 `json:"timing"`
+}
+
+type seedViolation struct {
+	Seed uint64 `json:"seed"`
+	model.Violation
+}
+
+type firstFailure struct {
+	Seed    uint64 `json:"seed"`
+	Trace   string `json:"trace"`
+	Replay  string `json:"replay"`
+	Command string `json:"command"`
+}
+
+const violationsListedMax = 1000
+
+// explore runs the seed range in parallel and summarizes.
+func explore(o *options, stdout, stderr io.Writer) int {
+	cfg, _ := scenarios.World(o.world)
+	var seeds []uint64
+	for i := 0; i < o.seeds; i++ {
+		if i%o.shardN == o.shardI {
+			seeds = append(seeds, o.seedStart+uint64(i))
+		}
+	}
+	results := make([]*scenarios.Result, len(seeds))
+	var next, done, failed atomic.Int64
+	began := time.Now()
+
+	stopProgress := make(chan struct{})
+	var progressWG sync.WaitGroup
+	if o.progress {
+		progressWG.Add(1)
+		go func() {
+			defer progressWG.Done()
+			tick := time.NewTicker(250 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopProgress:
+					fmt.Fprint(stderr, "\r\033[K")
+					return
+				case <-tick.C:
+					d := done.Load()
+					rate := float64(d) / time.Since(began).Seconds()
+					fmt.Fprintf(stderr, "\r\033[Kseeds %d/%d  %.0f seeds/s  violations so far: %d", d, len(seeds), rate, failed.Load())
+				}
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	for range min(o.parallel, len(seeds)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(len(seeds)) {
+					return
+				}
+				res := scenarios.Run(cfg, seeds[i], false)
+				results[i] = res
+				if res.Failed() {
+					failed.Add(1)
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	close(stopProgress)
+	progressWG.Wait()
+
+	sum := summary{
+		World: cfg.Name, Strategy: o.strategy, SeedStart: o.seedStart, Seeds: o.seeds,
+		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: len(seeds),
+		PerInvariant: map[string]int{},
+	}
+	for _, inv := range model.Invariants {
+		sum.PerInvariant[inv] = 0
+	}
+	var tallies [][]model.Tally
+	var first *scenarios.Result
+	for _, res := range results {
+		tallies = append(tallies, res.Tally)
+		if !res.Failed() {
+			continue
+		}
+		sum.SeedsFailed++
+		if first == nil {
+			first = res
+		}
+		hit := map[string]bool{}
+		for _, v := range res.Violations {
+			if !hit[v.Invariant] {
+				hit[v.Invariant] = true
+				sum.PerInvariant[v.Invariant]++
+			}
+			if len(sum.Violations) < violationsListedMax {
+				sum.Violations = append(sum.Violations, seedViolation{Seed: res.Seed, Violation: v})
+			}
+		}
+	}
+	sum.ViolationsShown = len(sum.Violations)
+	sum.Faults = model.MergeTallies(tallies...)
+
+	fmt.Fprintf(stdout, "world %s, strategy %s, seeds %d..%d", cfg.Name, o.strategy, o.seedStart, o.seedStart+uint64(o.seeds)-1)
+	if o.shardN > 1 {
+		fmt.Fprintf(stdout, ", shard %d/%d", o.shardI, o.shardN)
+	}
+	fmt.Fprintf(stdout, ": %d seeds run, %d with violations\n\n", len(seeds), sum.SeedsFailed)
+	fmt.Fprintln(stdout, "invariant              seeds violated")
+	for _, inv := range sortedKeys(sum.PerInvariant) {
+		fmt.Fprintf(stdout, "  %-20s %d\n", inv, sum.PerInvariant[inv])
+	}
+	fmt.Fprintln(stdout, "\nfaults fired (all seeds)")
+	fmt.Fprint(stdout, model.FormatTally(sum.Faults))
+
+	code := exitOK
+	if first != nil {
+		code = exitViolation
+		path := o.trace
+		if path == "" {
+			path = fmt.Sprintf("%s-seed%d.trace.jsonl", cfg.Name, first.Seed)
+		}
+		traced := scenarios.Run(cfg, first.Seed, true)
+		ff := &firstFailure{Seed: first.Seed, Trace: path,
+			Replay:  "go run ./cmd/explore -replay " + path,
+			Command: fmt.Sprintf("go run ./cmd/explore -world %s -seed %d -trace %s", cfg.Name, first.Seed, path)}
+		sum.FirstFailure = ff
+		fmt.Fprintf(stdout, "\nfirst failing seed: %d\n", first.Seed)
+		printVerdict(stdout, first.Violations)
+		if err := writeTrace(path, traced.Trace); err != nil {
+			fmt.Fprintln(stderr, "explore: writing the trace:", err)
+		} else {
+			fmt.Fprintf(stdout, "trace: %s\nreplay: %s\nre-run: %s\n", path, ff.Replay, ff.Command)
+		}
+	}
+
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	sum.Timing = map[string]float64{
+		"seconds":          elapsed.Seconds(),
+		"seeds_per_second": float64(len(seeds)) / elapsed.Seconds(),
+		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
+		"goroutines":       float64(runtime.NumGoroutine()),
+	}
+	if o.json != "" {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+	}
+	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; heap in use %.0f MiB, %d goroutines)\n",
+		len(seeds), elapsed.Seconds(), float64(len(seeds))/elapsed.Seconds(), o.parallel,
+		float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine())
+	return code
+}
+
+func sortedKeys(m map[string]int) []string {
+	// Invariants first in their stable order, then anything else (panics).
+	var keys []string
+	seen := map[string]bool{}
+	for _, k := range model.Invariants {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+			seen[k] = true
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(keys, rest...)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

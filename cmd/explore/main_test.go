@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// Goal: bad usage and unreadable input exit 2 with an error naming what was
+// wrong, and run nothing.
+func TestBadUsageExits2(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.jsonl")
+	os.WriteFile(foreign, []byte(`{"hello":"world"}`+"\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero seeds", []string{"-seeds", "0"}, "-seeds 0"},
+		{"unknown world", []string{"-world", "nope"}, `unknown world "nope"`},
+		{"bad shard", []string{"-shard", "3/2"}, `-shard "3/2"`},
+		{"shard syntax", []string{"-shard", "x"}, `-shard "x"`},
+		{"strategy", []string{"-strategy", "pct"}, `-strategy "pct"`},
+		{"stray argument", []string{"10000"}, `unexpected argument "10000"`},
+		{"bad seed", []string{"-seed", "abc"}, `-seed "abc"`},
+		{"seed and seeds", []string{"-seed", "3", "-seeds", "10"}, "-seed runs one seed"},
+		{"replay and world", []string{"-replay", "x", "-world", "pair"}, "drop -world"},
+		{"unknown flag", []string{"-bogus"}, "bogus"},
+		{"missing trace", []string{"-replay", filepath.Join(dir, "none.jsonl")}, "no such file"},
+		{"foreign trace", []string{"-replay", foreign}, "not a sluicesim-trace/1 file"},
+		{"zero parallel", []string{"-parallel", "0"}, "-parallel 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := cli(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want 2; stdout %q", code, out)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr = %q, want it to mention %q", errOut, tt.want)
+			}
+		})
+	}
+}
+
+// Goal: same flags, same output, apart from the timing line; the summary
+// names every invariant and the JSON carries the same facts.
+func TestSameFlagsSameSummary(t *testing.T) {
+	dir := t.TempDir()
+	j1, j2 := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	c1, out1, _ := cli(t, "-world", "pair", "-seeds", "6", "-parallel", "2", "-json", j1)
+	c2, out2, _ := cli(t, "-world", "pair", "-seeds", "6", "-parallel", "1", "-json", j2)
+	if c1 != exitOK || c2 != exitOK {
+		t.Fatalf("exits %d, %d; want 0\n%s", c1, c2, out1)
+	}
+	if stripTiming(out1) != stripTiming(out2) {
+		t.Errorf("summaries differ:\n%s\n---\n%s", out1, out2)
+	}
+	for _, inv := range []string{"liveness", "txid-ownership", "at-most-once", "conservation", "intake-uniqueness", "audit-log"} {
+		if !strings.Contains(out1, inv) {
+			t.Errorf("summary lacks invariant %s", inv)
+		}
+	}
+	var s1, s2 map[string]any
+	for path, dst := range map[string]*map[string]any{j1: &s1, j2: &s2} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, dst); err != nil {
+			t.Fatal(err)
+		}
+		delete(*dst, "timing")
+	}
+	b1, _ := json.Marshal(s1)
+	b2, _ := json.Marshal(s2)
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("JSON summaries differ apart from timing:\n%s\n%s", b1, b2)
+	}
+	if s1["seeds_run"].(float64) != 6 {
+		t.Errorf("seeds_run = %v, want 6", s1["seeds_run"])
+	}
+}
+
+// Goal: shards partition the range.
+func TestShardsPartitionTheRange(t *testing.T) {
+	_, out, _ := cli(t, "-world", "pair", "-seeds", "5", "-shard", "1/2")
+	if !strings.Contains(out, "2 seeds run") {
+		t.Errorf("shard 1/2 of 5 seeds: %s", out)
+	}
+}
+
+// Goal: -seed writes a trace that -replay reproduces; a corrupted copy of
+// the same trace is refused with exit 2.
+func TestSeedTraceReplay(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.jsonl")
+	if code, out, errOut := cli(t, "-world", "pair", "-seed", "4", "-trace", path); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := cli(t, "-replay", path)
+	if code != exitOK || !strings.Contains(out, "reproduces it") {
+		t.Fatalf("replay exit %d\n%s%s", code, out, errOut)
+	}
+	b, _ := os.ReadFile(path)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, b[:len(b)/2], 0o644)
+	if code, _, errOut := cli(t, "-replay", bad); code != exitUsage || !strings.Contains(errOut, "bad trace file") {
+		t.Errorf("replay of a truncated trace: exit %d, %q", code, errOut)
+	}
+}
+
+// Goal: the same seed gives the same trace bytes in separate processes.
+func TestSameSeedSameBytesAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "explore")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var traces [][]byte
+	for i := range 2 {
+		path := filepath.Join(dir, "t"+string(rune('a'+i))+".jsonl")
+		if out, err := exec.Command(bin, "-seed", "9", "-trace", path).CombinedOutput(); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, b)
+	}
+	if !bytes.Equal(traces[0], traces[1]) {
+		t.Error("chaos seed 9 gave different trace bytes in two processes")
+	}
+}
+
+func stripTiming(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "ran ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
