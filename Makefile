@@ -4,9 +4,14 @@
 GO ?= go
 # Packages whose tests run real goroutines (the HTTP intake and the
 # in-memory store's concurrency tests) also run under the race detector.
-RACE_PKGS = ./sluice/intake/... ./sluice/store/...
+RACE_PKGS = ./sluice/intake/... ./sluice/store/... ./cmd/explore/...
 
-.PHONY: test vet fmt-check lint demo bench fuzz
+# The CI gate: a fixed range of chaos seeds beyond the README's 1..10000,
+# sized to take a few minutes on the 2-core machine.
+GATE_SEEDS ?= 40000
+GATE_START ?= 10001
+
+.PHONY: test vet fmt-check lint demo bench fuzz explore gate
 
 ## test: formatting, vet, every unit test, and the race detector on the concurrent packages
 test: fmt-check vet
@@ -28,9 +33,17 @@ lint:
 demo:
 	$(GO) run ./cmd/demo
 
+## explore: the main job, 10,000 seeds of the chaos world
+explore:
+	$(GO) run ./cmd/explore -seeds 10000
+
+## gate: fail on any invariant violation over the CI seed range
+gate:
+	$(GO) run ./cmd/explore -seeds $(GATE_SEEDS) -seed-start $(GATE_START) -json gate.json
+
 ## bench: Go benchmarks (medians: run with -count and compare with benchstat)
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
+	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./scenarios/ ./sluice/...
 
 ## fuzz: a short fuzzing pass over the parsers
 fuzz:

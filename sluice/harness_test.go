@@ -148,16 +148,7 @@ func (w *world) run(budget time.Duration, procs ...*proc) {
 		if w.clock.Now().After(deadline) {
 			w.t.Fatalf("not settled within %s of virtual time:\n%s", budget, w.dump())
 		}
-		claimed := 0
-		for _, p := range procs {
-			if !p.dead {
-				rep, _ := p.tick()
-				claimed += rep.Claimed
-			}
-		}
-		if claimed == 0 {
-			w.clock.Advance(time.Second)
-		}
+		w.round(procs)
 	}
 }
 
@@ -166,16 +157,22 @@ func (w *world) runFor(d time.Duration, procs ...*proc) {
 	w.t.Helper()
 	end := w.clock.Now().Add(d)
 	for w.clock.Now().Before(end) {
-		claimed := 0
-		for _, p := range procs {
-			if !p.dead {
-				rep, _ := p.tick()
-				claimed += rep.Claimed
-			}
+		w.round(procs)
+	}
+}
+
+// round ticks every live proc once; if none of them had work, one second
+// of virtual time passes.
+func (w *world) round(procs []*proc) {
+	claimed := 0
+	for _, p := range procs {
+		if !p.dead {
+			rep, _ := p.tick()
+			claimed += rep.Claimed
 		}
-		if claimed == 0 {
-			w.clock.Advance(time.Second)
-		}
+	}
+	if claimed == 0 {
+		w.clock.Advance(time.Second)
 	}
 }
 

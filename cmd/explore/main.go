@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -253,14 +254,14 @@ const violationsListedMax = 1000
 // explore runs the seed range in parallel and summarizes.
 func explore(o *options, stdout, stderr io.Writer) int {
 	cfg, _ := scenarios.World(o.world)
-	var seeds []uint64
-	for i := 0; i < o.seeds; i++ {
-		if i%o.shardN == o.shardI {
-			seeds = append(seeds, o.seedStart+uint64(i))
-		}
+	// Seed k of this shard is seedStart + shardI + k*shardN.
+	total := 0
+	if o.seeds > o.shardI {
+		total = (o.seeds-o.shardI-1)/o.shardN + 1
 	}
-	results := make([]*scenarios.Result, len(seeds))
-	var next, done, failed atomic.Int64
+	seedAt := func(k int) uint64 { return o.seedStart + uint64(o.shardI+k*o.shardN) }
+	agg := newAggregate()
+	var next, done atomic.Int64
 	began := time.Now()
 
 	stopProgress := make(chan struct{})
@@ -279,27 +280,23 @@ func explore(o *options, stdout, stderr io.Writer) int {
 				case <-tick.C:
 					d := done.Load()
 					rate := float64(d) / time.Since(began).Seconds()
-					fmt.Fprintf(stderr, "\r\033[Kseeds %d/%d  %.0f seeds/s  violations so far: %d", d, len(seeds), rate, failed.Load())
+					fmt.Fprintf(stderr, "\r\033[Kseeds %d/%d  %.0f seeds/s  seeds with violations so far: %d", d, total, rate, agg.failedCount())
 				}
 			}
 		}()
 	}
 
 	var wg sync.WaitGroup
-	for range min(o.parallel, len(seeds)) {
+	for range min(o.parallel, total) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := next.Add(1) - 1
-				if i >= int64(len(seeds)) {
+				k := next.Add(1) - 1
+				if k >= int64(total) {
 					return
 				}
-				res := scenarios.Run(cfg, seeds[i], false)
-				results[i] = res
-				if res.Failed() {
-					failed.Add(1)
-				}
+				agg.add(scenarios.Run(cfg, seedAt(int(k)), false))
 				done.Add(1)
 			}
 		}()
@@ -311,42 +308,29 @@ func explore(o *options, stdout, stderr io.Writer) int {
 
 	sum := summary{
 		World: cfg.Name, Strategy: o.strategy, SeedStart: o.seedStart, Seeds: o.seeds,
-		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: len(seeds),
-		PerInvariant: map[string]int{},
+		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: total,
+		PerInvariant: agg.perInvariant, SeedsFailed: agg.failed,
 	}
-	for _, inv := range model.Invariants {
-		sum.PerInvariant[inv] = 0
-	}
-	var tallies [][]model.Tally
+	failures := agg.sortedFailures()
 	var first *scenarios.Result
-	for _, res := range results {
-		tallies = append(tallies, res.Tally)
-		if !res.Failed() {
-			continue
-		}
-		sum.SeedsFailed++
-		if first == nil {
-			first = res
-		}
-		hit := map[string]bool{}
+	if len(failures) > 0 {
+		first = failures[0]
+	}
+	for _, res := range failures {
 		for _, v := range res.Violations {
-			if !hit[v.Invariant] {
-				hit[v.Invariant] = true
-				sum.PerInvariant[v.Invariant]++
-			}
 			if len(sum.Violations) < violationsListedMax {
 				sum.Violations = append(sum.Violations, seedViolation{Seed: res.Seed, Violation: v})
 			}
 		}
 	}
+	sum.Faults = agg.faults()
 	sum.ViolationsShown = len(sum.Violations)
-	sum.Faults = model.MergeTallies(tallies...)
 
 	fmt.Fprintf(stdout, "world %s, strategy %s, seeds %d..%d", cfg.Name, o.strategy, o.seedStart, o.seedStart+uint64(o.seeds)-1)
 	if o.shardN > 1 {
 		fmt.Fprintf(stdout, ", shard %d/%d", o.shardI, o.shardN)
 	}
-	fmt.Fprintf(stdout, ": %d seeds run, %d with violations\n\n", len(seeds), sum.SeedsFailed)
+	fmt.Fprintf(stdout, ": %d seeds run, %d with violations\n\n", total, sum.SeedsFailed)
 	fmt.Fprintln(stdout, "invariant              seeds violated")
 	for _, inv := range sortedKeys(sum.PerInvariant) {
 		fmt.Fprintf(stdout, "  %-20s %d\n", inv, sum.PerInvariant[inv])
@@ -379,7 +363,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	runtime.ReadMemStats(&ms)
 	sum.Timing = map[string]float64{
 		"seconds":          elapsed.Seconds(),
-		"seeds_per_second": float64(len(seeds)) / elapsed.Seconds(),
+		"seeds_per_second": float64(total) / elapsed.Seconds(),
 		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
 		"goroutines":       float64(runtime.NumGoroutine()),
 	}
@@ -391,7 +375,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; heap in use %.0f MiB, %d goroutines)\n",
-		len(seeds), elapsed.Seconds(), float64(len(seeds))/elapsed.Seconds(), o.parallel,
+		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel,
 		float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine())
 	return code
 }
@@ -423,4 +407,81 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// aggregate folds results in as they finish, keeping memory flat however
+// many seeds run: sums for the tally and the per-invariant counts, and only
+// the lowest-numbered failing results, enough to list the first violations.
+// Every sum commutes, so the summary does not depend on which seed finished
+// first.
+type aggregate struct {
+	mu           sync.Mutex
+	tally        map[string]int
+	perInvariant map[string]int
+	failed       int
+	failures     []*scenarios.Result
+}
+
+func newAggregate() *aggregate {
+	a := &aggregate{tally: map[string]int{}, perInvariant: map[string]int{}}
+	for _, inv := range model.Invariants {
+		a.perInvariant[inv] = 0
+	}
+	return a
+}
+
+func (a *aggregate) add(res *scenarios.Result) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range res.Tally {
+		a.tally[t.Kind] += t.Count
+	}
+	if !res.Failed() {
+		return
+	}
+	a.failed++
+	hit := map[string]bool{}
+	for _, v := range res.Violations {
+		if !hit[v.Invariant] {
+			hit[v.Invariant] = true
+			a.perInvariant[v.Invariant]++
+		}
+	}
+	res.Tally = nil
+	a.failures = append(a.failures, res)
+	if len(a.failures) > 2*violationsListedMax {
+		a.trim()
+	}
+}
+
+// trim keeps the lowest-numbered failing seeds; each has at least one
+// violation, so these hold the first violationsListedMax violations.
+func (a *aggregate) trim() {
+	slices.SortFunc(a.failures, func(x, y *scenarios.Result) int { return cmp.Compare(x.Seed, y.Seed) })
+	if len(a.failures) > violationsListedMax {
+		a.failures = a.failures[:violationsListedMax]
+	}
+}
+
+func (a *aggregate) sortedFailures() []*scenarios.Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.trim()
+	return a.failures
+}
+
+func (a *aggregate) failedCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed
+}
+
+func (a *aggregate) faults() []model.Tally {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]model.Tally, 0, len(a.tally))
+	for k, v := range a.tally {
+		out = append(out, model.Tally{Kind: k, Count: v})
+	}
+	return model.MergeTallies(out)
 }
