@@ -168,6 +168,7 @@ func Calm() Config {
 	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
 	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
 	c.ChainEvents = false
+	c.Skews = durations(0)
 	return c
 }
 
@@ -196,7 +197,7 @@ func WorldNames() []string {
 // fire; the node's lies and chain events are added from the node's own lists.
 var TallyKinds = []string{
 	"client-conflict", "client-duplicate", "client-invalid",
-	"clock-jump", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
+	"clock-jump", "clock-skew", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
 }
 
 func strictJSON(b []byte, v any) error {

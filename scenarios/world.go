@@ -262,6 +262,9 @@ func (w *world) spawnWorker(slot, gen int) {
 		a := &actor{w: w, p: p, worker: true}
 		if w.faulty() {
 			a.skew = w.cfg.Skews[w.s.Choose("skew", len(w.cfg.Skews))].D()
+			if a.skew != 0 {
+				w.tally["clock-skew"]++
+			}
 		}
 		worker := &sluice.Worker{
 			ID: sluice.WorkerID(name),
