@@ -17,7 +17,7 @@ func TestCheckCleanSnapshot(t *testing.T) {
 // Goal: the names are the stable ones reports and exit codes rely on, in
 // the order Check runs them.
 func TestInvariantNames(t *testing.T) {
-	want := []string{"liveness", "txid-ownership", "at-most-once", "conservation", "intake-uniqueness", "audit-log"}
+	want := []string{"liveness", "txid-ownership", "at-most-once", "conservation", "intake-uniqueness", "audit-log", "linearizable-intake"}
 	if !slices.Equal(Invariants, want) {
 		t.Errorf("Invariants = %q, want %q", Invariants, want)
 	}

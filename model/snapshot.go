@@ -20,7 +20,8 @@ type Snapshot struct {
 	Blocks      []tron.Block           // the whole chain, by number
 	SolidNumber int64                  // solid head at the end
 	HotWallet   tron.Address
-	Intake      []IntakeRecord // every client request and its answer
+	Intake      []IntakeRecord // every client post and its answer
+	Reads       []ReadRecord   // every client GET and its answer
 
 	// Liveness: Healed is when faults stopped; End is when the run ended;
 	// LivenessBudget is how long after Healed every accepted operation had
@@ -108,8 +109,9 @@ const (
 	AuditLog         = "audit-log"
 )
 
-// Invariants lists the names in the order Check runs them.
-var Invariants = []string{Liveness, TxidOwnership, AtMostOnce, Conservation, IntakeUniqueness, AuditLog}
+// Invariants lists the names: the six that Check runs, in its order, then
+// linearizable-intake, which CheckLinearizable decides.
+var Invariants = []string{Liveness, TxidOwnership, AtMostOnce, Conservation, IntakeUniqueness, AuditLog, LinearizableIntake}
 
 // Check runs every checker in the order of Invariants and returns their
 // violations in that order (each checker's own sorted by Operation, then

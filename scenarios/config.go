@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"sluicesim/sluice"
@@ -47,6 +48,17 @@ type Config struct {
 	InvalidEvery   int      // every Nth request is invalid
 	ArrivalSpread  Duration // clients arrive over this much virtual time
 
+	// Clients talk to the real HTTP handler. One that has no answer within
+	// ClientTimeout gives up on the request (the server may still finish
+	// it) and retries with the same id, up to ClientRetries times.
+	ClientTimeout      Duration
+	ClientRetries      int
+	ClientRetryBackoff Duration
+	ClientGetP         float64    // after an answer, a client reads its operation back
+	Reads              int        // GETs of random ids by a reader while clients post
+	ServerStallP       float64    // per server yield point before the heal: a slow database
+	ServerStalls       []Duration // how long a stall lasts
+
 	Workers       int
 	IdlePoll      Duration   // a worker with nothing to claim sleeps this long
 	Lease         Duration   // the store's lease
@@ -71,6 +83,10 @@ type Config struct {
 	StepsMax       int
 
 	Sluice sluice.Config
+
+	// Mutant names a deliberately broken variant to run instead of the real
+	// core ("" for the real one); see Mutants.
+	Mutant string `json:",omitempty"`
 }
 
 // Validate refuses a world that cannot run.
@@ -86,8 +102,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("world %s: every fault menu needs at least one entry", c.Name)
 	case c.StepsMax < 1:
 		return fmt.Errorf("world %s: StepsMax must be positive", c.Name)
+	case c.ClientTimeout <= 0 || c.ClientRetries < 0 || c.ClientRetryBackoff < 0 || c.Reads < 0 || len(c.ServerStalls) == 0:
+		return fmt.Errorf("world %s: client timeout must be positive, retries, backoff and reads not negative, and the stall menu non-empty", c.Name)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP} {
+	if c.Mutant != "" {
+		if _, ok := mutant(c.Mutant); !ok {
+			return fmt.Errorf("world %s: unknown mutant %q (known: %s)", c.Name, c.Mutant, strings.Join(MutantNames(), ", "))
+		}
+	}
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -117,6 +140,14 @@ func Chaos() Config {
 		ConflictEvery:  11,
 		InvalidEvery:   13,
 		ArrivalSpread:  Duration(60 * time.Second),
+
+		ClientTimeout:      Duration(5 * time.Second),
+		ClientRetries:      2,
+		ClientRetryBackoff: Duration(2 * time.Second),
+		ClientGetP:         0.3,
+		Reads:              12,
+		ServerStallP:       0.03,
+		ServerStalls:       durations(time.Second, 8*time.Second),
 
 		Workers:       6,
 		IdlePoll:      Duration(2 * time.Second),
@@ -151,6 +182,7 @@ func Pair() Config {
 	c.Withdrawals = 1
 	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
 	c.ArrivalSpread = Duration(time.Second)
+	c.Reads = 2
 	c.Workers = 2
 	c.WorkerFaultP = 0.02
 	c.HealAt = Duration(2 * time.Minute)
@@ -167,6 +199,7 @@ func Calm() Config {
 	c.Name = "calm"
 	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
 	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
+	c.ServerStallP, c.ClientGetP, c.Reads = 0, 0, 0
 	c.ChainEvents = false
 	c.Skews = durations(0)
 	return c
@@ -196,7 +229,7 @@ func WorldNames() []string {
 // TallyKinds are the world's own fault kinds, listed even when they did not
 // fire; the node's lies and chain events are added from the node's own lists.
 var TallyKinds = []string{
-	"client-conflict", "client-duplicate", "client-invalid",
+	"client-conflict", "client-duplicate", "client-invalid", "client-read", "client-retry", "client-timeout", "server-stall",
 	"clock-jump", "clock-skew", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
 }
 

@@ -71,7 +71,7 @@ func TestDirectBaselineSettles(t *testing.T) {
 	if n := runDirect(1); n == 0 {
 		t.Fatal("direct run did no work")
 	}
-	res := Run(Calm(), 1, false)
+	res := Run(Calm(), 1, Options{})
 	if len(res.Violations) > 0 {
 		t.Fatalf("calm world: %v", res.Violations)
 	}
@@ -96,6 +96,6 @@ func BenchmarkCalmSimulated(b *testing.B) {
 	cfg := Calm()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		Run(cfg, uint64(i+1), false)
+		Run(cfg, uint64(i+1), Options{})
 	}
 }

@@ -1,12 +1,17 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"sort"
+	"strings"
 	"time"
 
 	"sluicesim/model"
@@ -22,7 +27,7 @@ import (
 // ModelVersion fingerprints how the worlds model sluice. Bump it whenever a
 // change makes old traces ask different questions, so that replaying one says
 // so up front instead of diverging mysteriously.
-const ModelVersion = "worlds/1"
+const ModelVersion = "worlds/2"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -35,14 +40,35 @@ type Result struct {
 	Virtual    time.Duration // virtual time the run covered
 	Failure    string        // a panic or divergence, also reported as a violation
 	Trace      *sim.Trace    // only when tracing
+
+	// Linearizability is the intake check's report (only when tracing),
+	// for drawing porcupine's visualization.
+	Linearizability *model.LinearizabilityReport
+
+	// Wall-clock costs, measured only when Options.Now is set: the whole
+	// run, and the linearizability check within it.
+	Elapsed, LinCheck time.Duration
 }
 
 // Failed reports whether any invariant was violated.
 func (r *Result) Failed() bool { return len(r.Violations) > 0 }
 
+// Options are how to run, as opposed to what (the Config).
+type Options struct {
+	// Tracing records events and keeps the trace in the Result.
+	Tracing bool
+	// Now, if set, is a real clock used only to report how long the run
+	// and its checks took. Simulated code never sees it.
+	Now func() time.Time
+}
+
+// LinCheckTimeout bounds porcupine's search; running out is reported as a
+// violation (unknown is not a pass).
+const LinCheckTimeout = 10 * time.Second
+
 // Run runs one seed of the world with the random strategy.
-func Run(cfg Config, seed uint64, tracing bool) *Result {
-	return run(cfg, seed, sim.NewRandom(seed), "random", tracing)
+func Run(cfg Config, seed uint64, o Options) *Result {
+	return run(cfg, seed, sim.NewRandom(seed), "random", o)
 }
 
 // Replay re-runs a trace and compares the events it produces with the
@@ -61,7 +87,7 @@ func Replay(t *sim.Trace) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("trace config: %w", err)
 	}
-	res := run(cfg, t.Header.Seed, sim.NewReplay(t.Tape), t.Header.Strategy, true)
+	res := run(cfg, t.Header.Seed, sim.NewReplay(t.Tape), t.Header.Strategy, Options{Tracing: true})
 	got := res.Trace.Events
 	for i := range max(len(got), len(t.Events)) {
 		switch {
@@ -94,12 +120,20 @@ type world struct {
 	names   map[sluice.OperationID]string
 	tally   map[string]int
 	intake  []model.IntakeRecord
+	reads   []model.ReadRecord
+	lclock  int64
+	ids     []string
 	clients int // clients still to answer
 	seen    map[tron.Txid]bool
 	gen     map[int]int // incarnations per worker slot
 }
 
-func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, tracing bool) *Result {
+func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o Options) *Result {
+	var began time.Time
+	if o.Now != nil {
+		began = o.Now()
+	}
+	tracing := o.Tracing
 	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing})
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	w := &world{
@@ -125,6 +159,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, tr
 	w.node.SetFaults(w.nodeFault)
 
 	w.spawnClients()
+	if cfg.Reads > 0 {
+		s.Spawn("reader", w.readerLoop(w.ids))
+	}
 	for slot := range cfg.Workers {
 		w.spawnWorker(slot, 0)
 	}
@@ -137,6 +174,18 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, tr
 	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed()}
 	snap := w.snapshot(errors.Is(err, sim.ErrBudget))
 	res.Violations = model.Check(snap)
+	var linBegan time.Time
+	if o.Now != nil {
+		linBegan = o.Now()
+	}
+	lin, linRep := model.CheckLinearizable(snap, LinCheckTimeout)
+	if o.Now != nil {
+		res.LinCheck = o.Now().Sub(linBegan)
+	}
+	res.Violations = append(res.Violations, lin...)
+	if tracing {
+		res.Linearizability = linRep
+	}
 	if err != nil && !errors.Is(err, sim.ErrBudget) {
 		res.Failure = err.Error()
 		res.Violations = append(res.Violations, model.Violation{Invariant: "panic", Message: err.Error()})
@@ -149,6 +198,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, tr
 			Header: sim.Header{World: cfg.Name, Config: cfgJSON, Seed: seed, Strategy: strategyName, Model: ModelVersion},
 			Tape:   s.Tape(), Events: s.Events(), Verdict: verdict,
 		}
+	}
+	if o.Now != nil {
+		res.Elapsed = o.Now().Sub(began)
 	}
 	return res
 }
@@ -170,6 +222,7 @@ func (w *world) spawnClients() {
 	for i := range cfg.Withdrawals {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", w.data.Uint32(), i+1)
 		w.names[sluice.OperationID(id)] = fmt.Sprintf("op%d", i+1)
+		w.ids = append(w.ids, id)
 		amount := money.Amount(1 + w.data.Int64N(int64(amountMax)))
 		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(w.data.Uint32())})
 		sub := intake.Submission{OperationID: id, ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
@@ -217,38 +270,175 @@ func pad(a money.Amount) string {
 	return ".0"
 }
 
-// spawnClient posts sub after an arrival delay chosen on the tape; later
-// (>0) clients wait for the first wave so that they post to a used id.
+// spawnClient posts sub through the real HTTP handler after an arrival
+// delay; later waves (>0) wait for the first so that they post to a used id.
+// A client that gets no answer within ClientTimeout gives up on that request
+// (the server may still finish it) and retries with the same id. After an
+// answer it may read the operation back.
 func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
 	w.clients++
 	arrive := time.Duration(w.data.Int64N(int64(w.cfg.ArrivalSpread.D()/time.Second)+1)) * time.Second
 	arrive += time.Duration(wave) * w.cfg.ArrivalSpread.D()
-	w.s.Spawn(name, func(p *sim.Proc) {
-		a := &actor{w: w, p: p}
-		p.Sleep(arrive)
-		svc := &intake.Service{Store: storeView{a}}
-		rec := model.IntakeRecord{Client: name, ID: sub.OperationID, Call: int64(w.s.Steps())}
-		if op, err := intake.Normalize(sub); err == nil {
-			rec.RequestHash = op.RequestHash
-		}
-		res, err := svc.Submit(w.ctx, sub)
-		rec.Return = int64(w.s.Steps())
-		switch {
-		case err == nil && res.Created:
-			rec.Outcome, rec.Returned, rec.State = model.Created, res.Operation.RequestHash, res.Operation.State
-		case err == nil:
-			rec.Outcome, rec.Returned, rec.State = model.Replayed, res.Operation.RequestHash, res.Operation.State
-		case errors.Is(err, sluice.ErrPayloadMismatch):
-			rec.Outcome = model.Conflict
-		case errors.Is(err, intake.ErrInvalid):
-			rec.Outcome = model.Invalid
-		default:
-			rec.Outcome = model.Failed
-		}
-		a.event("client %s -> %s", sub.OperationID[:8], rec.Outcome)
-		w.intake = append(w.intake, rec)
-		w.clients--
+	body, _ := json.Marshal(map[string]string{
+		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
 	})
+	hash := ""
+	if op, err := intake.Normalize(sub); err == nil {
+		hash = op.RequestHash
+	}
+	w.s.Spawn(name, func(p *sim.Proc) {
+		defer func() { w.clients-- }()
+		p.Sleep(arrive)
+		answered := false
+		for attempt := 0; attempt <= w.cfg.ClientRetries && !answered; attempt++ {
+			if attempt > 0 {
+				w.tally["client-retry"]++
+				p.Sleep(w.cfg.ClientRetryBackoff.D())
+			}
+			rec := model.IntakeRecord{Client: name, ID: sub.OperationID, RequestHash: hash, Call: w.tick()}
+			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", body)
+			if ok {
+				rec.Return = resp.ret
+				rec.Outcome, rec.Returned, rec.State = classifyPost(resp)
+				answered = rec.Outcome != model.Failed
+				if rec.Outcome == model.Failed {
+					rec.Return = 0 // a 5xx says nothing about whether the insert committed
+				}
+			} else {
+				rec.Outcome = model.Failed // timed out: open-ended
+				w.tally["client-timeout"]++
+			}
+			w.intake = append(w.intake, rec)
+			if w.s.Tracing() {
+				w.s.Event(fmt.Sprintf("client %s POST -> %s", w.name(sluice.OperationID(strings.ToLower(sub.OperationID))), rec.Outcome))
+			}
+		}
+		if answered && w.s.Chance("client-get", w.cfg.ClientGetP) {
+			w.read(p, name+".get", sub.OperationID)
+		}
+	})
+}
+
+// response is what a server process handed back.
+type response struct {
+	code   int
+	replay bool
+	body   []byte
+	ret    int64
+}
+
+// request runs one HTTP request through the real handler in a server
+// process of its own, so that the client can give up on it while it goes
+// on. ok is false if no answer came within ClientTimeout.
+func (w *world) request(client *sim.Proc, name, method, path string, body []byte) (resp response, ok bool) {
+	waiting, done := true, false
+	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
+		a := &actor{w: w, p: p, server: true}
+		h := intake.NewHandler(&intake.Service{Store: w.intakeStore(a)})
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req := httptest.NewRequest(method, path, rd)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick()}
+		done = true
+		if waiting {
+			client.Wake()
+		}
+	})
+	client.Wait(w.cfg.ClientTimeout.D())
+	waiting = false
+	return resp, done
+}
+
+// classifyPost reads an answer as the client would: the status, the replay
+// header, and the payload in the body.
+func classifyPost(r response) (model.Outcome, string, sluice.State) {
+	switch {
+	case r.code == http.StatusCreated:
+		h, st := bodyHash(r.body)
+		return model.Created, h, st
+	case r.code == http.StatusOK && r.replay:
+		h, st := bodyHash(r.body)
+		return model.Replayed, h, st
+	case r.code == http.StatusConflict:
+		return model.Conflict, "", sluice.None
+	case r.code == http.StatusUnprocessableEntity:
+		return model.Invalid, "", sluice.None
+	}
+	return model.Failed, "", sluice.None
+}
+
+// bodyHash is the request hash of the payload an answer carries: what the
+// client can tell about which instruction the server holds.
+func bodyHash(b []byte) (string, sluice.State) {
+	var v struct {
+		OperationID string `json:"operation_id"`
+		ToAddress   string `json:"to_address"`
+		Amount      string `json:"amount"`
+		Asset       string `json:"asset"`
+		State       string `json:"state"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return "", sluice.None
+	}
+	op, err := intake.Normalize(intake.Submission{OperationID: v.OperationID, ToAddress: v.ToAddress, Amount: v.Amount, Asset: v.Asset})
+	if err != nil {
+		return "", sluice.None
+	}
+	st, _ := sluice.ParseState(v.State)
+	return op.RequestHash, st
+}
+
+// read GETs an operation and records what it saw; a read that gets no
+// answer tells nothing and is not recorded.
+func (w *world) read(p *sim.Proc, name, id string) {
+	rec := model.ReadRecord{Client: name, ID: id, Call: w.tick()}
+	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+id, nil)
+	if !ok || (resp.code != http.StatusOK && resp.code != http.StatusNotFound) {
+		return
+	}
+	rec.Return = resp.ret
+	if resp.code == http.StatusOK {
+		rec.Present = true
+		rec.RequestHash, rec.State = bodyHash(resp.body)
+	}
+	w.reads = append(w.reads, rec)
+	w.tally["client-read"]++
+}
+
+// readerLoop reads operations at random while clients are posting: some
+// before they exist, some while they are being created.
+func (w *world) readerLoop(ids []string) func(p *sim.Proc) {
+	return func(p *sim.Proc) {
+		for i := range w.cfg.Reads {
+			p.Sleep(time.Duration(1+w.s.Choose("read-gap", 10)) * time.Second)
+			w.read(p, fmt.Sprintf("reader.%d", i), ids[w.s.Choose("read-id", len(ids))])
+		}
+	}
+}
+
+// tick is the logical clock of calls and returns: one total order over
+// every call and return point of the run, which is what linearizability
+// compares.
+func (w *world) tick() int64 {
+	w.lclock++
+	return w.lclock
+}
+
+// intakeStore is the store a server process's intake uses: the actor's
+// view, broken on purpose when the world runs an intake mutant.
+func (w *world) intakeStore(a *actor) sluice.Store {
+	var st sluice.Store = storeView{a}
+	if m, ok := mutant(w.cfg.Mutant); ok && m.intakeStore != nil {
+		st = m.intakeStore(st)
+	}
+	return st
 }
 
 // spawnWorker starts incarnation gen of worker slot. Its wall clock gets a
@@ -395,6 +585,7 @@ func (w *world) snapshot(budgetExhausted bool) *model.Snapshot {
 		SolidNumber:     w.node.Solid().Number,
 		HotWallet:       w.hot,
 		Intake:          w.intake,
+		Reads:           w.reads,
 		Healed:          w.healAt,
 		End:             w.s.Now(),
 		LivenessBudget:  w.cfg.LivenessBudget.D(),

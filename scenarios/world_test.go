@@ -13,8 +13,8 @@ import (
 func TestSameSeedSameTraceBytes(t *testing.T) {
 	for _, cfg := range []Config{Chaos(), Pair()} {
 		for seed := uint64(1); seed <= 8; seed++ {
-			a := Run(cfg, seed, true)
-			b := Run(cfg, seed, true)
+			a := Run(cfg, seed, Options{Tracing: true})
+			b := Run(cfg, seed, Options{Tracing: true})
 			if ha, hb := a.Trace.Hash(), b.Trace.Hash(); ha != hb {
 				t.Errorf("%s seed %d: trace hashes differ: %s vs %s", cfg.Name, seed, ha[:12], hb[:12])
 			}
@@ -27,7 +27,7 @@ func TestSameSeedSameTraceBytes(t *testing.T) {
 func TestTracingDoesNotPerturb(t *testing.T) {
 	cfg := Chaos()
 	for seed := uint64(1); seed <= 4; seed++ {
-		a, b := Run(cfg, seed, false), Run(cfg, seed, true)
+		a, b := Run(cfg, seed, Options{}), Run(cfg, seed, Options{Tracing: true})
 		if a.Steps != b.Steps || len(a.Violations) != len(b.Violations) || a.Virtual != b.Virtual {
 			t.Errorf("seed %d: untraced %d steps %s, traced %d steps %s", seed, a.Steps, a.Virtual, b.Steps, b.Virtual)
 		}
@@ -39,7 +39,7 @@ func TestTracingDoesNotPerturb(t *testing.T) {
 func TestChaosSampleIsGreenAndHostile(t *testing.T) {
 	fired := map[string]int{}
 	for seed := uint64(1); seed <= 30; seed++ {
-		res := Run(Chaos(), seed, false)
+		res := Run(Chaos(), seed, Options{})
 		for _, v := range res.Violations {
 			t.Errorf("seed %d: %s: %s", seed, v.Invariant, v.Message)
 		}
@@ -58,7 +58,7 @@ func TestChaosSampleIsGreenAndHostile(t *testing.T) {
 // Goal: a trace replays on its own and reproduces every event; a trace
 // whose tape is bent names the first divergence.
 func TestReplayReproducesAndDetectsDivergence(t *testing.T) {
-	res := Run(Pair(), 11, true)
+	res := Run(Pair(), 11, Options{Tracing: true})
 	b := res.Trace.Bytes()
 	tr, err := sim.ReadTrace(bytes.NewReader(b))
 	if err != nil {
@@ -116,7 +116,7 @@ func BenchmarkChaosSeed(b *testing.B) {
 	cfg := Chaos()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		Run(cfg, uint64(i+1), false)
+		Run(cfg, uint64(i+1), Options{})
 	}
 }
 
@@ -125,6 +125,51 @@ func BenchmarkChaosSeedTraced(b *testing.B) {
 	cfg := Chaos()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		Run(cfg, uint64(i+1), true)
+		Run(cfg, uint64(i+1), Options{Tracing: true})
+	}
+}
+
+// Goal: the checker bites. A deliberately broken intake (check-then-insert)
+// is caught within a handful of chaos seeds, under linearizable-intake or
+// intake-uniqueness, while the real intake stays green on the same seeds.
+func TestCheckThenInsertIsCaught(t *testing.T) {
+	cfg := Chaos()
+	cfg.Mutant = "check-then-insert"
+	caught := map[string]bool{}
+	for seed := uint64(1); seed <= 10; seed++ {
+		for _, v := range Run(cfg, seed, Options{}).Violations {
+			caught[v.Invariant] = true
+		}
+	}
+	if !caught["linearizable-intake"] || !caught["intake-uniqueness"] {
+		t.Errorf("check-then-insert over 10 seeds caught by %v, want linearizable-intake and intake-uniqueness", caught)
+	}
+	for seed := uint64(1); seed <= 10; seed++ {
+		if vs := Run(Chaos(), seed, Options{}).Violations; len(vs) > 0 {
+			t.Errorf("real intake, seed %d: %v", seed, vs)
+		}
+	}
+}
+
+// Goal: a mutant run's trace carries the mutant and replays as such.
+func TestMutantTraceReplays(t *testing.T) {
+	cfg := Chaos()
+	cfg.Mutant = "check-then-insert"
+	res := Run(cfg, 3, Options{Tracing: true})
+	if !res.Failed() {
+		t.Fatal("seed 3 of check-then-insert should fail")
+	}
+	tr, err := sim.ReadTrace(bytes.NewReader(res.Trace.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Replay(tr)
+	if err != nil || len(again.Violations) != len(res.Violations) {
+		t.Errorf("replay: %v, %d violations, want %d", err, len(again.Violations), len(res.Violations))
+	}
+	bad := Chaos()
+	bad.Mutant = "no-such-mutant"
+	if err := bad.Validate(); err == nil {
+		t.Error("Validate accepted an unknown mutant")
 	}
 }

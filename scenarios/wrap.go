@@ -20,6 +20,7 @@ type actor struct {
 	w      *world
 	p      *sim.Proc
 	worker bool // only workers crash, pause and have their clocks jump
+	server bool // a server process handling one HTTP request: may stall
 	skew   time.Duration
 }
 
@@ -56,6 +57,12 @@ func (a *actor) point() {
 				w.s.Event(fmt.Sprintf("wall clock jumps %s (skew now %s)", j, a.skew))
 			}
 		}
+	}
+	if a.server && w.faulty() && w.s.Chance("server-stall", w.cfg.ServerStallP) {
+		d := w.cfg.ServerStalls[w.s.Choose("stall-len", len(w.cfg.ServerStalls))].D()
+		w.tally["server-stall"]++
+		a.event("STALL %s", d)
+		a.p.Sleep(d)
 	}
 	a.p.Yield()
 	a.p.ExitIfDead()

@@ -166,6 +166,11 @@ func (s *Sim) Spawn(name string, fn func(p *Proc)) *Proc {
 func (s *Sim) Run() error {
 	for !s.stopped {
 		if len(s.ready) == 0 {
+			// Timers of sleeps that Wake ended early are dropped without
+			// moving the clock.
+			for len(s.timers) > 0 && s.timers[0].stale() {
+				heap.Pop(&s.timers)
+			}
 			if len(s.timers) == 0 {
 				break
 			}
@@ -173,6 +178,9 @@ func (s *Sim) Run() error {
 			s.now = s.timers[0].at
 			for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
 				t := heap.Pop(&s.timers).(timer)
+				if t.stale() {
+					continue
+				}
 				t.p.sleeping = false
 				s.ready = append(s.ready, t.p)
 			}
@@ -224,6 +232,8 @@ type Proc struct {
 	yield func(struct{}) bool
 
 	sleeping bool
+	timerSeq int64 // the timer of the current sleep
+	woken    bool  // the current sleep was ended by Wake
 	dead     bool
 	done     bool
 }
@@ -254,9 +264,26 @@ func (p *Proc) Sleep(d time.Duration) {
 	}
 	s := p.sim
 	s.seq++
-	p.sleeping = true
+	p.sleeping, p.timerSeq, p.woken = true, s.seq, false
 	heap.Push(&s.timers, timer{at: s.now.Add(d), seq: s.seq, p: p})
 	p.park()
+}
+
+// Wait sleeps for at most d, or until another process calls Wake on this
+// one. It reports whether it was woken (false: d passed).
+func (p *Proc) Wait(d time.Duration) bool {
+	p.Sleep(d)
+	return p.woken
+}
+
+// Wake ends a sleeping process's Sleep or Wait now, at the current instant.
+// Waking a process that is not asleep does nothing.
+func (p *Proc) Wake() {
+	if !p.sleeping || p.done {
+		return
+	}
+	p.sleeping, p.woken = false, true
+	p.sim.ready = append(p.sim.ready, p)
 }
 
 // Crash kills the process where it stands, as kill -9 would: it unwinds at
@@ -299,6 +326,9 @@ type timer struct {
 	seq int64
 	p   *Proc
 }
+
+// stale reports whether the timer's sleep was already ended by Wake.
+func (t timer) stale() bool { return !t.p.sleeping || t.p.timerSeq != t.seq }
 
 type timerHeap []timer
 

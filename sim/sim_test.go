@@ -323,3 +323,33 @@ func TestZeroChanceNeverFires(t *testing.T) {
 		t.Errorf("fired %d times, tape %d long; want 0 and 0", fired, len(s.Tape()))
 	}
 }
+
+// Goal: Wait ends early when woken, and runs to its timeout otherwise.
+func TestWaitAndWake(t *testing.T) {
+	s := New(first{}, Options{Start: t0, StepsMax: 1000})
+	var woken, timedOut bool
+	var wokeAt, timedOutAt time.Duration
+	waiter := s.Spawn("waiter", func(p *Proc) {
+		woken = p.Wait(10 * time.Second)
+		wokeAt = s.Elapsed()
+		timedOut = !p.Wait(2 * time.Second)
+		timedOutAt = s.Elapsed()
+	})
+	s.Spawn("waker", func(p *Proc) {
+		p.Sleep(3 * time.Second)
+		waiter.Wake()
+		waiter.Wake() // waking twice is harmless
+	})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !woken || wokeAt != 3*time.Second {
+		t.Errorf("first wait: woken=%v at %s, want woken at 3s", woken, wokeAt)
+	}
+	if !timedOut || timedOutAt != 5*time.Second {
+		t.Errorf("second wait: timed out=%v at %s, want a timeout at 5s (the stale 10s timer must not fire)", timedOut, timedOutAt)
+	}
+	if s.Elapsed() != 5*time.Second {
+		t.Errorf("run ended at %s; want 5s: a stale timer must not move the clock", s.Elapsed())
+	}
+}

@@ -52,6 +52,7 @@ type options struct {
 	seed      uint64
 	seedSet   bool
 	world     string
+	mutant    string
 	strategy  string
 	trace     string
 	replay    string
@@ -70,6 +71,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Uint64Var(&o.seedStart, "seed-start", 1, "first seed of the range")
 	seed := fs.String("seed", "", "run exactly seed `S` (with events traced)")
 	fs.StringVar(&o.world, "world", "chaos", "the world: "+strings.Join(scenarios.WorldNames(), ", "))
+	fs.StringVar(&o.mutant, "mutant", "", "run against a deliberately broken core: "+strings.Join(scenarios.MutantNames(), ", "))
 	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random")
 	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S) to `FILE`")
 	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
@@ -96,7 +98,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	if o.replay != "" {
-		for _, f := range []string{"seeds", "seed-start", "seed", "world", "shard", "strategy"} {
+		for _, f := range []string{"seeds", "seed-start", "seed", "world", "shard", "strategy", "mutant"} {
 			if set[f] {
 				return nil, fmt.Errorf("-replay takes everything from the trace: drop -%s", f)
 			}
@@ -111,8 +113,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.strategy != "random" {
 		return nil, fmt.Errorf("-strategy %q: only random is implemented so far", o.strategy)
 	}
-	if _, err := scenarios.World(o.world); err != nil {
+	cfg, err := scenarios.World(o.world)
+	if err != nil {
 		return nil, fmt.Errorf("-world: %w", err)
+	}
+	cfg.Mutant = o.mutant
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("-mutant: %w", err)
 	}
 	o.shardN = 1
 	if *shard != "" {
@@ -144,19 +151,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return explore(o, stdout, stderr)
 }
 
+// config is the world the flags name, with the mutant if any.
+func (o *options) config() scenarios.Config {
+	cfg, _ := scenarios.World(o.world)
+	cfg.Mutant = o.mutant
+	return cfg
+}
+
 // single runs one seed with events traced.
 func single(o *options, stdout, stderr io.Writer) int {
-	cfg, _ := scenarios.World(o.world)
-	res := scenarios.Run(cfg, o.seed, true)
-	fmt.Fprintf(stdout, "world %s, seed %d: %d steps, %s virtual, %d choices, %d events\n",
-		cfg.Name, o.seed, res.Steps, res.Virtual, len(res.Trace.Tape), len(res.Trace.Events))
+	cfg := o.config()
+	res := scenarios.Run(cfg, o.seed, scenarios.Options{Tracing: true})
+	fmt.Fprintf(stdout, "world %s%s, seed %d: %d steps, %s virtual, %d choices, %d events\n",
+		cfg.Name, mutantNote(cfg), o.seed, res.Steps, res.Virtual, len(res.Trace.Tape), len(res.Trace.Events))
 	printVerdict(stdout, res.Violations)
 	if o.trace != "" {
-		if err := writeTrace(o.trace, res.Trace); err != nil {
+		if err := writeArtifacts(stdout, o.trace, res); err != nil {
 			fmt.Fprintln(stderr, "explore:", err)
 			return exitUsage
 		}
-		fmt.Fprintf(stdout, "trace written to %s (replay: go run ./cmd/explore -replay %s)\n", o.trace, o.trace)
+		fmt.Fprintf(stdout, "replay: go run ./cmd/explore -replay %s\n", o.trace)
 	}
 	if res.Failed() {
 		return exitViolation
@@ -207,6 +221,42 @@ func printVerdict(w io.Writer, vs []model.Violation) {
 	}
 }
 
+func mutantNote(cfg scenarios.Config) string {
+	if cfg.Mutant == "" {
+		return ""
+	}
+	return " (mutant " + cfg.Mutant + ")"
+}
+
+// writeArtifacts writes a run's trace to path and, when the run violated
+// linearizable-intake, porcupine's visualization next to it.
+func writeArtifacts(stdout io.Writer, path string, res *scenarios.Result) error {
+	if err := writeTrace(path, res.Trace); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trace: %s\n", path)
+	for _, v := range res.Violations {
+		if v.Invariant != model.LinearizableIntake || res.Linearizability == nil {
+			continue
+		}
+		html := strings.TrimSuffix(path, ".jsonl") + ".linearizability.html"
+		f, err := os.Create(html)
+		if err != nil {
+			return err
+		}
+		if err := res.Linearizability.Visualize(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "linearizability visualization: %s\n", html)
+		break
+	}
+	return nil
+}
+
 func writeTrace(path string, t *sim.Trace) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -253,7 +303,7 @@ const violationsListedMax = 1000
 
 // explore runs the seed range in parallel and summarizes.
 func explore(o *options, stdout, stderr io.Writer) int {
-	cfg, _ := scenarios.World(o.world)
+	cfg := o.config()
 	// Seed k of this shard is seedStart + shardI + k*shardN.
 	total := 0
 	if o.seeds > o.shardI {
@@ -296,7 +346,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 				if k >= int64(total) {
 					return
 				}
-				agg.add(scenarios.Run(cfg, seedAt(int(k)), false))
+				agg.add(scenarios.Run(cfg, seedAt(int(k)), scenarios.Options{Now: time.Now}))
 				done.Add(1)
 			}
 		}()
@@ -326,7 +376,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	sum.Faults = agg.faults()
 	sum.ViolationsShown = len(sum.Violations)
 
-	fmt.Fprintf(stdout, "world %s, strategy %s, seeds %d..%d", cfg.Name, o.strategy, o.seedStart, o.seedStart+uint64(o.seeds)-1)
+	fmt.Fprintf(stdout, "world %s%s, strategy %s, seeds %d..%d", cfg.Name, mutantNote(cfg), o.strategy, o.seedStart, o.seedStart+uint64(o.seeds)-1)
 	if o.shardN > 1 {
 		fmt.Fprintf(stdout, ", shard %d/%d", o.shardI, o.shardN)
 	}
@@ -345,17 +395,21 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		if path == "" {
 			path = fmt.Sprintf("%s-seed%d.trace.jsonl", cfg.Name, first.Seed)
 		}
-		traced := scenarios.Run(cfg, first.Seed, true)
+		traced := scenarios.Run(cfg, first.Seed, scenarios.Options{Tracing: true})
+		mutantFlag := ""
+		if cfg.Mutant != "" {
+			mutantFlag = " -mutant " + cfg.Mutant
+		}
 		ff := &firstFailure{Seed: first.Seed, Trace: path,
 			Replay:  "go run ./cmd/explore -replay " + path,
-			Command: fmt.Sprintf("go run ./cmd/explore -world %s -seed %d -trace %s", cfg.Name, first.Seed, path)}
+			Command: fmt.Sprintf("go run ./cmd/explore -world %s%s -seed %d -trace %s", cfg.Name, mutantFlag, first.Seed, path)}
 		sum.FirstFailure = ff
 		fmt.Fprintf(stdout, "\nfirst failing seed: %d\n", first.Seed)
 		printVerdict(stdout, first.Violations)
-		if err := writeTrace(path, traced.Trace); err != nil {
+		if err := writeArtifacts(stdout, path, traced); err != nil {
 			fmt.Fprintln(stderr, "explore: writing the trace:", err)
 		} else {
-			fmt.Fprintf(stdout, "trace: %s\nreplay: %s\nre-run: %s\n", path, ff.Replay, ff.Command)
+			fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", ff.Replay, ff.Command)
 		}
 	}
 
@@ -366,6 +420,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		"seeds_per_second": float64(total) / elapsed.Seconds(),
 		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
 		"goroutines":       float64(runtime.NumGoroutine()),
+		"lin_check_share":  agg.linShare(),
 	}
 	if o.json != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
@@ -374,8 +429,8 @@ func explore(o *options, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; heap in use %.0f MiB, %d goroutines)\n",
-		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel,
+	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; linearizability check %.1f%% of run time; heap in use %.0f MiB, %d goroutines)\n",
+		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel, 100*agg.linShare(),
 		float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine())
 	return code
 }
@@ -416,6 +471,8 @@ func isTerminal(w io.Writer) bool {
 // first.
 type aggregate struct {
 	mu           sync.Mutex
+	elapsed      time.Duration // summed over seeds: wall time inside runs
+	linCheck     time.Duration // of which the linearizability check
 	tally        map[string]int
 	perInvariant map[string]int
 	failed       int
@@ -433,6 +490,8 @@ func newAggregate() *aggregate {
 func (a *aggregate) add(res *scenarios.Result) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.elapsed += res.Elapsed
+	a.linCheck += res.LinCheck
 	for _, t := range res.Tally {
 		a.tally[t.Kind] += t.Count
 	}
@@ -468,6 +527,17 @@ func (a *aggregate) sortedFailures() []*scenarios.Result {
 	defer a.mu.Unlock()
 	a.trim()
 	return a.failures
+}
+
+// linShare is the fraction of the runs' wall time the linearizability
+// check took.
+func (a *aggregate) linShare() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.elapsed == 0 {
+		return 0
+	}
+	return float64(a.linCheck) / float64(a.elapsed)
 }
 
 func (a *aggregate) failedCount() int {

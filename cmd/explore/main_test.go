@@ -41,6 +41,7 @@ func TestBadUsageExits2(t *testing.T) {
 		{"missing trace", []string{"-replay", filepath.Join(dir, "none.jsonl")}, "no such file"},
 		{"foreign trace", []string{"-replay", foreign}, "not a sluicesim-trace/1 file"},
 		{"zero parallel", []string{"-parallel", "0"}, "-parallel 0"},
+		{"unknown mutant", []string{"-mutant", "nope"}, `unknown mutant "nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,4 +158,29 @@ func stripTiming(s string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// Goal: a violation exits 1, names the invariant, writes the trace and,
+// for linearizability, porcupine's visualization next to it; the trace
+// replays to the same verdict.
+func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.jsonl")
+	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "5", "-trace", path)
+	if code != exitViolation {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"linearizable-intake", "first failing seed: 3", "linearizability visualization: ", "-mutant check-then-insert -seed 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "f.linearizability.html"))
+	if err != nil || !bytes.Contains(html, []byte("<html")) {
+		t.Errorf("visualization: %v (%d bytes)", err, len(html))
+	}
+	code, out, _ = cli(t, "-replay", path)
+	if code != exitViolation || !strings.Contains(out, "reproduces it") || !strings.Contains(out, "intake-uniqueness") {
+		t.Errorf("replay exit %d:\n%s", code, out)
+	}
 }
