@@ -120,6 +120,7 @@ type world struct {
 	names   map[sluice.OperationID]string
 	tally   map[string]int
 	intake  []model.IntakeRecord
+	handler http.Handler
 	reads   []model.ReadRecord
 	lclock  int64
 	ids     []string
@@ -157,6 +158,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		Verifier:   signer,
 	})
 	w.node.SetFaults(w.nodeFault)
+	w.handler = w.newHandler()
 
 	w.spawnClients()
 	if cfg.Reads > 0 {
@@ -333,18 +335,23 @@ type response struct {
 func (w *world) request(client *sim.Proc, name, method, path string, body []byte) (resp response, ok bool) {
 	waiting, done := true, false
 	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
-		a := &actor{w: w, p: p, server: true}
-		h := intake.NewHandler(&intake.Service{Store: w.intakeStore(a)})
+		p.Local = &actor{w: w, p: p, server: true}
 		var rd io.Reader
 		if body != nil {
 			rd = bytes.NewReader(body)
 		}
-		req := httptest.NewRequest(method, path, rd)
+		// A server-side request built directly: httptest.NewRequest parses
+		// a whole HTTP request from text, a tenth of the run in profiles.
+		req, err := http.NewRequestWithContext(w.ctx, method, path, rd)
+		if err != nil {
+			panic(fmt.Sprintf("building %s %s: %v", method, path, err))
+		}
+		req.RequestURI = path
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		w.handler.ServeHTTP(rec, req)
 		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick()}
 		done = true
 		if waiting {
@@ -431,14 +438,40 @@ func (w *world) tick() int64 {
 	return w.lclock
 }
 
-// intakeStore is the store a server process's intake uses: the actor's
-// view, broken on purpose when the world runs an intake mutant.
-func (w *world) intakeStore(a *actor) sluice.Store {
-	var st sluice.Store = storeView{a}
+// newHandler builds the one HTTP handler of the run. Its store routes each
+// call to the view of the server process making it (several requests are in
+// flight at once, each in its own process); an intake mutant breaks it here.
+func (w *world) newHandler() http.Handler {
+	var st sluice.Store = serverStore{w}
 	if m, ok := mutant(w.cfg.Mutant); ok && m.intakeStore != nil {
 		st = m.intakeStore(st)
 	}
-	return st
+	return intake.NewHandler(&intake.Service{Store: st})
+}
+
+// serverStore is the store seen by intake: each call goes through the
+// calling server process's own view, with its yield points.
+type serverStore struct{ w *world }
+
+func (s serverStore) view() storeView { return storeView{s.w.s.Current().Local.(*actor)} }
+
+func (s serverStore) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	return s.view().Insert(ctx, op)
+}
+func (s serverStore) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
+	return s.view().Get(ctx, id)
+}
+func (s serverStore) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	return s.view().Claim(ctx, worker, limit)
+}
+func (s serverStore) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	return s.view().CAS(ctx, c)
+}
+func (s serverStore) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
+	return s.view().Release(ctx, id, token, after)
+}
+func (s serverStore) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	return s.view().Events(ctx, id)
 }
 
 // spawnWorker starts incarnation gen of worker slot. Its wall clock gets a

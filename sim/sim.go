@@ -126,6 +126,9 @@ func (s *Sim) ask(a Ask) int {
 	return pick
 }
 
+// Current is the running process (nil between steps).
+func (s *Sim) Current() *Proc { return s.cur }
+
 // Stop ends the run at the next scheduling point.
 func (s *Sim) Stop() { s.stopped = true }
 
@@ -226,6 +229,10 @@ type Proc struct {
 	sim  *Sim
 	name string
 	id   int
+
+	// Local is the world's own per-process value (its view of the world,
+	// say); the kernel never looks at it.
+	Local any
 
 	next  func() (struct{}, bool)
 	stop  func()

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"math/big"
 )
 
 // AddressPrefix is the first byte of every TRON mainnet account address.
@@ -45,25 +44,39 @@ func ParseAddress(s string) (Address, error) {
 	if len(s) > 64 {
 		return a, fmt.Errorf("too long (%d characters): %w", len(s), ErrBadAddress)
 	}
-	n := new(big.Int)
-	radix := big.NewInt(58)
+	// Decode into a fixed big-endian buffer: intake parses an address on
+	// every request, and big.Int arithmetic showed up in profiles. 25 bytes
+	// is all a valid address holds; anything longer overflows and is refused.
+	var buf [25]byte
+	zeros := 0
+	for zeros < len(s) && s[zeros] == '1' {
+		zeros++
+	}
 	for i := 0; i < len(s); i++ {
 		d := base58Index[s[i]]
 		if d < 0 {
 			return a, fmt.Errorf("character %q at %d is not base58: %w", s[i], i, ErrBadAddress)
 		}
-		n.Mul(n, radix)
-		n.Add(n, big.NewInt(int64(d)))
+		carry := int(d)
+		for j := len(buf) - 1; j >= 0; j-- {
+			carry += 58 * int(buf[j])
+			buf[j] = byte(carry)
+			carry >>= 8
+		}
+		if carry != 0 {
+			return a, fmt.Errorf("decodes to more than 25 bytes, want 25: %w", ErrBadAddress)
+		}
 	}
-	raw := n.Bytes()
-	// Leading '1's encode leading zero bytes.
-	for i := 0; i < len(s) && s[i] == '1'; i++ {
-		raw = append([]byte{0}, raw...)
+	// The significant bytes plus one zero byte per leading '1' must make
+	// exactly 25 bytes.
+	first := 0
+	for first < len(buf) && buf[first] == 0 {
+		first++
 	}
-	if len(raw) != 25 {
-		return a, fmt.Errorf("decodes to %d bytes, want 25: %w", len(raw), ErrBadAddress)
+	if n := len(buf) - first + zeros; n != 25 {
+		return a, fmt.Errorf("decodes to %d bytes, want 25: %w", n, ErrBadAddress)
 	}
-	payload, sum := raw[:21], raw[21:]
+	payload, sum := buf[:21], buf[21:]
 	if !bytes.Equal(checksum(payload), sum) {
 		return a, fmt.Errorf("checksum mismatch: %w", ErrBadAddress)
 	}
@@ -104,25 +117,40 @@ func (a Address) IsZero() bool { return a == Address{} }
 
 // String is the base58check form.
 func (a Address) String() string {
-	raw := make([]byte, 0, 25)
-	raw = append(raw, a[:]...)
-	raw = append(raw, checksum(a[:])...)
-	n := new(big.Int).SetBytes(raw)
-	radix := big.NewInt(58)
-	mod := new(big.Int)
-	var out []byte
-	for n.Sign() > 0 {
-		n.DivMod(n, radix, mod)
-		out = append(out, base58Alphabet[mod.Int64()])
+	var raw [25]byte
+	copy(raw[:], a[:])
+	copy(raw[21:], checksum(a[:]))
+	// Repeated division of the big-endian number by 58, digits collected
+	// least significant first; 25 bytes need at most 35 digits.
+	var digits [35]byte
+	n := 0
+	num := raw
+	start := 0
+	for start < len(num) && num[start] == 0 {
+		start++
 	}
+	for start < len(num) {
+		rem := 0
+		for j := start; j < len(num); j++ {
+			cur := rem<<8 | int(num[j])
+			num[j] = byte(cur / 58)
+			rem = cur % 58
+		}
+		digits[n] = base58Alphabet[rem]
+		n++
+		for start < len(num) && num[start] == 0 {
+			start++
+		}
+	}
+	out := make([]byte, 0, n+1)
 	for _, b := range raw {
 		if b != 0 {
 			break
 		}
 		out = append(out, '1')
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	for i := n - 1; i >= 0; i-- {
+		out = append(out, digits[i])
 	}
 	return string(out)
 }

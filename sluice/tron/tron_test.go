@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -481,4 +482,45 @@ func TestZeroAddressTextRoundTrip(t *testing.T) {
 	if err := got.UnmarshalText(b); err != nil || got != USDTContract {
 		t.Errorf("USDT round trip = %v, %v", got, err)
 	}
+}
+
+// Goal: the fixed-buffer base58 codec agrees with the textbook big-integer
+// one on many addresses, including ones with leading zero bytes after the
+// prefix.
+func TestBase58MatchesBigIntCodec(t *testing.T) {
+	for i := range 2000 {
+		var body [20]byte
+		for j := range body {
+			body[j] = byte((i*131 + j*7919) >> (j % 5))
+		}
+		if i%3 == 0 {
+			body[0], body[1] = 0, 0
+		}
+		a := AddressFromBytes20(body)
+		want := bigIntBase58(append(a[:], checksum(a[:])...))
+		if got := a.String(); got != want {
+			t.Fatalf("String() = %s, want %s", got, want)
+		}
+		back, err := ParseAddress(want)
+		if err != nil || back != a {
+			t.Fatalf("ParseAddress(%s) = %v, %v", want, back, err)
+		}
+	}
+}
+
+func bigIntBase58(raw []byte) string {
+	n := new(big.Int).SetBytes(raw)
+	mod, radix := new(big.Int), big.NewInt(58)
+	var out []byte
+	for n.Sign() > 0 {
+		n.DivMod(n, radix, mod)
+		out = append([]byte{base58Alphabet[mod.Int64()]}, out...)
+	}
+	for _, b := range raw {
+		if b != 0 {
+			break
+		}
+		out = append([]byte{'1'}, out...)
+	}
+	return string(out)
 }
