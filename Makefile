@@ -11,7 +11,7 @@ RACE_PKGS = ./sluice/intake/... ./sluice/store/... ./cmd/explore/...
 GATE_SEEDS ?= 40000
 GATE_START ?= 10001
 
-.PHONY: test vet fmt-check lint demo bench fuzz explore gate
+.PHONY: test vet fmt-check lint demo bench fuzz explore gate mutants mutants-ci
 
 ## test: formatting, vet, every unit test, and the race detector on the concurrent packages
 test: fmt-check vet
@@ -41,6 +41,14 @@ explore:
 gate:
 	$(GO) run ./cmd/explore -seeds $(GATE_SEEDS) -seed-start $(GATE_START) -json gate.json
 
+## mutants: the kill table, every mutant against its world, 10,000 seeds each at most
+mutants:
+	$(GO) run ./cmd/explore -mutants -seeds 10000
+
+## mutants-ci: the kill table with CI's budget; fails if a catchable mutant survives
+mutants-ci:
+	$(GO) run ./cmd/explore -mutants -seeds 2000 -json mutants.json
+
 ## bench: Go benchmarks (medians: run with -count and compare with benchstat)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./scenarios/ ./sluice/...
@@ -49,3 +57,4 @@ bench:
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse$$ -fuzztime=30s ./sluice/money/
 	$(GO) test -run='^$$' -fuzz=FuzzParseAddress -fuzztime=30s ./sluice/tron/
+

@@ -205,7 +205,27 @@ func Calm() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "calm": Calm}
+// Zombies is a small world built to wake zombies at the worst moment: a few
+// withdrawals, three workers that often pause just past the lease right
+// before a write, and a node that loses many sends so that rebuilds happen
+// while the zombies sleep. It is the natural catcher of weak fencing.
+func Zombies() Config {
+	c := Chaos()
+	c.Name = "zombies"
+	c.Withdrawals = 8
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.ArrivalSpread = Duration(10 * time.Second)
+	c.Reads = 0
+	c.Workers = 3
+	c.PauseBeforeWriteP = 0.15
+	c.Pauses = durations(35*time.Second, 45*time.Second, 70*time.Second)
+	c.BroadcastLieP = 0.4
+	c.HealAt = Duration(5 * time.Minute)
+	c.StepsMax = 500_000
+	return c
+}
+
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "calm": Calm, "zombies": Zombies}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

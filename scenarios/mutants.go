@@ -2,28 +2,201 @@ package scenarios
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
 )
 
 // Mutant is a deliberately broken variant of the core, used to measure what
-// the checkers catch. Mutants are injected through the interfaces the world
-// already wraps, so no mutant branch exists in the production code at all:
-// the real build cannot be weakened by them.
+// the checkers catch.
+//
+// Mutants are injected through the interfaces the world already wraps (the
+// Store and Node a worker or intake sees, and the configuration), never by
+// branches in sluice itself: the production build contains no mutant code
+// at all, so no flag or build mistake can weaken it. The price is that a
+// guard deep inside the pipeline is broken by making its inputs lie in
+// exactly the way the broken guard would misread them (for instance, "proof
+// from head time" is a SolidBlock that answers with the head); each
+// mutant's doc says how.
 type Mutant struct {
 	Name   string
-	Breaks string // what guard it removes
-	// intakeStore wraps the store intake sees, if the mutant breaks intake.
-	intakeStore func(sluice.Store) sluice.Store
+	Breaks string // the guard it removes, in one line
+	// World is the mutant's natural catcher ("" for chaos).
+	World string
+	// Uncaught explains, for a mutant that no world here can catch, why,
+	// and what would catch it. Such a mutant is still run and reported.
+	Uncaught string
+
+	configure   func(*Config)
+	intakeStore func(w *world, s sluice.Store) sluice.Store
+	workerStore func(a *actor, s sluice.Store) sluice.Store
+	workerNode  func(a *actor, n tron.Node) tron.Node
+	rawBody     bool // requests carry their raw body's hash in the context
 }
 
 // Mutants is the catalog, in a fixed order.
 var Mutants = []Mutant{
 	{
+		Name:   "cas-ignores-token",
+		Breaks: "the CAS is not fenced on the token: a zombie's write lands when the state still matches",
+		World:  "zombies",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store {
+			return casRewrite{s, a, func(row sluice.Operation, c *sluice.Change) {
+				if row.State == c.From {
+					c.Token = row.Token
+				}
+			}}
+		},
+	},
+	{
+		Name:   "cas-ignores-state",
+		Breaks: "the CAS ignores the from-state: a write applies to whatever state the row is in",
+		World:  "zombies",
+		Uncaught: "masked by the token: with token fencing intact only the claim holder can write, and a sequential " +
+			"worker always knows the state it left the row in. It would show together with cas-ignores-token, or with a " +
+			"worker that ran two steps of one operation concurrently.",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store {
+			return casRewrite{s, a, func(row sluice.Operation, c *sluice.Change) {
+				if row.Token == c.Token {
+					c.From = row.State
+				}
+			}}
+		},
+	},
+	{
+		Name:   "claim-ignores-lease",
+		Breaks: "a claim takes rows whose lease is still live",
+		World:  "zombies",
+		Uncaught: "masked by the token: the stolen claim bumps the token, so the previous holder is fenced at its next " +
+			"write. It costs fenced writes, not money; an efficiency metric (fenced writes per operation) or the " +
+			"combination with cas-ignores-token would catch it.",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return leaseBreaker{s, a} },
+	},
+	{
+		Name:        "send-before-write-ahead",
+		Breaks:      "no write-ahead: the bytes are sent before broadcasting is recorded",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return sendFirst{s, a} },
+	},
+	{
+		Name:       "proof-from-wall-clock",
+		Breaks:     "proof of death judged by the worker's wall clock instead of solid chain time",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return solidTime{n, a, wallClock} },
+	},
+	{
+		Name:       "proof-from-node-word",
+		Breaks:     "an expiration or TAPoS answer from the node is taken as proof of death",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return &believer{Node: n, a: a, onCode: true} },
+	},
+	{
+		Name:       "proof-from-head-time",
+		Breaks:     "proof of death judged by head block time instead of solid block time",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return solidTime{n, a, headTime} },
+		// Without reorgs in the mock the rebuild itself does no harm, but its
+		// evidence cites a block that is not solid, and audit-log checks
+		// every citation against the chain.
+	},
+	{
+		Name:      "proof-without-margin",
+		Breaks:    "proof of death without the safety margin (solid time >= expiration)",
+		configure: func(c *Config) { c.Sluice.SafetyMargin = 0 },
+		Uncaught: "the mock node applies TRON's validity rule exactly (a block includes a transaction only while its " +
+			"expiration is later than the parent block's time), so solid time >= expiration is already proof; the margin " +
+			"guards against real nodes and clocks that are off by a slot. A mock whose validity check is off by one slot " +
+			"(judged against the block's own time) would catch it.",
+	},
+	{
+		Name:       "rebuild-after-timeout",
+		Breaks:     "a broadcast timeout is followed by a rebuild (new txid) before any proof of death",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return &believer{Node: n, a: a, onTimeout: true} },
+	},
+	{
+		Name:       "timeout-is-failure",
+		Breaks:     "a broadcast timeout is read as a refusal, and the operation fails",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return timeoutRefuses{n} },
+	},
+	{
+		Name:   "resend-reject-is-terminal",
+		Breaks: "a hard reject of a re-send fails the operation",
+		workerNode: func(a *actor, n tron.Node) tron.Node {
+			return &resendRejectFails{Node: n, a: a, sent: map[tron.Txid]bool{}}
+		},
+		Uncaught: "the worlds have one node, and the core re-sends only after a lookup found the txid unknown on it, so " +
+			"no copy of the bytes is alive anywhere when a re-send is refused (BANDWITH_ERROR does fire in chaos). A world " +
+			"with several nodes, the first send accepted by one and the re-send refused by another, would catch it.",
+	},
+	{
+		Name:       "confirm-before-solid",
+		Breaks:     "confirmed on inclusion, without waiting for the block to be solid",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, markSolid} },
+		Uncaught: "the mock node has no reorgs: a block above the solid head is never replaced, so confirming early is " +
+			"never wrong here. A mock with reorgs of unsolidified blocks (TRON.md allows them) would catch it.",
+	},
+	{
+		Name:       "confirm-ignores-receipt",
+		Breaks:     "confirmed without checking the receipt: a REVERT or OUT_OF_ENERGY counts as paid",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, forgeSuccess} },
+	},
+	{
+		Name:   "confirm-ignores-transfer-log",
+		Breaks: "confirmed without checking the Transfer log's contract, recipient and amount",
+		Uncaught: "the mock's USDT contract always emits exactly the expected Transfer log with a SUCCESS receipt, so the " +
+			"check never decides anything here; a node fault that drops or alters logs (or a fee-on-transfer token) would catch it.",
+	},
+	{
+		Name:        "raw-bytes-hash",
+		Breaks:      "the request hash is taken over the raw body, not the normalized payload (\"1.5\" and \"1.50\" differ)",
+		intakeStore: func(w *world, s sluice.Store) sluice.Store { return rawHash{s} },
+		rawBody:     true,
+	},
+	{
+		Name:        "no-payload-comparison",
+		Breaks:      "intake does not compare payloads: another payload under a used id is replayed",
+		intakeStore: func(w *world, s sluice.Store) sluice.Store { return noCompare{s} },
+	},
+	{
 		Name:        "check-then-insert",
 		Breaks:      "intake looks the id up, then inserts, as two store calls, and believes it created the row",
-		intakeStore: func(s sluice.Store) sluice.Store { return checkThenInsert{s} },
+		intakeStore: func(w *world, s sluice.Store) sluice.Store { return checkThenInsert{s} },
+	},
+	{
+		Name:   "txid-not-unique",
+		Breaks: "the store does not enforce that a txid belongs to one operation",
+		Uncaught: "the core writes the operation id and build number into every raw_data memo, so no two envelopes ever " +
+			"share a txid and the store's check never fires; a core without the memo (two equal withdrawals built in one " +
+			"millisecond) would expose it, and the store conformance suite tests the check directly.",
+	},
+	{
+		Name:   "rebuild-without-evidence",
+		Breaks: "a rebuild files no proof of death in the event log",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store {
+			return casRewrite{s, a, func(_ sluice.Operation, c *sluice.Change) {
+				if !c.RetiredTxid.IsZero() {
+					c.Evidence = nil
+				}
+			}}
+		},
+	},
+	{
+		Name:   "lease-not-renewed",
+		Breaks: "a CAS does not renew the lease",
+		Uncaught: "safety never rests on the lease, only on the token: a lease that lapses mid-work lets another worker " +
+			"claim the row, and the first is fenced at its next write. It costs only extra fenced writes, which an " +
+			"efficiency metric (fenced writes per operation) would catch, not an invariant.",
+	},
+	{
+		Name:   "terminal-writable",
+		Breaks: "terminal rows accept writes",
+		Uncaught: "the core never writes a terminal row: every path to one is fenced by token or state first. The guard " +
+			"is defence in depth against other writers (a person with psql); the PostgreSQL trigger matrix test covers it.",
+	},
+	{
+		Name:        "carry-on-after-fence",
+		Breaks:      "the worker carries on after a fenced write as if it had landed",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a} },
 	},
 }
 
@@ -36,6 +209,9 @@ func mutant(name string) (Mutant, bool) {
 	return Mutant{}, false
 }
 
+// MutantByName returns the named mutant.
+func MutantByName(name string) (Mutant, bool) { return mutant(name) }
+
 // MutantNames lists the catalog's names in order.
 func MutantNames() []string {
 	names := make([]string, len(Mutants))
@@ -43,6 +219,111 @@ func MutantNames() []string {
 		names[i] = m.Name
 	}
 	return names
+}
+
+// --- store-side mutants ---
+
+// casRewrite edits each Change against the row as it really is (read
+// without a yield point, as the broken SQL would see it) before the CAS.
+type casRewrite struct {
+	sluice.Store
+	a    *actor
+	edit func(row sluice.Operation, c *sluice.Change)
+}
+
+func (m casRewrite) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	if row, err := m.a.w.store.Get(ctx, c.ID); err == nil {
+		m.edit(row, &c)
+	}
+	return m.Store.CAS(ctx, c)
+}
+
+// leaseBreaker drops every live lease on claimable rows before claiming, so
+// the claim takes rows that another worker holds.
+type leaseBreaker struct {
+	sluice.Store
+	a *actor
+}
+
+func (m leaseBreaker) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	now := m.a.w.s.Now()
+	for _, row := range m.a.w.store.Snapshot().Operations {
+		if !row.State.Terminal() && row.ClaimedBy != "" && row.LeaseUntil.After(now) && !row.NotBefore.After(now) {
+			m.a.w.store.Release(ctx, row.ID, row.Token, 0)
+		}
+	}
+	return m.Store.Claim(ctx, worker, limit)
+}
+
+// sendFirst sends the envelope before the write-ahead CAS: a crash between
+// the two leaves bytes on the wire and a row that says signed.
+type sendFirst struct {
+	sluice.Store
+	a *actor
+}
+
+func (m sendFirst) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	if c.To == sluice.Broadcasting {
+		if row, err := m.a.w.store.Get(ctx, c.ID); err == nil && row.Token == c.Token && row.State == c.From {
+			m.a.node.Broadcast(ctx, tron.Transaction{Raw: row.Envelope.Raw, Signature: row.Envelope.Signature})
+		}
+	}
+	return m.Store.CAS(ctx, c)
+}
+
+// carryOn turns a fenced write into a pretended success: the worker goes on
+// with its stale view, its state advanced as if the write had landed.
+type carryOn struct {
+	sluice.Store
+	a *actor
+}
+
+func (m carryOn) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	op, err := m.Store.CAS(ctx, c)
+	if !errors.Is(err, sluice.ErrFenced) {
+		return op, err
+	}
+	row, gerr := m.a.w.store.Get(ctx, c.ID)
+	if gerr != nil {
+		return op, err
+	}
+	row.State, row.Token = c.To, c.Token
+	if c.Envelope != nil {
+		row.Envelope = *c.Envelope
+	}
+	return row, nil
+}
+
+// rawHash keys the payload comparison on the raw request body's hash.
+type rawHash struct{ sluice.Store }
+
+type rawBodyKey struct{}
+
+func (m rawHash) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	raw, _ := ctx.Value(rawBodyKey{}).(string)
+	normalized := op.RequestHash
+	op.RequestHash = raw
+	row, created, err := m.Store.Insert(ctx, op)
+	if err == nil && !created && row.RequestHash == raw {
+		row.RequestHash = normalized // same bytes: the service sees a match
+	}
+	return row, created, err
+}
+
+func bodyDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// noCompare makes every existing row look like the caller's payload.
+type noCompare struct{ sluice.Store }
+
+func (m noCompare) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	row, created, err := m.Store.Insert(ctx, op)
+	if err == nil && !created {
+		row.RequestHash = op.RequestHash
+	}
+	return row, created, err
 }
 
 // checkThenInsert is the classic intake race: a lookup, then an insert, as
@@ -60,4 +341,146 @@ func (c checkThenInsert) Insert(ctx context.Context, op sluice.NewOperation) (sl
 	}
 	row, _, err = c.Store.Insert(ctx, op)
 	return row, err == nil, err
+}
+
+// --- node-side mutants ---
+
+type timeSource int
+
+const (
+	wallClock timeSource = iota
+	headTime
+)
+
+// solidTime answers SolidBlock with another notion of "now": the wall clock
+// or the head block's time, which is what a proof judged by them sees.
+type solidTime struct {
+	tron.Node
+	a   *actor
+	src timeSource
+}
+
+func (m solidTime) SolidBlock(ctx context.Context) (tron.Block, error) {
+	b, err := m.Node.SolidBlock(ctx)
+	if err != nil {
+		return b, err
+	}
+	switch m.src {
+	case wallClock:
+		b.Time = m.a.w.s.Now().Add(m.a.skew)
+	case headTime:
+		return m.Node.HeadBlock(ctx)
+	}
+	return b, nil
+}
+
+// believer takes a word from the node (an expiration or TAPoS answer, or a
+// timeout) as proof of death: the next observation of that txid reports it
+// unknown under a solid block far past its deadline.
+type believer struct {
+	tron.Node
+	a         *actor
+	onCode    bool
+	onTimeout bool
+	dead      map[tron.Txid]bool
+	pending   bool
+}
+
+func (m *believer) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	res, err := m.Node.Broadcast(ctx, tx)
+	if (m.onTimeout && err != nil) || (m.onCode && err == nil && tron.Read(res.Code) == tron.NotProof) {
+		if m.dead == nil {
+			m.dead = map[tron.Txid]bool{}
+		}
+		m.dead[tx.Txid()] = true
+		m.pending = true
+	}
+	return res, err
+}
+
+func (m *believer) SolidBlock(ctx context.Context) (tron.Block, error) {
+	b, err := m.Node.SolidBlock(ctx)
+	if err == nil && m.pending {
+		b.Time = b.Time.Add(48 * time.Hour)
+	}
+	return b, err
+}
+
+func (m *believer) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	if m.dead[id] {
+		delete(m.dead, id)
+		m.pending = len(m.dead) > 0
+		return tron.TxInfo{Txid: id, Status: tron.Unknown}, nil
+	}
+	return m.Node.Lookup(ctx, id)
+}
+
+// timeoutRefuses turns a broadcast timeout into a hard reject, which a first
+// send reads as a refusal for good.
+type timeoutRefuses struct{ tron.Node }
+
+func (m timeoutRefuses) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	res, err := m.Node.Broadcast(ctx, tx)
+	if err != nil {
+		return tron.BroadcastResult{Code: tron.CodeSigError, Message: "timeout read as refusal (mutant)"}, nil
+	}
+	return res, err
+}
+
+// resendRejectFails fails the operation when a re-send is hard-rejected, as
+// a core that made such a reject terminal would.
+type resendRejectFails struct {
+	tron.Node
+	a    *actor
+	sent map[tron.Txid]bool
+}
+
+func (m *resendRejectFails) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	id := tx.Txid()
+	res, err := m.Node.Broadcast(ctx, tx)
+	if err == nil && m.sent[id] && tron.Read(res.Code) == tron.HardReject {
+		if owner, ok := m.a.w.store.TxidOwner(id); ok {
+			if row, gerr := m.a.w.store.Get(ctx, owner); gerr == nil {
+				m.a.w.store.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
+					From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Note: "re-send rejected (mutant)"})
+			}
+		}
+	}
+	m.sent[id] = true
+	return res, err
+}
+
+// lookupRewrite edits lookup answers as a broken confirmation check would
+// misread them.
+type lookupRewrite struct {
+	tron.Node
+	a    *actor
+	edit func(a *actor, info *tron.TxInfo)
+}
+
+func (m lookupRewrite) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	info, err := m.Node.Lookup(ctx, id)
+	if err == nil && info.Status == tron.Included {
+		m.edit(m.a, &info)
+	}
+	return info, err
+}
+
+func markSolid(_ *actor, info *tron.TxInfo) { info.Solid = true }
+
+// forgeSuccess reads any receipt as SUCCESS with the expected Transfer log.
+func forgeSuccess(a *actor, info *tron.TxInfo) {
+	if info.Receipt == tron.ReceiptSuccess {
+		return
+	}
+	owner, ok := a.w.store.TxidOwner(info.Txid)
+	if !ok {
+		return
+	}
+	row, err := a.w.store.Get(context.Background(), owner)
+	if err != nil {
+		return
+	}
+	info.Receipt = tron.ReceiptSuccess
+	info.Logs = []tron.Log{tron.TransferLog(tron.USDTContract, a.w.hot, row.Request.To, uint64(row.Request.Amount))}
 }

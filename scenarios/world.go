@@ -27,7 +27,7 @@ import (
 // ModelVersion fingerprints how the worlds model sluice. Bump it whenever a
 // change makes old traces ask different questions, so that replaying one says
 // so up front instead of diverging mysteriously.
-const ModelVersion = "worlds/2"
+const ModelVersion = "worlds/3"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -121,6 +121,7 @@ type world struct {
 	tally   map[string]int
 	intake  []model.IntakeRecord
 	handler http.Handler
+	rawBody bool
 	reads   []model.ReadRecord
 	lclock  int64
 	ids     []string
@@ -135,6 +136,11 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		began = o.Now()
 	}
 	tracing := o.Tracing
+	header := cfg // the trace records the world as named, the mutant by name
+	m, _ := mutant(cfg.Mutant)
+	if m.configure != nil {
+		m.configure(&cfg)
+	}
 	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing})
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	w := &world{
@@ -159,6 +165,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	})
 	w.node.SetFaults(w.nodeFault)
 	w.handler = w.newHandler()
+	w.rawBody = m.rawBody
 
 	w.spawnClients()
 	if cfg.Reads > 0 {
@@ -194,7 +201,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	res.Tally = w.faultTally()
 	if tracing {
-		cfgJSON, _ := json.Marshal(cfg)
+		cfgJSON, _ := json.Marshal(header)
 		verdict, _ := json.Marshal(res.Violations)
 		res.Trace = &sim.Trace{
 			Header: sim.Header{World: cfg.Name, Config: cfgJSON, Seed: seed, Strategy: strategyName, Model: ModelVersion},
@@ -347,6 +354,9 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 			panic(fmt.Sprintf("building %s %s: %v", method, path, err))
 		}
 		req.RequestURI = path
+		if w.rawBody {
+			req = req.WithContext(context.WithValue(w.ctx, rawBodyKey{}, bodyDigest(body)))
+		}
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
@@ -444,7 +454,7 @@ func (w *world) tick() int64 {
 func (w *world) newHandler() http.Handler {
 	var st sluice.Store = serverStore{w}
 	if m, ok := mutant(w.cfg.Mutant); ok && m.intakeStore != nil {
-		st = m.intakeStore(st)
+		st = m.intakeStore(w, st)
 	}
 	return intake.NewHandler(&intake.Service{Store: st})
 }
@@ -489,10 +499,20 @@ func (w *world) spawnWorker(slot, gen int) {
 				w.tally["clock-skew"]++
 			}
 		}
+		var st sluice.Store = storeView{a}
+		a.node = node{a: a, inner: w.node.Client(name)}
+		if m, ok := mutant(w.cfg.Mutant); ok {
+			if m.workerStore != nil {
+				st = m.workerStore(a, st)
+			}
+			if m.workerNode != nil {
+				a.node = m.workerNode(a, a.node)
+			}
+		}
 		worker := &sluice.Worker{
 			ID: sluice.WorkerID(name),
 			Pipeline: &sluice.Pipeline{
-				Store: storeView{a}, Node: node{a: a, inner: w.node.Client(name)}, Signer: signer{a: a, inner: w.sign},
+				Store: st, Node: a.node, Signer: signer{a: a, inner: w.sign},
 				Clock: clock{a}, HotWallet: w.hot, Config: w.cfg.Sluice,
 			},
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
@@ -558,7 +578,7 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 var broadcastLies = []mocknode.Fault{
 	mocknode.LoseRequest, mocknode.AcceptThenTimeout, mocknode.Busy, mocknode.NoConnection,
 	mocknode.UnknownCode, mocknode.RelayFailAfterAccept, mocknode.OtherErrorAfterAccept,
-	mocknode.ExpirationLie, mocknode.TaposLie,
+	mocknode.ExpirationLie, mocknode.TaposLie, mocknode.BandwidthExhausted,
 }
 
 // chainLoop injects chain and pool events until the heal point: node

@@ -19,8 +19,9 @@ import (
 type actor struct {
 	w      *world
 	p      *sim.Proc
-	worker bool // only workers crash, pause and have their clocks jump
-	server bool // a server process handling one HTTP request: may stall
+	worker bool      // only workers crash, pause and have their clocks jump
+	server bool      // a server process handling one HTTP request: may stall
+	node   tron.Node // a worker's node, as its pipeline sees it
 	skew   time.Duration
 }
 

@@ -61,6 +61,9 @@ type options struct {
 	shardI    int
 	shardN    int
 	progress  bool
+	list      bool
+	mutants   bool
+	seedsSet  bool
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -79,6 +82,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "run `P` seeds at once (each seed stays single-threaded)")
 	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N)")
 	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
+	fs.BoolVar(&o.list, "list-mutants", false, "print the mutant catalog, one a line, and exit")
+	fs.BoolVar(&o.mutants, "mutants", false, "run every mutant against its world (budget: -seeds, default 10000) and print the kill table")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -87,6 +92,14 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.seedsSet = set["seeds"]
+	if o.mutants {
+		for _, f := range []string{"seed", "replay", "mutant", "world", "shard", "trace"} {
+			if set[f] {
+				return nil, fmt.Errorf("-mutants runs the whole catalog on each mutant's own world: drop -%s", f)
+			}
+		}
+	}
 	if *seed != "" {
 		v, err := strconv.ParseUint(*seed, 10, 64)
 		if err != nil {
@@ -143,6 +156,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch {
+	case o.list:
+		return listMutants(stdout)
+	case o.mutants:
+		budget := 10000
+		if o.seedsSet {
+			budget = o.seeds
+		}
+		return mutants(o, budget, stdout, stderr)
 	case o.replay != "":
 		return replay(o, stdout, stderr)
 	case o.seedSet:

@@ -184,3 +184,36 @@ func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
 		t.Errorf("replay exit %d:\n%s", code, out)
 	}
 }
+
+// Goal: the catalog lists one mutant a line, name first.
+func TestListMutants(t *testing.T) {
+	code, out, _ := cli(t, "-list-mutants")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) < 21 {
+		t.Fatalf("exit %d, %d lines, want 0 and at least 21 mutants", code, len(lines))
+	}
+	if !strings.HasPrefix(lines[0], "cas-ignores-token ") {
+		t.Errorf("first line %q does not start with the mutant's name", lines[0])
+	}
+}
+
+// Goal: a survivor never passes silently. With a budget too small for the
+// token-fencing mutant (its first kill is seed 65 of zombies), the table
+// says it survived and the run fails; listed survivors carry their reason.
+func TestKillTableSurvivorFails(t *testing.T) {
+	dir := t.TempDir()
+	j := filepath.Join(dir, "k.json")
+	code, out, _ := cli(t, "-mutants", "-seeds", "3", "-json", j)
+	if code != exitViolation {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{"cas-ignores-token", "SURVIVED 3 seeds", "SURVIVES (listed)", "real core on chaos, same budget: green"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kill table lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(j)
+	if err != nil || !bytes.Contains(b, []byte(`"verdict": "survived"`)) {
+		t.Errorf("JSON kill table: %v\n%s", err, b)
+	}
+}

@@ -41,6 +41,9 @@ func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResu
 	case NoConnection:
 		w.Fired = true
 		res = tron.BroadcastResult{Code: tron.CodeNoConnection, Message: "no connection (injected)"}
+	case BandwidthExhausted:
+		w.Fired = true
+		res = tron.BroadcastResult{Code: tron.CodeBandwidthError, Message: "account out of bandwidth (injected)"}
 	default:
 		w.Reached = true
 		res = n.accept(tx, id)

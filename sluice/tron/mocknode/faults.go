@@ -83,6 +83,12 @@ const (
 	// caller sees tron.ErrTimeout.
 	QueryTimeout
 
+	// BandwidthExhausted: the node refuses the broadcast with BANDWITH_ERROR
+	// without taking it: the hot wallet is out of bandwidth for now. It can
+	// hit a re-send while an earlier send of the same bytes sits in a pool,
+	// which is why a hard reject of a re-send must not be terminal.
+	BandwidthExhausted
+
 	faultEnd // one past the last fault; not a fault
 )
 
@@ -110,6 +116,8 @@ func (f Fault) String() string {
 		return "tapos-lie"
 	case QueryTimeout:
 		return "query-timeout"
+	case BandwidthExhausted:
+		return "bandwidth-exhausted"
 	}
 	return fmt.Sprintf("fault(%d)", int(f))
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sluicesim/scenarios"
+)
+
+// killRow is one line of the kill table.
+type killRow struct {
+	Mutant      string   `json:"mutant"`
+	Breaks      string   `json:"breaks"`
+	World       string   `json:"world"`
+	Verdict     string   `json:"verdict"` // killed, survived, survived-as-listed, killed-though-listed
+	SeedsToKill uint64   `json:"seeds_to_kill,omitempty"`
+	KillingSeed uint64   `json:"killing_seed,omitempty"`
+	Invariants  []string `json:"invariants,omitempty"`
+	Replay      string   `json:"replay,omitempty"`
+	Uncaught    string   `json:"uncaught,omitempty"`
+	SeedsRun    int      `json:"seeds_run"`
+}
+
+type killTable struct {
+	Budget     int            `json:"budget_seeds"`
+	SeedStart  uint64         `json:"seed_start"`
+	Rows       []killRow      `json:"mutants"`
+	Baseline   map[string]int `json:"real_core_seeds_failed"` // per world, over the same budget
+	Killed     int            `json:"killed"`
+	Catchable  int            `json:"catchable"`
+	MedianKill uint64         `json:"median_seeds_to_kill"`
+	WorstKill  uint64         `json:"worst_seeds_to_kill"`
+	Timing     float64        `json:"seconds"`
+}
+
+// listMutants prints the catalog, one mutant a line: its name first.
+func listMutants(w io.Writer) int {
+	for _, m := range scenarios.Mutants {
+		note := ""
+		if m.Uncaught != "" {
+			note = "  [no world here catches it: see -mutants]"
+		}
+		fmt.Fprintf(w, "%-30s %s%s\n", m.Name, m.Breaks, note)
+	}
+	return exitOK
+}
+
+// firstKill runs seeds from start (at most budget of them) in parallel and
+// returns the lowest failing seed, or 0. Every seed below the one returned
+// has run, so the answer does not depend on scheduling.
+func firstKill(cfg scenarios.Config, start uint64, budget, parallel int) (seed uint64, res *scenarios.Result, run int) {
+	var next atomic.Int64
+	var mu sync.Mutex
+	bound := int64(budget) // index of the lowest failure found so far
+	var found *scenarios.Result
+	var ran atomic.Int64
+	var wg sync.WaitGroup
+	for range min(parallel, budget) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := next.Add(1) - 1
+				mu.Lock()
+				stop := k >= bound
+				mu.Unlock()
+				if stop {
+					return
+				}
+				r := scenarios.Run(cfg, start+uint64(k), scenarios.Options{})
+				ran.Add(1)
+				if r.Failed() {
+					mu.Lock()
+					if k < bound {
+						bound, found = k, r
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if found == nil {
+		return 0, nil, int(ran.Load())
+	}
+	return found.Seed, found, int(bound) + 1
+}
+
+// mutants runs every mutant against its natural world with a seed budget
+// and prints the kill table. A catchable mutant that survives fails the run.
+func mutants(o *options, budget int, stdout, stderr io.Writer) int {
+	began := time.Now()
+	table := killTable{Budget: budget, SeedStart: o.seedStart, Baseline: map[string]int{}}
+	var kills []uint64
+	worldsUsed := map[string]bool{}
+	for i, m := range scenarios.Mutants {
+		world := m.World
+		if world == "" {
+			world = "chaos"
+		}
+		worldsUsed[world] = true
+		cfg, _ := scenarios.World(world)
+		cfg.Mutant = m.Name
+		if o.progress {
+			fmt.Fprintf(stderr, "\r\033[Kmutant %d/%d: %s", i+1, len(scenarios.Mutants), m.Name)
+		}
+		seed, res, ran := firstKill(cfg, o.seedStart, budget, o.parallel)
+		row := killRow{Mutant: m.Name, Breaks: m.Breaks, World: world, Uncaught: m.Uncaught, SeedsRun: ran}
+		if m.Uncaught == "" {
+			table.Catchable++
+		}
+		switch {
+		case res != nil:
+			row.Verdict = "killed"
+			if m.Uncaught != "" {
+				row.Verdict = "killed-though-listed"
+			}
+			row.KillingSeed, row.SeedsToKill = seed, seed-o.seedStart+1
+			for _, v := range res.Violations {
+				if !slices.Contains(row.Invariants, v.Invariant) {
+					row.Invariants = append(row.Invariants, v.Invariant)
+				}
+			}
+			row.Replay = fmt.Sprintf("go run ./cmd/explore -world %s -mutant %s -seed %d -trace %s-seed%d.trace.jsonl", world, m.Name, seed, m.Name, seed)
+			table.Killed++
+			kills = append(kills, row.SeedsToKill)
+		case m.Uncaught != "":
+			row.Verdict = "survived-as-listed"
+		default:
+			row.Verdict = "survived"
+		}
+		table.Rows = append(table.Rows, row)
+	}
+	// The real core under the same budgets, on every world the table used.
+	var names []string
+	for w := range worldsUsed {
+		names = append(names, w)
+	}
+	slices.Sort(names)
+	for _, world := range names {
+		cfg, _ := scenarios.World(world)
+		_, res, _ := firstKill(cfg, o.seedStart, budget, o.parallel)
+		table.Baseline[world] = 0
+		if res != nil {
+			table.Baseline[world] = 1
+		}
+	}
+	if o.progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	slices.Sort(kills)
+	if len(kills) > 0 {
+		table.MedianKill = kills[len(kills)/2]
+		table.WorstKill = kills[len(kills)-1]
+	}
+	table.Timing = time.Since(began).Seconds()
+
+	fmt.Fprintf(stdout, "kill table: %d mutants, budget %d seeds each from seed %d\n\n", len(table.Rows), budget, o.seedStart)
+	fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", "mutant", "world", "verdict", "seeds", "caught by")
+	failed := false
+	for _, r := range table.Rows {
+		seeds := "-"
+		if r.SeedsToKill > 0 {
+			seeds = fmt.Sprint(r.SeedsToKill)
+		}
+		fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", r.Mutant, r.World, r.Verdict, seeds, strings.Join(r.Invariants, ", "))
+		if r.Verdict == "survived" {
+			failed = true
+		}
+	}
+	fmt.Fprintf(stdout, "\nkilled %d of %d catchable mutants; seeds to first kill: median %d, worst %d\n",
+		table.Killed-countVerdict(table.Rows, "killed-though-listed"), table.Catchable, table.MedianKill, table.WorstKill)
+	for _, world := range names {
+		status := "green"
+		if table.Baseline[world] != 0 {
+			status = "RED: the real core fails"
+			failed = true
+		}
+		fmt.Fprintf(stdout, "real core on %s, same budget: %s\n", world, status)
+	}
+	fmt.Fprintln(stdout, "\nwhat each mutant breaks, and how to replay its kill:")
+	for _, r := range table.Rows {
+		fmt.Fprintf(stdout, "  %s: %s\n", r.Mutant, r.Breaks)
+		if r.Replay != "" {
+			fmt.Fprintf(stdout, "    replay: %s\n", r.Replay)
+		}
+		switch r.Verdict {
+		case "survived-as-listed":
+			fmt.Fprintf(stdout, "    SURVIVES (listed): %s\n", r.Uncaught)
+		case "killed-though-listed":
+			fmt.Fprintf(stdout, "    killed although listed as uncaught: update the catalog (%s)\n", r.Uncaught)
+		case "survived":
+			fmt.Fprintf(stdout, "    SURVIVED %d seeds: the checker missed it\n", r.SeedsRun)
+		}
+	}
+	if o.json != "" {
+		b, _ := json.MarshalIndent(table, "", "  ")
+		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+	}
+	fmt.Fprintf(stdout, "\nran the kill table in %.1fs\n", table.Timing)
+	if failed {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func countVerdict(rows []killRow, v string) int {
+	n := 0
+	for _, r := range rows {
+		if r.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
