@@ -41,6 +41,12 @@ type Result struct {
 	Failure    string        // a panic or divergence, also reported as a violation
 	Trace      *sim.Trace    // only when tracing
 
+	// Stats are what the run did, for reports: always filled.
+	Stats Stats
+
+	// Snapshot is what the checkers looked at (only when tracing).
+	Snapshot *model.Snapshot
+
 	// Linearizability is the intake check's report (only when tracing),
 	// for drawing porcupine's visualization.
 	Linearizability *model.LinearizabilityReport
@@ -183,6 +189,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed()}
 	snap := w.snapshot(errors.Is(err, sim.ErrBudget))
 	res.Violations = model.Check(snap)
+	res.Stats = statsOf(snap)
 	var linBegan time.Time
 	if o.Now != nil {
 		linBegan = o.Now()
@@ -194,6 +201,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	res.Violations = append(res.Violations, lin...)
 	if tracing {
 		res.Linearizability = linRep
+		res.Snapshot = snap
 	}
 	if err != nil && !errors.Is(err, sim.ErrBudget) {
 		res.Failure = err.Error()
@@ -673,4 +681,37 @@ func (w *world) faultTally() []model.Tally {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
+}
+
+// Stats summarize one run for reports.
+type Stats struct {
+	// Transitions counts the event log's edges: [from][to].
+	Transitions [sluice.Rejected + 1][sluice.Rejected + 1]int
+	// ConfirmTimes is, per confirmed operation, the virtual time from its
+	// creation to its confirmation, in creation order.
+	ConfirmTimes []time.Duration
+	// Rebuilds is, per operation, how many envelopes it retired.
+	Rebuilds []int
+}
+
+func statsOf(snap *model.Snapshot) Stats {
+	var st Stats
+	created := map[sluice.OperationID]time.Time{}
+	rebuilds := map[sluice.OperationID]int{}
+	for _, e := range snap.Events {
+		st.Transitions[e.From][e.To]++
+		if e.From == sluice.None {
+			created[e.OperationID] = e.At
+		}
+		if !e.RetiredTxid.IsZero() {
+			rebuilds[e.OperationID]++
+		}
+	}
+	for _, op := range snap.Operations {
+		st.Rebuilds = append(st.Rebuilds, rebuilds[op.ID])
+		if op.State == sluice.Confirmed {
+			st.ConfirmTimes = append(st.ConfirmTimes, op.UpdatedAt.Sub(created[op.ID]))
+		}
+	}
+	return st
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sluicesim/sim"
+	"sluicesim/sluice"
 )
 
 // Goal: determinism is the product. A sample of seeds, each run twice with
@@ -171,5 +172,31 @@ func TestMutantTraceReplays(t *testing.T) {
 	bad.Mutant = "no-such-mutant"
 	if err := bad.Validate(); err == nil {
 		t.Error("Validate accepted an unknown mutant")
+	}
+}
+
+// Goal: the stats a report draws on agree with the run's event log.
+func TestStatsAgreeWithTheLog(t *testing.T) {
+	res := Run(Chaos(), 2, Options{Tracing: true})
+	confirmed := 0
+	for _, op := range res.Snapshot.Operations {
+		if op.State == sluice.Confirmed {
+			confirmed++
+		}
+	}
+	if len(res.Stats.ConfirmTimes) != confirmed || confirmed == 0 {
+		t.Errorf("%d confirm times for %d confirmed operations", len(res.Stats.ConfirmTimes), confirmed)
+	}
+	total := 0
+	for _, row := range res.Stats.Transitions {
+		for _, n := range row {
+			total += n
+		}
+	}
+	if total != len(res.Snapshot.Events) {
+		t.Errorf("transitions count %d events, the log has %d", total, len(res.Snapshot.Events))
+	}
+	if got := res.Stats.Transitions[sluice.Broadcast][sluice.Confirmed]; got != confirmed {
+		t.Errorf("broadcast->confirmed hit %d times, want %d", got, confirmed)
 	}
 }
