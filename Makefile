@@ -13,10 +13,14 @@ GATE_START ?= 10001
 
 .PHONY: test vet fmt-check lint demo bench fuzz explore gate mutants mutants-ci
 
-## test: formatting, vet, every unit test, and the race detector on the concurrent packages
+## test: formatting, vet, every unit test (the PostgreSQL tier included: without
+## DATABASE_URL it installs and starts a private cluster and stops it afterwards),
+## and the race detector on the concurrent packages
 test: fmt-check vet
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	@set -e; \
+	if [ -z "$$DATABASE_URL" ]; then eval "$$(.ci/postgres.sh start)"; trap '.ci/postgres.sh stop' EXIT; fi; \
+	$(GO) test -count=1 ./...; \
+	$(GO) test -count=1 -race $(RACE_PKGS) ./sluice/store/postgres/...
 
 vet:
 	$(GO) vet ./...
@@ -58,3 +62,9 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse$$ -fuzztime=30s ./sluice/money/
 	$(GO) test -run='^$$' -fuzz=FuzzParseAddress -fuzztime=30s ./sluice/tron/
 
+## test-pg: the PostgreSQL tier (store conformance, schema guards, real concurrency); needs DATABASE_URL (eval "$$(.ci/postgres.sh start)")
+.PHONY: test-pg
+test-pg:
+	@if [ -z "$$DATABASE_URL" ]; then echo "test-pg: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
+	$(GO) test -count=1 ./sluice/store/postgres/... ./cmd/sluice/...
+	$(GO) test -count=1 -race ./sluice/store/postgres/...

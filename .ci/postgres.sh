@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# A private, throwaway PostgreSQL cluster for the PostgreSQL test tier.
+#
+#   eval "$(.ci/postgres.sh start)"   # installs if missing, starts, exports DATABASE_URL and SLUICE_PG_DIR
+#   .ci/postgres.sh stop               # stops the cluster named by SLUICE_PG_DIR and removes it
+#
+# The cluster lives in a temporary directory, listens on 127.0.0.1 only, on a
+# free port, with fsync off: it holds test data that nobody wants back, and a
+# crash only costs a rerun. Nothing touches a system cluster.
+#
+# start prints shell assignments on stdout (for eval) and its progress on
+# stderr, so `eval "$(...)"` exports only what it should.
+set -euo pipefail
+
+log() { echo "postgres.sh: $*" >&2; }
+
+# The server binaries are not on PATH in Debian's packaging; find the newest.
+pg_bindir() {
+	local d
+	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+	if [ -z "$d" ] || [ ! -x "$d/initdb" ]; then
+		return 1
+	fi
+	echo "$d"
+}
+
+# as_postgres runs a command as the postgres user: initdb and the server refuse
+# to run as root.
+as_postgres() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+free_port() {
+	python3 - <<'PY' 2>/dev/null || echo $((20000 + RANDOM % 20000))
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+start() {
+	local bindir
+	if ! bindir=$(pg_bindir); then
+		log "PostgreSQL not found; installing Debian's package"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update >&2
+		apt-get install -y postgresql >&2
+		bindir=$(pg_bindir)
+	fi
+	local dir port
+	dir=$(mktemp -d /tmp/sluice-pg.XXXXXX)
+	chmod 755 "$dir"
+	if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+	port=$(free_port)
+	log "initdb in $dir ($bindir)"
+	as_postgres "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+	log "starting on 127.0.0.1:$port"
+	as_postgres "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 start \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null
+	as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres sluice
+	local url="postgres://postgres@127.0.0.1:$port/sluice?sslmode=disable"
+	log "DATABASE_URL=$url"
+	echo "export DATABASE_URL='$url'"
+	echo "export SLUICE_PG_DIR='$dir'"
+}
+
+stop() {
+	local dir=${1:-${SLUICE_PG_DIR:-}}
+	if [ -z "$dir" ] || [ ! -d "$dir/data" ]; then
+		log "stop: no cluster (SLUICE_PG_DIR unset or gone)"
+		return 0
+	fi
+	local bindir
+	bindir=$(pg_bindir)
+	as_postgres "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true
+	rm -rf "$dir"
+	log "stopped and removed $dir"
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop "${2:-}" ;;
+*)
+	echo "usage: $0 start | stop [dir]" >&2
+	exit 2
+	;;
+esac

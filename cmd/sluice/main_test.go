@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"sluicesim/sluice/tron"
+)
+
+// Goal: serve, end to end on loopback: a withdrawal is accepted once,
+// replayed idempotently, refused when its id is reused with another payload,
+// paid by the workers on the mock chain, and the process shuts down cleanly
+// when its context ends (what SIGINT/SIGTERM do).
+func TestServeMemory(t *testing.T) {
+	exercise(t, config{storeKind: "memory"})
+}
+
+// Goal: the same story against PostgreSQL, in a schema of its own.
+func TestServePostgres(t *testing.T) {
+	base := os.Getenv("DATABASE_URL")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("DATABASE_URL is unset and CI=true: the PostgreSQL tier must run in CI")
+		}
+		t.Skip("DATABASE_URL unset: skipping (start one with: eval \"$(.ci/postgres.sh start)\")")
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	schema := "sluice_serve_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	exercise(t, config{storeKind: "postgres", databaseURL: u.String()})
+}
+
+func exercise(t *testing.T, cfg config) {
+	cfg.addr = "127.0.0.1:0"
+	cfg.workers = 3
+	cfg.lease = 5 * time.Second
+	cfg.solidLag = 1
+	cfg.idleSleep = 50 * time.Millisecond
+	cfg.shutdownMax = 5 * time.Second
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	logs := &syncWriter{w: &strings.Builder{}}
+	go func() { done <- serve(ctx, cfg, logs, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not start within 20s")
+	}
+	base := "http://" + addr
+	to := tron.AddressFromBytes20([20]byte{0xc1, 0x1e, 0x47}).String()
+	const id = "11111111-1111-4111-8111-111111111111"
+	body := func(amount string) string {
+		return fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":%q,"asset":"USDT-TRC20"}`, id, to, amount)
+	}
+	post := func(b string) (int, http.Header) {
+		t.Helper()
+		resp, err := http.Post(base+"/v1/withdrawals", "application/json", strings.NewReader(b))
+		if err != nil {
+			t.Fatalf("POST: %v", err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header
+	}
+	if code, _ := post(body("12.50")); code != http.StatusCreated {
+		t.Errorf("first POST: %d, want 201", code)
+	}
+	if code, h := post(body("12.5")); code != http.StatusOK || h.Get("X-Idempotent-Replay") != "true" {
+		t.Errorf("replay POST: %d replay=%q, want 200 and true", code, h.Get("X-Idempotent-Replay"))
+	}
+	if code, _ := post(body("13")); code != http.StatusConflict {
+		t.Errorf("conflicting POST: %d, want 409", code)
+	}
+	if code, _ := post(`{"operation_id":"` + strings.Repeat("x", 64<<10) + `"}`); code < 400 || code >= 500 {
+		t.Errorf("oversized POST: %d, want a 4xx", code)
+	}
+
+	// Blocks come every 3 s of real time; with a solid lag of 1 the
+	// withdrawal is final within a few slots.
+	deadline := time.Now().Add(60 * time.Second)
+	state := ""
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/v1/withdrawals/" + id)
+		if err != nil {
+			t.Fatalf("GET: %v", err)
+		}
+		var got struct {
+			State string `json:"state"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("GET: decode: %v", err)
+		}
+		if state = got.State; state == "confirmed" || state == "failed" || state == "rejected" {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if state != "confirmed" {
+		t.Errorf("withdrawal state after waiting: %q, want confirmed", state)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not shut down within 15s of its context ending")
+	}
+	if !strings.Contains(logs.String(), "THIS IS A MOCK") {
+		t.Errorf("startup log does not say the node is a mock:\n%s", logs.String())
+	}
+	if t.Failed() {
+		t.Logf("serve log:\n%s", logs.String())
+	}
+}

@@ -1,0 +1,358 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
+)
+
+func opID(n int) sluice.OperationID {
+	return sluice.OperationID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n))
+}
+
+func newOp(n int) sluice.NewOperation {
+	sum := sha256.Sum256([]byte(opID(n)))
+	return sluice.NewOperation{
+		ID:          opID(n),
+		Request:     sluice.Request{To: tron.AddressFromBytes20([20]byte{0xbb, 1}), Amount: 1_000_001, Asset: sluice.Asset},
+		RequestHash: hex.EncodeToString(sum[:]),
+	}
+}
+
+func mustInsert(t *testing.T, s *Store, n int) {
+	t.Helper()
+	if _, created, err := s.Insert(context.Background(), newOp(n)); err != nil || !created {
+		t.Fatalf("Insert(%d) = created %v, err %v", n, created, err)
+	}
+}
+
+// Goal: concurrent claimers on separate connections never share a row.
+// Method: 12 goroutines claim small batches until nothing is left, with
+// time frozen so no lease lapses; every row must be claimed exactly once.
+func TestClaimSkipLockedExclusive(t *testing.T) {
+	const rows, workers = 120, 12
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	for n := 1; n <= rows; n++ {
+		mustInsert(t, s, n)
+	}
+	var (
+		mu     sync.Mutex
+		owners = map[sluice.OperationID][]sluice.WorkerID{}
+		wg     sync.WaitGroup
+	)
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			worker := sluice.WorkerID(fmt.Sprintf("w%d", w))
+			for range rows { // bounded: each round claims at least one row or stops
+				ops, err := s.Claim(context.Background(), worker, 3)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(ops) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, op := range ops {
+					owners[op.ID] = append(owners[op.ID], worker)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Claim: %v", err)
+	}
+	for n := 1; n <= rows; n++ {
+		if got := owners[opID(n)]; len(got) != 1 {
+			t.Errorf("%s claimed by %v, want exactly one worker", opID(n), got)
+		}
+	}
+	if ops, err := s.Claim(context.Background(), "late", rows); err != nil || len(ops) != 0 {
+		t.Errorf("Claim after all are leased = %d rows, err %v; want none", len(ops), err)
+	}
+}
+
+// Goal: a claim never waits on a row another transaction holds; it takes
+// the next one. Method: lock the oldest row from a raw transaction and claim
+// under a short deadline.
+func TestClaimDoesNotBlockOnLockedRows(t *testing.T) {
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	mustInsert(t, s, 1)
+	mustInsert(t, s, 2)
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM operations WHERE id = $1 FOR UPDATE`, string(opID(1))); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	ops, err := s.Claim(cctx, "w1", 10)
+	if err != nil {
+		t.Fatalf("Claim while row 1 is locked: %v (blocked?)", err)
+	}
+	if len(ops) != 1 || ops[0].ID != opID(2) {
+		t.Errorf("Claim while row 1 is locked = %v, want only %s", ops, opID(2))
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ops, err := s.Claim(ctx, "w2", 10); err != nil || len(ops) != 1 || ops[0].ID != opID(1) {
+		t.Errorf("Claim after the lock is gone = %v, %v; want %s", ops, err, opID(1))
+	}
+}
+
+// Goal: 32 identical submissions racing on separate connections make one
+// row, one creation event, and exactly one "created".
+func TestInsertRaceMakesOneRow(t *testing.T) {
+	const racers = 32
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		created int
+		errs    []error
+	)
+	start := make(chan struct{})
+	for range racers {
+		wg.Go(func() {
+			<-start
+			op, c, err := s.Insert(context.Background(), newOp(1))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			if op.ID != opID(1) || op.State != sluice.Requested {
+				errs = append(errs, fmt.Errorf("Insert returned %s in %s", op.ID, op.State))
+			}
+			if c {
+				created++
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		t.Errorf("Insert: %v", err)
+	}
+	if created != 1 {
+		t.Errorf("%d of %d racing inserts said created, want exactly 1", created, racers)
+	}
+	var rows, events int
+	if err := s.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM operations), (SELECT count(*) FROM events)`).Scan(&rows, &events); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 || events != 1 {
+		t.Errorf("after the race: %d rows, %d events; want 1 and 1", rows, events)
+	}
+}
+
+// Goal: the fencing predicate itself, run as raw SQL, refuses a stale
+// token: the very statement CAS uses updates zero rows for a zombie and one
+// row for the holder.
+func TestStaleTokenUpdatesZeroRows(t *testing.T) {
+	clock := &storetest.Clock{}
+	s := newStore(t, clock, time.Minute)
+	mustInsert(t, s, 1)
+	ctx := context.Background()
+	first, err := s.Claim(ctx, "w1", 1)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("Claim: %v %v", first, err)
+	}
+	clock.Advance(time.Minute)
+	second, err := s.Claim(ctx, "w2", 1)
+	if err != nil || len(second) != 1 {
+		t.Fatalf("second Claim: %v %v", second, err)
+	}
+	update := func(token sluice.FencingToken) int64 {
+		t.Helper()
+		var n int64
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, casUpdateSQL, int64(0), string(opID(1)), int64(token), "requested", "validated",
+				false, nil, nil, nil, 0, "", int64(time.Minute))
+			n = tag.RowsAffected()
+			if err != nil {
+				return err
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			t.Fatalf("raw CAS update with token %d: %v", token, err)
+		}
+		return n
+	}
+	if n := update(first[0].Token); n != 0 {
+		t.Errorf("raw CAS update with the stale token %d: %d rows, want 0", first[0].Token, n)
+	}
+	if n := update(second[0].Token); n != 1 {
+		t.Errorf("raw CAS update with the current token %d: %d rows, want 1", second[0].Token, n)
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM operations WHERE id = $1 AND token = $2 AND state = 'requested'`,
+		string(opID(1)), int64(first[0].Token)).Scan(&n); err != nil || n != 0 {
+		t.Errorf("rows matching the stale token = %d (err %v), want 0", n, err)
+	}
+}
+
+// Goal: a CAS and its event commit together or not at all. Method: make
+// the event insert fail (a test-only trigger refuses note "boom") and check
+// that the row did not move; then a normal CAS moves both.
+func TestCASAndEventCommitTogether(t *testing.T) {
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	ctx := context.Background()
+	if _, err := s.pool.Exec(ctx, `
+		CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.note = 'boom' THEN RAISE EXCEPTION 'event insert fails on purpose'; END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER boom BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION boom();`); err != nil {
+		t.Fatal(err)
+	}
+	mustInsert(t, s, 1)
+	ops, err := s.Claim(ctx, "w1", 1)
+	if err != nil || len(ops) != 1 {
+		t.Fatalf("Claim: %v %v", ops, err)
+	}
+	c := sluice.Change{ID: opID(1), Token: ops[0].Token, Worker: "w1", From: sluice.Requested, To: sluice.Validated, Note: "boom"}
+	if _, err := s.CAS(ctx, c); err == nil {
+		t.Fatal("CAS whose event insert fails: err = nil, want an error")
+	}
+	op, err := s.Get(ctx, opID(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Events(ctx, opID(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.State != sluice.Requested || !op.UpdatedAt.Equal(ops[0].UpdatedAt) || len(evs) != 1 {
+		t.Errorf("after a CAS whose event failed: state %s, %d events; want requested and 1 (nothing committed)", op.State, len(evs))
+	}
+	c.Note = "fine"
+	if _, err := s.CAS(ctx, c); err != nil {
+		t.Fatalf("CAS: %v", err)
+	}
+	if evs, _ := s.Events(ctx, opID(1)); len(evs) != 2 || evs[1].To != sluice.Validated {
+		t.Errorf("after a CAS: events %v, want the creation and requested->validated", evs)
+	}
+}
+
+// Goal: of two workers racing the same CAS with the same token, exactly one
+// wins and the other is fenced.
+func TestConcurrentCASOneWins(t *testing.T) {
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	ctx := context.Background()
+	const rounds = 20
+	for n := 1; n <= rounds; n++ {
+		mustInsert(t, s, n)
+	}
+	ops, err := s.Claim(ctx, "w1", rounds)
+	if err != nil || len(ops) != rounds {
+		t.Fatalf("Claim: %d rows, %v", len(ops), err)
+	}
+	for _, op := range ops {
+		var wg sync.WaitGroup
+		results := make([]error, 8)
+		for i := range results {
+			wg.Go(func() {
+				_, results[i] = s.CAS(ctx, sluice.Change{ID: op.ID, Token: op.Token, Worker: "w1", From: sluice.Requested, To: sluice.Validated})
+			})
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range results {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, sluice.ErrFenced):
+				t.Errorf("racing CAS on %s: %v, want nil or ErrFenced", op.ID, err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("racing CAS on %s: %d winners, want 1", op.ID, won)
+		}
+	}
+}
+
+// Goal: Migrate is idempotent and safe to run from many processes at once.
+func TestMigrateIdempotentAndConcurrent(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { errs[i] = Migrate(ctx, pool) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Errorf("Migrate again: %v", err)
+		}
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(ms) {
+		t.Errorf("schema_migrations has %d rows, want %d (one per migration)", n, len(ms))
+	}
+}
+
+// Goal: a txid belongs to one operation forever even against raw SQL: giving
+// another row a txid that operation 1 has retired is refused by the
+// database's ownership key.
+func TestRawSQLCannotReuseRetiredTxid(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	a, b := "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	for _, id := range []string{a, b} {
+		if _, err := pool.Exec(ctx, rawInsertSQL, id, "1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a takes txid X (raw_data 'x'), then retires it for Y (raw_data 'y').
+	for _, raw := range []string{"x", "y"} {
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE operations SET txid = sha256($2::bytea), raw_data = $2::bytea WHERE id = $1`, a, []byte(raw)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO txid_owners VALUES (sha256($2::bytea), $1)`, a, []byte(raw))
+			return err
+		}); err != nil {
+			t.Fatalf("a takes txid of %q: %v", raw, err)
+		}
+	}
+	_, err := pool.Exec(ctx, `UPDATE operations SET txid = sha256('x'::bytea), raw_data = 'x'::bytea WHERE id = $1`, b)
+	if got := sqlState(err); got != "23503" {
+		t.Errorf("raw UPDATE giving b the txid a retired: SQLSTATE %q (err %v), want 23503 (foreign key)", got, err)
+	}
+	_, err = pool.Exec(ctx, `UPDATE txid_owners SET operation_id = $1`, b)
+	if got := sqlState(err); got != codeForbidden {
+		t.Errorf("raw UPDATE of txid_owners: SQLSTATE %q (err %v), want %s", got, err, codeForbidden)
+	}
+}

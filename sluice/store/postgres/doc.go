@@ -1,0 +1,49 @@
+// Package postgres is the PostgreSQL sluice.Store, built on pgx. It keeps
+// exactly the semantics and error sentinels of store.Memory, which the
+// storetest conformance suite checks against a live database.
+//
+// # Driving it
+//
+//	pool, _ := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//	if err := postgres.Migrate(ctx, pool); err != nil { ... } // idempotent
+//	s := postgres.New(pool, postgres.Options{Lease: 30 * time.Second})
+//
+// Migrate applies the embedded migrations (migrations/*.sql) in order, once
+// each, recording them in schema_migrations; concurrent callers serialize on
+// an advisory lock, so every process may call it at startup.
+//
+// # The clock
+//
+// The contract judges leases by the store's clock. In production that is the
+// database's now() (Options.Clock nil), so workers with skewed clocks still
+// agree on whose lease has run out. Tests set Options.Clock: every statement
+// then takes "now" from that clock as a query parameter, which is what lets
+// the conformance suite hit a lease's end to the nanosecond. Times are kept
+// as bigint nanoseconds for the same reason (timestamptz keeps microseconds).
+//
+// # What the database enforces by itself
+//
+// Even against a raw psql session: the transition table and the immutability
+// of terminal rows (a BEFORE UPDATE trigger), that the event log records only
+// legal edges and is append-only, that a txid belongs to one operation
+// forever (txid_owners plus a foreign key from operations), that a txid is
+// the sha256 of its raw_data, and that amounts are NUMERIC(38,0) > 0.
+//
+// # One difference of representation
+//
+// Operation ids are a uuid column, so Insert refuses an id that is not a
+// canonical lowercase UUID (the only form intake mints) rather than store it
+// under another spelling; Get, CAS and Events treat such an id as not found
+// and Release as a no-op, exactly as the in-memory store treats an unknown
+// id.
+//
+// # How the methods map to SQL
+//
+// Claim is one UPDATE over a SELECT ... FOR UPDATE SKIP LOCKED on the live
+// rows, oldest first, incrementing the fencing token: concurrent claimers
+// never wait on each other's rows and never share one. CAS is one
+// transaction: the fencing predicate (id, token, state) locks the row or
+// matches nothing (ErrFenced), then the row update and its event row, then
+// the txid ownership check; all commit together or not at all. Insert is
+// INSERT ... ON CONFLICT DO NOTHING plus its creation event.
+package postgres

@@ -1,0 +1,89 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/store/storetest"
+)
+
+// databaseURL finds the test database. Without one the PostgreSQL tier
+// cannot run: in CI that is a failure (a green build must mean the tier
+// ran), on a laptop a skip that says how to get one.
+func databaseURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("DATABASE_URL")
+	if url != "" {
+		return url
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("DATABASE_URL is unset and CI=true: the PostgreSQL tier must run in CI (start one with: eval \"$(.ci/postgres.sh start)\")")
+	}
+	t.Skip("DATABASE_URL unset: skipping the PostgreSQL tier (start a throwaway cluster with: eval \"$(.ci/postgres.sh start)\")")
+	return ""
+}
+
+// freshPool returns a pool whose connections live in a new, migrated schema
+// of their own, dropped when the test ends: every test starts from an empty
+// database without needing a database per test.
+func freshPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	url := databaseURL(t)
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	schema := "sluice_test_" + hex.EncodeToString(b[:])
+
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatalf("parse DATABASE_URL: %v", err)
+	}
+	admin, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		admin.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.MaxConns = 40
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		admin.Close()
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() {
+		pool.Close()
+		if _, err := admin.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+		admin.Close()
+	})
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return pool
+}
+
+// newStore is a migrated, empty store on the suite's manual clock.
+func newStore(t *testing.T, clock sluice.Clock, lease time.Duration) *Store {
+	t.Helper()
+	return New(freshPool(t), Options{Lease: lease, Clock: clock})
+}
+
+// TestConformance runs the Store contract, the same one store.Memory passes.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clock sluice.Clock, lease time.Duration) sluice.Store {
+		return newStore(t, clock, lease)
+	})
+}

@@ -1,0 +1,224 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"sluicesim/sluice"
+)
+
+// Goal: the migration's copy of the transition table cannot drift from the
+// Go table, which is the single source of truth. Method: parse the pairs out
+// of the SQL file itself (no database needed) and compare them, in order,
+// with sluice.Transitions(); compare the enum with sluice.States too.
+func TestMigrationTransitionsMatchGo(t *testing.T) {
+	b, err := os.ReadFile("migrations/0001_operations.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql := string(b)
+	start := strings.Index(sql, "INSERT INTO state_transitions")
+	if start < 0 {
+		t.Fatal("migration has no INSERT INTO state_transitions")
+	}
+	block := sql[start:]
+	block = block[:strings.Index(block, ";")]
+	var got []string
+	for _, m := range regexp.MustCompile(`\('([a-z]+)',\s*'([a-z]+)'\)`).FindAllStringSubmatch(block, -1) {
+		got = append(got, m[1]+"->"+m[2])
+	}
+	var want []string
+	for _, tr := range sluice.Transitions() {
+		want = append(want, tr.From.String()+"->"+tr.To.String())
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("migration transitions:\n got %v\nwant %v (sluice.Transitions)", got, want)
+	}
+
+	enum := regexp.MustCompile(`(?s)CREATE TYPE op_state AS ENUM \((.*?)\);`).FindStringSubmatch(sql)
+	if enum == nil {
+		t.Fatal("migration has no op_state enum")
+	}
+	var gotStates, wantStates []string
+	for _, m := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(enum[1], -1) {
+		gotStates = append(gotStates, m[1])
+	}
+	for _, s := range sluice.States {
+		wantStates = append(wantStates, s.String())
+	}
+	if strings.Join(gotStates, " ") != strings.Join(wantStates, " ") {
+		t.Errorf("op_state enum = %v, want %v (sluice.States)", gotStates, wantStates)
+	}
+}
+
+// pathTo is a legal way from requested to each state, for raw SQL.
+var pathTo = map[sluice.State][]sluice.State{
+	sluice.Requested:    {},
+	sluice.Validated:    {sluice.Validated},
+	sluice.Signing:      {sluice.Validated, sluice.Signing},
+	sluice.Signed:       {sluice.Validated, sluice.Signing, sluice.Signed},
+	sluice.Broadcasting: {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting},
+	sluice.Broadcast:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast},
+	sluice.Confirmed:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast, sluice.Confirmed},
+	sluice.Failed:       {sluice.Validated, sluice.Signing, sluice.Failed},
+	sluice.Rejected:     {sluice.Rejected},
+}
+
+const rawInsertSQL = `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+	VALUES ($1, decode(repeat('41', 21), 'hex'), $2::numeric, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`
+
+// sqlState is the SQLSTATE of a database error, "" for anything else.
+func sqlState(err error) string {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code
+	}
+	return ""
+}
+
+// Goal: the database itself, not only the Go store, enforces the state
+// machine: a raw SQL session can make exactly the legal moves. Method: for
+// every (from, to) pair of real states, reach from along a legal path with
+// raw UPDATEs (which checks the legal direction), then try from -> to on the
+// row and as an event-log row; each must pass exactly when the Go table
+// allows it. A same-state update (what a claim or release does) passes on a
+// live row; a terminal row refuses every update, even one that changes no
+// state.
+func TestTriggerEnforcesTransitionMatrix(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	for fi, from := range sluice.States {
+		for ti, to := range sluice.States {
+			id := fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", fi, ti)
+			err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, rawInsertSQL, id, "1"); err != nil {
+					return fmt.Errorf("insert: %w", err)
+				}
+				prev := sluice.Requested
+				for _, s := range pathTo[from] {
+					if _, err := tx.Exec(ctx, `UPDATE operations SET state = $2::op_state WHERE id = $1`, id, s.String()); err != nil {
+						return fmt.Errorf("legal step %s->%s refused: %w", prev, s, err)
+					}
+					prev = s
+				}
+				wantRow := sluice.CanTransition(from, to) || (from == to && !from.Terminal())
+				_, err := tx.Exec(ctx, `SAVEPOINT p; UPDATE operations SET state = '`+to.String()+`' WHERE id = '`+id+`'`)
+				switch {
+				case wantRow && err != nil:
+					t.Errorf("raw UPDATE %s->%s: %v, want it allowed", from, to, err)
+				case !wantRow && sqlState(err) != codeIllegal:
+					t.Errorf("raw UPDATE %s->%s: err = %v, want SQLSTATE %s (refused by the trigger)", from, to, err, codeIllegal)
+				}
+				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT p`); err != nil {
+					return err
+				}
+				wantEvent := sluice.CanTransition(from, to)
+				_, err = tx.Exec(ctx, `SAVEPOINT q; INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, note)
+					VALUES ('`+id+`', '`+from.String()+`', '`+to.String()+`', 0, 'raw', 0, 'raw')`)
+				switch {
+				case wantEvent && err != nil:
+					t.Errorf("raw event %s->%s: %v, want it allowed", from, to, err)
+				case !wantEvent && sqlState(err) != codeIllegal:
+					t.Errorf("raw event %s->%s: err = %v, want SQLSTATE %s (refused by the trigger)", from, to, err, codeIllegal)
+				}
+				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT q`); err != nil {
+					return err
+				}
+				if from.Terminal() {
+					_, err := tx.Exec(ctx, `SAVEPOINT r; UPDATE operations SET reason = 'tamper' WHERE id = '`+id+`'`)
+					if sqlState(err) != codeIllegal {
+						t.Errorf("raw UPDATE of reason on a %s row: err = %v, want SQLSTATE %s", from, err, codeIllegal)
+					}
+				}
+				return errRollback
+			})
+			if !errors.Is(err, errRollback) {
+				t.Fatalf("%s->%s: %v", from, to, err)
+			}
+		}
+	}
+}
+
+// errRollback ends a BeginFunc without committing.
+var errRollback = errors.New("rollback on purpose")
+
+// Goal: what the schema promises beyond the transition table holds against
+// raw SQL: a row is born requested; the request never changes; a token never
+// goes back; the event log and txid ownership are append-only; a txid is the
+// sha256 of its raw_data.
+func TestRawSQLGuards(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	const id = "00000000-0000-4000-8000-000000000001"
+	if _, err := pool.Exec(ctx, rawInsertSQL, id, "5"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO events (operation_id, to_state, token, worker, at_ns, note) VALUES ($1, 'requested', 0, '', 0, 'created')`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE operations SET token = 3, claimed_by = 'w', lease_until_ns = 1 WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, sql string
+		code      string
+	}{
+		{"born signed", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000002', decode(repeat('41', 21), 'hex'), 1, 'USDT-TRC20', 'h', 'signed', 0, 0, 0)`, codeForbidden},
+		{"amount changed", `UPDATE operations SET amount = 6 WHERE id = '` + id + `'`, codeForbidden},
+		{"token back", `UPDATE operations SET token = 2 WHERE id = '` + id + `'`, codeForbidden},
+		{"event updated", `UPDATE events SET note = 'x'`, codeForbidden},
+		{"event deleted", `DELETE FROM events`, codeForbidden},
+		{"events truncated", `TRUNCATE events`, codeForbidden},
+		{"txid not its hash", `UPDATE operations SET txid = decode(repeat('00', 32), 'hex'), raw_data = '\x01' WHERE id = '` + id + `'`, "23514"},
+		{"zero amount", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000003', decode(repeat('41', 21), 'hex'), 0, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"negative amount", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000004', decode(repeat('41', 21), 'hex'), -1, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"0.4 rounds to 0 and is refused", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000005', decode(repeat('41', 21), 'hex'), 0.4, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+	} {
+		_, err := pool.Exec(ctx, tc.sql)
+		if got := sqlState(err); got != tc.code {
+			t.Errorf("%s: SQLSTATE %q (err %v), want %q", tc.name, got, err, tc.code)
+		}
+	}
+}
+
+// Goal: NUMERIC(38,0) keeps an amount far beyond uint64 exactly, and the
+// store refuses to read such a row rather than truncate it.
+func TestNumericRoundTripsExactly(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	const id = "00000000-0000-4000-8000-000000000001"
+	const big = "1000000000000000000000000000000" // 10^30
+	if _, err := pool.Exec(ctx, rawInsertSQL, id, big); err != nil {
+		t.Fatalf("insert 10^30: %v", err)
+	}
+	var got string
+	if err := pool.QueryRow(ctx, `SELECT amount::text FROM operations WHERE id = $1`, id).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != big {
+		t.Errorf("amount read back = %s, want %s", got, big)
+	}
+	var equal bool
+	if err := pool.QueryRow(ctx, `SELECT amount = 10::numeric ^ 30 AND amount - 1 = 999999999999999999999999999999::numeric FROM operations WHERE id = $1`, id).Scan(&equal); err != nil {
+		t.Fatal(err)
+	}
+	if !equal {
+		t.Error("amount is not exactly 10^30 in arithmetic")
+	}
+	s := New(pool, Options{Lease: 30e9})
+	if op, err := s.Get(ctx, id); err == nil {
+		t.Errorf("Get of a 10^30 row = amount %d, want an error (it does not fit in base units)", op.Request.Amount)
+	}
+}
