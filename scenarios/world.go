@@ -66,14 +66,23 @@ type Options struct {
 	// Now, if set, is a real clock used only to report how long the run
 	// and its checks took. Simulated code never sees it.
 	Now func() time.Time
+	// PCTDepth > 0 schedules by PCT with that depth instead of at random.
+	PCTDepth int
 }
+
+// pctSteps is about how many scheduling decisions a chaos run makes; PCT
+// spreads its priority change points over that many.
+const pctSteps = 5000
 
 // LinCheckTimeout bounds porcupine's search; running out is reported as a
 // violation (unknown is not a pass).
 const LinCheckTimeout = 10 * time.Second
 
-// Run runs one seed of the world with the random strategy.
+// Run runs one seed of the world with the random strategy, or PCT.
 func Run(cfg Config, seed uint64, o Options) *Result {
+	if o.PCTDepth > 0 {
+		return run(cfg, seed, sim.NewPCT(seed, o.PCTDepth, pctSteps), fmt.Sprintf("pct/%d", o.PCTDepth), o)
+	}
 	return run(cfg, seed, sim.NewRandom(seed), "random", o)
 }
 

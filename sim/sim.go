@@ -29,6 +29,7 @@ type Sim struct {
 
 	tracing bool
 	events  []Event
+	procIDs []int // scratch for scheduling asks
 }
 
 // Options configure a run.
@@ -193,7 +194,15 @@ func (s *Sim) Run() error {
 			s.fail(ErrBudget)
 			break
 		}
-		i := s.Choose("sched", len(s.ready))
+		i := 0
+		if len(s.ready) > 1 {
+			ids := s.procIDs[:0]
+			for _, p := range s.ready {
+				ids = append(ids, p.id)
+			}
+			s.procIDs = ids
+			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids})
+		}
 		if s.failure != nil {
 			break
 		}

@@ -13,6 +13,9 @@ type Ask struct {
 	Kind string
 	N    int
 	P    float64
+	// Procs, for a scheduling decision ("sched"), are the ids of the
+	// runnable processes the alternatives stand for, in order.
+	Procs []int
 }
 
 // Choice is one entry of the tape: a decision and the alternative picked.
@@ -48,6 +51,58 @@ func (r *Random) Pick(a Ask, _ int) (int, error) {
 		return 0, nil
 	}
 	return r.r.IntN(a.N), nil
+}
+
+// PCT is probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi
+// and Nagarakatte, ASPLOS 2010): every process gets a random priority when
+// it is first seen, the scheduler always runs the highest-priority runnable
+// process, and at depth-1 random scheduling steps the running process's
+// priority drops below every initial one. A bug that needs d ordering
+// constraints is found with probability at least 1/(n*k^(d-1)) per run.
+// Decisions other than scheduling are drawn at random from the same seeded
+// stream, as Random would.
+type PCT struct {
+	Random
+	depth    int
+	prio     map[int]int
+	changeAt map[int]int // scheduling step -> the priority it assigns
+	sched    int
+}
+
+// NewPCT seeds a PCT strategy for runs of about steps scheduling decisions.
+func NewPCT(seed uint64, depth, steps int) *PCT {
+	p := &PCT{Random: *NewRandom(seed), depth: depth, prio: map[int]int{}, changeAt: map[int]int{}}
+	for j := range depth - 1 {
+		p.changeAt[1+p.r.IntN(max(steps, 1))] = depth - 1 - j
+	}
+	return p
+}
+
+// Pick runs the highest-priority runnable process.
+func (p *PCT) Pick(a Ask, i int) (int, error) {
+	if a.Kind != "sched" || len(a.Procs) != a.N {
+		return p.Random.Pick(a, i)
+	}
+	p.sched++
+	best := -1
+	for k, id := range a.Procs {
+		if _, ok := p.prio[id]; !ok {
+			p.prio[id] = p.depth + p.r.IntN(1<<30)
+		}
+		if best < 0 || p.prio[id] > p.prio[a.Procs[best]] {
+			best = k
+		}
+	}
+	if low, ok := p.changeAt[p.sched]; ok {
+		p.prio[a.Procs[best]] = low
+		best = -1
+		for k, id := range a.Procs {
+			if best < 0 || p.prio[id] > p.prio[a.Procs[best]] {
+				best = k
+			}
+		}
+	}
+	return best, nil
 }
 
 // Replay answers from a recorded tape and checks that every question is the

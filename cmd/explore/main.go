@@ -29,6 +29,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/scenarios"
 	"sluicesim/sim"
+	"sluicesim/sluice"
 )
 
 func main() {
@@ -64,6 +65,15 @@ type options struct {
 	list      bool
 	mutants   bool
 	seedsSet  bool
+	pctDepth  int
+}
+
+// runOptions are the scenarios options the strategy flags ask for.
+func (o *options) runOptions() scenarios.Options {
+	if o.strategy == "pct" {
+		return scenarios.Options{PCTDepth: o.pctDepth}
+	}
+	return scenarios.Options{}
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -75,7 +85,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	seed := fs.String("seed", "", "run exactly seed `S` (with events traced)")
 	fs.StringVar(&o.world, "world", "chaos", "the world: "+strings.Join(scenarios.WorldNames(), ", "))
 	fs.StringVar(&o.mutant, "mutant", "", "run against a deliberately broken core: "+strings.Join(scenarios.MutantNames(), ", "))
-	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random")
+	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random or pct")
+	fs.IntVar(&o.pctDepth, "pct-depth", 3, "PCT's depth `D`: D-1 priority change points per run")
 	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S) to `FILE`")
 	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
 	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE`")
@@ -123,8 +134,16 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.parallel < 1 {
 		return nil, fmt.Errorf("-parallel %d: want at least 1", o.parallel)
 	}
-	if o.strategy != "random" {
-		return nil, fmt.Errorf("-strategy %q: only random is implemented so far", o.strategy)
+	switch o.strategy {
+	case "random":
+	case "pct":
+		if o.pctDepth < 1 {
+			return nil, fmt.Errorf("-pct-depth %d: want at least 1", o.pctDepth)
+		}
+	case "exhaustive":
+		return nil, fmt.Errorf("-strategy exhaustive: not implemented yet (issue 6); use random or pct")
+	default:
+		return nil, fmt.Errorf("-strategy %q: want random or pct", o.strategy)
 	}
 	cfg, err := scenarios.World(o.world)
 	if err != nil {
@@ -172,6 +191,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return explore(o, stdout, stderr)
 }
 
+// strategyFlags repeats the strategy flags for a re-run command.
+func (o *options) strategyFlags() string {
+	if o.strategy == "pct" {
+		return fmt.Sprintf(" -strategy pct -pct-depth %d", o.pctDepth)
+	}
+	return ""
+}
+
 // config is the world the flags name, with the mutant if any.
 func (o *options) config() scenarios.Config {
 	cfg, _ := scenarios.World(o.world)
@@ -182,7 +209,9 @@ func (o *options) config() scenarios.Config {
 // single runs one seed with events traced.
 func single(o *options, stdout, stderr io.Writer) int {
 	cfg := o.config()
-	res := scenarios.Run(cfg, o.seed, scenarios.Options{Tracing: true})
+	ro := o.runOptions()
+	ro.Tracing = true
+	res := scenarios.Run(cfg, o.seed, ro)
 	fmt.Fprintf(stdout, "world %s%s, seed %d: %d steps, %s virtual, %d choices, %d events\n",
 		cfg.Name, mutantNote(cfg), o.seed, res.Steps, res.Virtual, len(res.Trace.Tape), len(res.Trace.Events))
 	printVerdict(stdout, res.Violations)
@@ -331,7 +360,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		total = (o.seeds-o.shardI-1)/o.shardN + 1
 	}
 	seedAt := func(k int) uint64 { return o.seedStart + uint64(o.shardI+k*o.shardN) }
-	agg := newAggregate()
+	agg := newAggregate(o.seedStart+uint64(o.shardI), o.shardN, total)
 	var next, done atomic.Int64
 	began := time.Now()
 
@@ -367,7 +396,9 @@ func explore(o *options, stdout, stderr io.Writer) int {
 				if k >= int64(total) {
 					return
 				}
-				agg.add(scenarios.Run(cfg, seedAt(int(k)), scenarios.Options{Now: time.Now}))
+				ro := o.runOptions()
+				ro.Now = time.Now
+				agg.add(scenarios.Run(cfg, seedAt(int(k)), ro))
 				done.Add(1)
 			}
 		}()
@@ -416,10 +447,12 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		if path == "" {
 			path = fmt.Sprintf("%s-seed%d.trace.jsonl", cfg.Name, first.Seed)
 		}
-		traced := scenarios.Run(cfg, first.Seed, scenarios.Options{Tracing: true})
-		mutantFlag := ""
+		ro := o.runOptions()
+		ro.Tracing = true
+		traced := scenarios.Run(cfg, first.Seed, ro)
+		mutantFlag := o.strategyFlags()
 		if cfg.Mutant != "" {
-			mutantFlag = " -mutant " + cfg.Mutant
+			mutantFlag += " -mutant " + cfg.Mutant
 		}
 		ff := &firstFailure{Seed: first.Seed, Trace: path,
 			Replay:  "go run ./cmd/explore -replay " + path,
@@ -491,17 +524,35 @@ func isTerminal(w io.Writer) bool {
 // Every sum commutes, so the summary does not depend on which seed finished
 // first.
 type aggregate struct {
-	mu           sync.Mutex
-	elapsed      time.Duration // summed over seeds: wall time inside runs
-	linCheck     time.Duration // of which the linearizability check
-	tally        map[string]int
-	perInvariant map[string]int
-	failed       int
-	failures     []*scenarios.Result
+	mu sync.Mutex
+	// For reports: sums and histograms, so memory does not grow with seeds
+	// (steps is one int a seed).
+	transitions    [sluice.Rejected + 1][sluice.Rejected + 1]int
+	confirmSeconds []int
+	rebuilds       []int
+	steps          []int
+	elapsed        time.Duration // summed over seeds: wall time inside runs
+	linCheck       time.Duration // of which the linearizability check
+	tally          map[string]int
+	perInvariant   map[string]int
+	failed         int
+	failures       []*scenarios.Result
+	firstSeed      uint64 // seed k of the run is firstSeed + k*stride
+	stride         int
 }
 
-func newAggregate() *aggregate {
-	a := &aggregate{tally: map[string]int{}, perInvariant: map[string]int{}}
+// bump adds one to h[i], growing the histogram as needed.
+func bump(h []int, i int) []int {
+	for len(h) <= i {
+		h = append(h, 0)
+	}
+	h[i]++
+	return h
+}
+
+func newAggregate(firstSeed uint64, stride, seeds int) *aggregate {
+	a := &aggregate{tally: map[string]int{}, perInvariant: map[string]int{},
+		firstSeed: firstSeed, stride: stride, steps: make([]int, seeds)}
 	for _, inv := range model.Invariants {
 		a.perInvariant[inv] = 0
 	}
@@ -513,6 +564,20 @@ func (a *aggregate) add(res *scenarios.Result) {
 	defer a.mu.Unlock()
 	a.elapsed += res.Elapsed
 	a.linCheck += res.LinCheck
+	for i, row := range res.Stats.Transitions {
+		for j, n := range row {
+			a.transitions[i][j] += n
+		}
+	}
+	for _, d := range res.Stats.ConfirmTimes {
+		a.confirmSeconds = bump(a.confirmSeconds, int(d/time.Second))
+	}
+	for _, k := range res.Stats.Rebuilds {
+		a.rebuilds = bump(a.rebuilds, k)
+	}
+	if k := int(res.Seed - a.firstSeed); a.stride > 0 && k >= 0 && k%a.stride == 0 && k/a.stride < len(a.steps) {
+		a.steps[k/a.stride] = res.Steps
+	}
 	for _, t := range res.Tally {
 		a.tally[t.Kind] += t.Count
 	}

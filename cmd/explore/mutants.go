@@ -55,7 +55,7 @@ func listMutants(w io.Writer) int {
 // firstKill runs seeds from start (at most budget of them) in parallel and
 // returns the lowest failing seed, or 0. Every seed below the one returned
 // has run, so the answer does not depend on scheduling.
-func firstKill(cfg scenarios.Config, start uint64, budget, parallel int) (seed uint64, res *scenarios.Result, run int) {
+func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget, parallel int) (seed uint64, res *scenarios.Result, run int) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	bound := int64(budget) // index of the lowest failure found so far
@@ -74,7 +74,7 @@ func firstKill(cfg scenarios.Config, start uint64, budget, parallel int) (seed u
 				if stop {
 					return
 				}
-				r := scenarios.Run(cfg, start+uint64(k), scenarios.Options{})
+				r := scenarios.Run(cfg, start+uint64(k), ro)
 				ran.Add(1)
 				if r.Failed() {
 					mu.Lock()
@@ -111,7 +111,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 		if o.progress {
 			fmt.Fprintf(stderr, "\r\033[Kmutant %d/%d: %s", i+1, len(scenarios.Mutants), m.Name)
 		}
-		seed, res, ran := firstKill(cfg, o.seedStart, budget, o.parallel)
+		seed, res, ran := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel)
 		row := killRow{Mutant: m.Name, Breaks: m.Breaks, World: world, Uncaught: m.Uncaught, SeedsRun: ran}
 		if m.Uncaught == "" {
 			table.Catchable++
@@ -128,7 +128,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 					row.Invariants = append(row.Invariants, v.Invariant)
 				}
 			}
-			row.Replay = fmt.Sprintf("go run ./cmd/explore -world %s -mutant %s -seed %d -trace %s-seed%d.trace.jsonl", world, m.Name, seed, m.Name, seed)
+			row.Replay = fmt.Sprintf("go run ./cmd/explore -world %s%s -mutant %s -seed %d -trace %s-seed%d.trace.jsonl", world, o.strategyFlags(), m.Name, seed, m.Name, seed)
 			table.Killed++
 			kills = append(kills, row.SeedsToKill)
 		case m.Uncaught != "":
@@ -146,7 +146,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	slices.Sort(names)
 	for _, world := range names {
 		cfg, _ := scenarios.World(world)
-		_, res, _ := firstKill(cfg, o.seedStart, budget, o.parallel)
+		_, res, _ := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel)
 		table.Baseline[world] = 0
 		if res != nil {
 			table.Baseline[world] = 1
@@ -162,7 +162,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	}
 	table.Timing = time.Since(began).Seconds()
 
-	fmt.Fprintf(stdout, "kill table: %d mutants, budget %d seeds each from seed %d\n\n", len(table.Rows), budget, o.seedStart)
+	fmt.Fprintf(stdout, "kill table: %d mutants, strategy %s, budget %d seeds each from seed %d\n\n", len(table.Rows), o.strategyName(), budget, o.seedStart)
 	fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", "mutant", "world", "verdict", "seeds", "caught by")
 	failed := false
 	for _, r := range table.Rows {
@@ -222,4 +222,11 @@ func countVerdict(rows []killRow, v string) int {
 		}
 	}
 	return n
+}
+
+func (o *options) strategyName() string {
+	if o.strategy == "pct" {
+		return fmt.Sprintf("pct (depth %d)", o.pctDepth)
+	}
+	return o.strategy
 }
