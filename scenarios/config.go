@@ -84,6 +84,10 @@ type Config struct {
 
 	Sluice sluice.Config
 
+	// Only, if set, keeps just these withdrawals (numbered from 1); the
+	// others are drawn but never posted. Shrinking sets it.
+	Only []int `json:",omitempty"`
+
 	// Mutant names a deliberately broken variant to run instead of the real
 	// core ("" for the real one); see Mutants.
 	Mutant string `json:",omitempty"`
@@ -104,6 +108,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("world %s: StepsMax must be positive", c.Name)
 	case c.ClientTimeout <= 0 || c.ClientRetries < 0 || c.ClientRetryBackoff < 0 || c.Reads < 0 || len(c.ServerStalls) == 0:
 		return fmt.Errorf("world %s: client timeout must be positive, retries, backoff and reads not negative, and the stall menu non-empty", c.Name)
+	}
+	for _, n := range c.Only {
+		if n < 1 || n > c.Withdrawals {
+			return fmt.Errorf("world %s: Only names withdrawal %d of %d", c.Name, n, c.Withdrawals)
+		}
 	}
 	if c.Mutant != "" {
 		if _, ok := mutant(c.Mutant); !ok {

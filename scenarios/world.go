@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -137,6 +138,7 @@ type world struct {
 	intake  []model.IntakeRecord
 	handler http.Handler
 	rawBody bool
+	keep    bool // the withdrawal being set up is part of this world
 	reads   []model.ReadRecord
 	lclock  int64
 	ids     []string
@@ -253,13 +255,16 @@ func (w *world) spawnClients() {
 		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(w.data.Uint32())})
 		sub := intake.Submission{OperationID: id, ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
 		n := i + 1
+		// A shrunk world keeps only some withdrawals; the others still
+		// draw their data, so the kept ones look exactly as before.
+		w.keep = len(cfg.Only) == 0 || slices.Contains(cfg.Only, n)
 		switch {
 		case cfg.InvalidEvery > 0 && n%cfg.InvalidEvery == 0:
 			// A JSON-number-looking amount: refused at the door.
 			bad := sub
 			bad.Amount = "1e6"
 			w.spawnClient(fmt.Sprintf("c%d", n), bad, 0)
-			w.tally["client-invalid"]++
+			w.count("client-invalid")
 			continue
 		case cfg.DuplicateEvery > 0 && n%cfg.DuplicateEvery == 0:
 			// Posted twice at the same instant; the twin writes the amount
@@ -268,17 +273,24 @@ func (w *world) spawnClients() {
 			twin.Amount = amount.String() + pad(amount)
 			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
 			w.spawnClient(fmt.Sprintf("c%d'", n), twin, 0)
-			w.tally["client-duplicate"]++
+			w.count("client-duplicate")
 			continue
 		case cfg.ConflictEvery > 0 && n%cfg.ConflictEvery == 0:
 			other := sub
 			other.Amount = (amount%amountMax + 1).String()
 			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
 			w.spawnClient(fmt.Sprintf("c%d*", n), other, 1)
-			w.tally["client-conflict"]++
+			w.count("client-conflict")
 			continue
 		}
 		w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+	}
+}
+
+// count tallies a client fault of a kept withdrawal.
+func (w *world) count(kind string) {
+	if w.keep {
+		w.tally[kind]++
 	}
 }
 
@@ -302,9 +314,12 @@ func pad(a money.Amount) string {
 // (the server may still finish it) and retries with the same id. After an
 // answer it may read the operation back.
 func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
-	w.clients++
 	arrive := time.Duration(w.data.Int64N(int64(w.cfg.ArrivalSpread.D()/time.Second)+1)) * time.Second
 	arrive += time.Duration(wave) * w.cfg.ArrivalSpread.D()
+	if !w.keep {
+		return
+	}
+	w.clients++
 	body, _ := json.Marshal(map[string]string{
 		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
 	})

@@ -48,24 +48,26 @@ const (
 )
 
 type options struct {
-	seeds     int
-	seedStart uint64
-	seed      uint64
-	seedSet   bool
-	world     string
-	mutant    string
-	strategy  string
-	trace     string
-	replay    string
-	json      string
-	parallel  int
-	shardI    int
-	shardN    int
-	progress  bool
-	list      bool
-	mutants   bool
-	seedsSet  bool
-	pctDepth  int
+	seeds        int
+	seedStart    uint64
+	seed         uint64
+	seedSet      bool
+	world        string
+	mutant       string
+	strategy     string
+	trace        string
+	replay       string
+	json         string
+	parallel     int
+	shardI       int
+	shardN       int
+	progress     bool
+	list         bool
+	mutants      bool
+	seedsSet     bool
+	pctDepth     int
+	shrink       string
+	shrinkBudget int
 }
 
 // runOptions are the scenarios options the strategy flags ask for.
@@ -89,6 +91,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.pctDepth, "pct-depth", 3, "PCT's depth `D`: D-1 priority change points per run")
 	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S) to `FILE`")
 	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
+	fs.StringVar(&o.shrink, "shrink", "", "minimize the failing trace in `FILE` while the same invariant fails; writes -trace (default FILE.shrunk.jsonl)")
+	fs.IntVar(&o.shrinkBudget, "shrink-seeds", 200, "seeds tried per candidate world while shrinking")
 	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE`")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "run `P` seeds at once (each seed stays single-threaded)")
 	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N)")
@@ -121,10 +125,16 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			return nil, errors.New("-seed runs one seed: drop -seeds, -seed-start and -shard")
 		}
 	}
-	if o.replay != "" {
+	if o.replay != "" && o.shrink != "" {
+		return nil, errors.New("-replay and -shrink each take a trace: give one")
+	}
+	if o.shrinkBudget < 1 {
+		return nil, fmt.Errorf("-shrink-seeds %d: want at least 1", o.shrinkBudget)
+	}
+	if o.replay != "" || o.shrink != "" {
 		for _, f := range []string{"seeds", "seed-start", "seed", "world", "shard", "strategy", "mutant"} {
 			if set[f] {
-				return nil, fmt.Errorf("-replay takes everything from the trace: drop -%s", f)
+				return nil, fmt.Errorf("-replay and -shrink take everything from the trace: drop -%s", f)
 			}
 		}
 	}
@@ -185,6 +195,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return mutants(o, budget, stdout, stderr)
 	case o.replay != "":
 		return replay(o, stdout, stderr)
+	case o.shrink != "":
+		return shrink(o, stdout, stderr)
 	case o.seedSet:
 		return single(o, stdout, stderr)
 	}
@@ -258,6 +270,50 @@ func replay(o *options, stdout, stderr io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// shrink minimizes a failing trace and writes the minimal one.
+func shrink(o *options, stdout, stderr io.Writer) int {
+	f, err := os.Open(o.shrink)
+	if err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
+	}
+	t, err := sim.ReadTrace(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "explore: %s: %v\n", o.shrink, err)
+		return exitUsage
+	}
+	var progress func(string)
+	if o.progress {
+		progress = func(s string) { fmt.Fprintf(stderr, "\r\033[Kshrinking: %s", s) }
+	}
+	sr, err := scenarios.Shrink(t, o.shrinkBudget, progress)
+	if o.progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "explore: %s: %v\n", o.shrink, err)
+		return exitUsage
+	}
+	out := o.trace
+	if out == "" {
+		out = strings.TrimSuffix(o.shrink, ".jsonl") + ".shrunk.jsonl"
+	}
+	fmt.Fprintf(stdout, "shrinking %s: %s, %d steps\n", o.shrink, sr.Invariant, sr.Original.Steps)
+	for _, s := range sr.Steps {
+		fmt.Fprintln(stdout, "  "+s)
+	}
+	fmt.Fprintf(stdout, "shrunk to %d steps (%.0f%% of the original) after %d runs; world %s, seed %d, withdrawals %v, %d workers\n",
+		sr.Best.Steps, 100*float64(sr.Best.Steps)/float64(sr.Original.Steps), sr.Tried, sr.Config.Name, sr.Seed, sr.Config.Only, sr.Config.Workers)
+	printVerdict(stdout, sr.Best.Violations)
+	if err := writeArtifacts(stdout, out, sr.Best); err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "replay: go run ./cmd/explore -replay %s\n", out)
+	return exitViolation
 }
 
 func printVerdict(w io.Writer, vs []model.Violation) {
