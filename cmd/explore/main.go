@@ -67,6 +67,7 @@ type options struct {
 	seedsSet     bool
 	pctDepth     int
 	shrink       string
+	report       string
 	shrinkBudget int
 }
 
@@ -94,6 +95,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.shrink, "shrink", "", "minimize the failing trace in `FILE` while the same invariant fails; writes -trace (default FILE.shrunk.jsonl)")
 	fs.IntVar(&o.shrinkBudget, "shrink-seeds", 200, "seeds tried per candidate world while shrinking")
 	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE`")
+	fs.StringVar(&o.report, "report", "", "write an HTML report to `DIR`")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "run `P` seeds at once (each seed stays single-threaded)")
 	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N)")
 	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
@@ -520,6 +522,13 @@ func explore(o *options, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "explore: writing the trace:", err)
 		} else {
 			fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", ff.Replay, ff.Command)
+		}
+	}
+
+	if o.report != "" {
+		if err := writeExploreReport(o, cfg, agg, failures, total, elapsed, stdout); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
 		}
 	}
 

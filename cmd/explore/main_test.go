@@ -218,3 +218,21 @@ func TestKillTableSurvivorFails(t *testing.T) {
 		t.Errorf("JSON kill table: %v\n%s", err, b)
 	}
 }
+
+// Goal: explore -report writes the report and says where; a failing run
+// gets a page per failing seed.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "3", "-report", dir, "-trace", filepath.Join(dir, "t.jsonl"))
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "report: "+filepath.Join(dir, "index.html")) {
+		t.Errorf("output does not say where the report is:\n%s", out)
+	}
+	for _, f := range []string{"index.html", "seed-3.html", "seed-3-linearizability.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("report lacks %s: %v", f, err)
+		}
+	}
+}

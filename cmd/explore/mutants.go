@@ -207,6 +207,12 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if o.report != "" {
+		if err := writeKillTableReport(o, table, time.Since(began), stdout); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+	}
 	fmt.Fprintf(stdout, "\nran the kill table in %.1fs\n", table.Timing)
 	if failed {
 		return exitViolation

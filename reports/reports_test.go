@@ -1,0 +1,395 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/scenarios"
+	"sluicesim/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
+
+// fixture describes a golden report: a world and mutant, a seed range run
+// the way explore runs it (untraced, aggregated), and the failing seeds
+// re-run with tracing.
+type fixture struct {
+	name, world, mutant string
+	start               uint64
+	seeds               int
+	mutants             bool // add a kill table
+}
+
+var fixtures = []fixture{
+	// Seed 3 fails intake-uniqueness and linearizable-intake.
+	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 1, seeds: 3, mutants: true},
+	// Seed 7 fails at-most-once and conservation (a run-wide violation).
+	{name: "zombies-send-before-write-ahead", world: "zombies", mutant: "send-before-write-ahead", start: 6, seeds: 2},
+}
+
+var (
+	runsOnce sync.Once
+	runs     map[string]*Run
+)
+
+// fixtureRuns builds each fixture's Run once per test binary: the
+// simulations are the slow part.
+func fixtureRuns(t testing.TB) map[string]*Run {
+	runsOnce.Do(func() {
+		runs = map[string]*Run{}
+		for _, fx := range fixtures {
+			runs[fx.name] = buildRun(t, fx)
+		}
+	})
+	return runs
+}
+
+// buildRun does what the explore command does to fill a Run: it is also
+// the worked example of which Result fields go where.
+func buildRun(t testing.TB, fx fixture) *Run {
+	cfg, err := scenarios.World(fx.world)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Mutant = fx.mutant
+	r := &Run{World: fx.world, Strategy: "random", Mutant: fx.mutant, SeedStart: fx.start, Seeds: fx.seeds, Shard: "0/1",
+		Elapsed: 1234 * time.Millisecond}
+	perInv := map[string]int{}
+	tally := [][]model.Tally{}
+	for seed := fx.start; seed < fx.start+uint64(fx.seeds); seed++ {
+		res := scenarios.Run(cfg, seed, scenarios.Options{})
+		r.SeedsRun++
+		tally = append(tally, res.Tally)
+		for i, row := range res.Stats.Transitions {
+			for j, n := range row {
+				r.Transitions[i][j] += n
+			}
+		}
+		for _, d := range res.Stats.ConfirmTimes {
+			r.ConfirmSeconds = bump(r.ConfirmSeconds, int(d/time.Second))
+		}
+		for _, k := range res.Stats.Rebuilds {
+			r.Rebuilds = bump(r.Rebuilds, k)
+		}
+		r.StepsPerSeed = append(r.StepsPerSeed, res.Steps)
+		if !res.Failed() {
+			continue
+		}
+		r.SeedsFailed++
+		var seen []string
+		for _, v := range res.Violations {
+			if !slices.Contains(seen, v.Invariant) {
+				seen = append(seen, v.Invariant)
+				perInv[v.Invariant]++
+			}
+		}
+		trace := fmt.Sprintf("%s-seed%d.trace.jsonl", fx.world, seed)
+		r.Failures = append(r.Failures, Failure{
+			Seed: seed, Violations: res.Violations,
+			Replay: "go run ./cmd/explore -replay " + trace,
+			Rerun:  fmt.Sprintf("go run ./cmd/explore -world %s -mutant %s -seed %d -trace %s", fx.world, fx.mutant, seed, trace),
+			Result: scenarios.Run(cfg, seed, scenarios.Options{Tracing: true}),
+		})
+	}
+	for _, inv := range model.Invariants {
+		r.Invariants = append(r.Invariants, InvariantCount{inv, perInv[inv]})
+	}
+	r.Faults = model.MergeTallies(tally...)
+	// A kind that never fired must show: add one the worlds do not have.
+	r.Faults = model.MergeTallies(r.Faults, []model.Tally{{Kind: "zz-never-fired", Count: 0}})
+	if fx.mutants {
+		r.Mutants = []MutantRow{
+			{Name: "check-then-insert", Breaks: "intake looks the id up, then inserts", World: "chaos", Verdict: "killed",
+				SeedsToKill: 3, KillingSeed: 3, SeedsRun: 3, Invariants: []string{"intake-uniqueness", "linearizable-intake"},
+				Replay: "go run ./cmd/explore -world chaos -mutant check-then-insert -seed 3 -trace check-then-insert-seed3.trace.jsonl"},
+			{Name: "txid-not-unique", Breaks: "the store does not enforce that a txid belongs to one operation", World: "chaos",
+				Verdict: "survived-as-listed", SeedsRun: 2000, Uncaught: "the core writes the operation id into every memo"},
+			{Name: "imaginary", Breaks: "a mutant nothing catches", World: "pair", Verdict: "survived", SeedsRun: 2000},
+		}
+	}
+	return r
+}
+
+func bump(h []int, i int) []int {
+	for len(h) <= i {
+		h = append(h, 0)
+	}
+	h[i]++
+	return h
+}
+
+// timingsRe matches the one element allowed to differ between runs.
+var timingsRe = regexp.MustCompile(`<p class="` + TimingsClass + `">[^<]*</p>`)
+
+func mask(b []byte) []byte {
+	return timingsRe.ReplaceAll(b, []byte(`<p class="`+TimingsClass+`">(masked)</p>`))
+}
+
+// Goal: the pages are what they were, byte for byte apart from timings.
+// Run with -update to accept a change; review the diff of testdata/.
+// porcupine's own visualization is not golden (it is porcupine's output);
+// TestDeterministic covers its stability.
+func TestGolden(t *testing.T) {
+	for _, fx := range fixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			files, err := Render(fixtureRuns(t)[fx.name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join("testdata", fx.name)
+			var names []string
+			for _, f := range files {
+				if strings.HasSuffix(f.Name, "-linearizability.html") {
+					continue
+				}
+				names = append(names, f.Name)
+				path := filepath.Join(dir, f.Name)
+				got := mask(f.Data)
+				if *update {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./reports -update to create it)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs from the golden file: %s\n(run go test ./reports -update and review the diff)", path, firstDiff(got, want))
+				}
+			}
+			// No stale golden files: the set of pages is part of the output.
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if !slices.Contains(names, e.Name()) {
+					if *update {
+						os.Remove(filepath.Join(dir, e.Name()))
+						continue
+					}
+					t.Errorf("golden file %s is no longer produced", e.Name())
+				}
+			}
+		})
+	}
+}
+
+func firstDiff(got, want []byte) string {
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			return fmt.Sprintf("line %d:\n got: %.300s\nwant: %.300s", i+1, g, w)
+		}
+	}
+	return "(same lines, different bytes)"
+}
+
+// Goal: the same Run renders the same bytes every time, including
+// porcupine's page, and a different Elapsed changes only the timings element.
+func TestDeterministic(t *testing.T) {
+	r := fixtureRuns(t)["chaos-check-then-insert"]
+	a, err := Render(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := *r
+	r2.Elapsed = 99 * time.Second
+	b, err := Render(&r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) {
+		t.Fatalf("%d files, then %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name {
+			t.Fatalf("file %d: %s, then %s", i, a[i].Name, b[i].Name)
+		}
+		if !bytes.Equal(mask(a[i].Data), mask(b[i].Data)) {
+			t.Errorf("%s: differs beyond the timings: %s", a[i].Name, firstDiff(a[i].Data, b[i].Data))
+		}
+	}
+	if bytes.Equal(a[0].Data, b[0].Data) {
+		t.Errorf("index.html does not show Elapsed")
+	}
+}
+
+// Goal: Write lays out the files the index links to, and the pages are
+// self-contained: no script of ours, nothing fetched from anywhere.
+func TestWriteLinksAndSelfContained(t *testing.T) {
+	dir := t.TempDir()
+	r := fixtureRuns(t)["chaos-check-then-insert"]
+	idx, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx != filepath.Join(dir, "index.html") {
+		t.Errorf("Write returned %s", idx)
+	}
+	for _, want := range []string{"index.html", "seed-3.html", "seed-3-linearizability.html"} {
+		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+			t.Errorf("missing %s: %v", want, err)
+		}
+	}
+	href := regexp.MustCompile(`href="([^"]+)"`)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "-linearizability.html") {
+			continue // porcupine's page carries its own script
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		for _, bad := range []string{"<script", "://", "@import", "<img", "<link"} {
+			if bytes.Contains(b, []byte(bad)) {
+				t.Errorf("%s contains %q: pages must stand alone", e.Name(), bad)
+			}
+		}
+		for _, m := range href.FindAllSubmatch(b, -1) {
+			if _, err := os.Stat(filepath.Join(dir, string(m[1]))); err != nil {
+				t.Errorf("%s links to %s, which was not written", e.Name(), m[1])
+			}
+		}
+	}
+}
+
+// Goal: the index shows what the issue asks for, in words a reader finds.
+func TestIndexContent(t *testing.T) {
+	files, err := Render(fixtureRuns(t)["chaos-check-then-insert"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := string(files[0].Data)
+	for _, want := range []string{
+		"world <b>chaos</b>", "mutant <b>check-then-insert</b>", "seeds 1..3",
+		`<td>intake-uniqueness</td><td class="num">1</td>`,
+		`<tr class="zero"><td>zz-never-fired</td>`, "never fired",
+		"none → requested: ", "class=\"edge unhit\"",
+		"p50 &lt;", "Mutant kill table", `class="verdict-survived"`,
+		`<a href="seed-3.html">3</a>`,
+	} {
+		if !strings.Contains(idx, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	seed := string(files[1].Data)
+	for _, want := range []string{
+		"linearizable-intake", `href="seed-3-linearizability.html"`, "Operation op49",
+		"none → requested", "go run ./cmd/explore -replay chaos-seed3.trace.jsonl",
+		`class="lanes"`, "c49&#39;", // the twin client gets its own lane
+		"other clients (",
+	} {
+		if !strings.Contains(seed, want) {
+			t.Errorf("seed-3.html lacks %q", want)
+		}
+	}
+	zr := fixtureRuns(t)["zombies-send-before-write-ahead"]
+	zf, err := Render(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := string(zf[1].Data)
+	for _, want := range []string{"at-most-once", "conservation", "Operation op3"} {
+		if !strings.Contains(z, want) {
+			t.Errorf("%s lacks %q", zf[1].Name, want)
+		}
+	}
+	if strings.Contains(z, "linearizability.html") {
+		t.Errorf("%s links a linearizability page though linearizable-intake held", zf[1].Name)
+	}
+}
+
+// Goal: event texts map to the marks the legend promises.
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct{ text, class string }{
+		{"CRASH", "crash"},
+		{"PAUSE 40s", "pause"},
+		{"PAUSE before write 40s", "pausew"},
+		{"wakes from pause", "wake"},
+		{"STALL 8s", "stall"},
+		{"broadcast 1a2b3c4d -> timeout", "lie"},
+		{"broadcast 1a2b3c4d -> NO_CONNECTION", "lie"},
+		{"broadcast 1a2b3c4d -> SUCCESS", "other"},
+		{`lookup 1a2b3c4d -> mocknode: lookup 1a2b3c4d by "w1": timeout`, "lie"},
+		{"lookup 1a2b3c4d -> included #12 solid=true SUCCESS", "other"},
+		{"cas op7 signing->signed token=4", "write"},
+		{"cas op7 signing->signed token=4 FENCED", "fenced"},
+		{"fenced: stops", "fenced"},
+		{"claim op1:requested/t1", "claim"},
+		{"release op7 token=2 after=6s", "release"},
+		{"client op3 POST -> created", "client"},
+		{"node restarts: pending pool lost", "nodefault"},
+		{"node evicts 1a2b3c4d", "nodefault"},
+		{"producers miss 2 slots", "nodefault"},
+		{"wall clock jumps 1m0s (skew now 1m0s)", "clock"},
+	} {
+		if got := classify(tc.text).class; got != tc.class {
+			t.Errorf("classify(%q) = %s, want %s", tc.text, got, tc.class)
+		}
+	}
+	if d := durationIn("PAUSE before write 1m30s"); d != 90*time.Second {
+		t.Errorf("durationIn = %s", d)
+	}
+}
+
+// Goal: percentiles read off a histogram by nearest rank.
+func TestHistogramStats(t *testing.T) {
+	h := make([]int, 100)
+	for i := range h {
+		h[i] = 1 // one value in each second 0..99
+	}
+	s := histogramStats(h)
+	if s.N != 100 || s.P50 != 49 || s.P95 != 94 || s.P99 != 98 || s.Max != 99 {
+		t.Errorf("got %+v, want N=100 P50=49 P95=94 P99=98 Max=99", s)
+	}
+	if s := histogramStats([]int{0, 0, 5}); s.P50 != 2 || s.P99 != 2 {
+		t.Errorf("one bucket: %+v", s)
+	}
+	if s := histogramStats(nil); s.N != 0 {
+		t.Errorf("empty: %+v", s)
+	}
+}
+
+// Goal: a trace of tens of thousands of events stays legible: lanes fold to
+// at most lanesMax, ordinary marks stop at marksMax, and the page says so.
+func TestTimelineCaps(t *testing.T) {
+	var evs []sim.Event
+	for i := range 30000 {
+		evs = append(evs, sim.Event{Step: i, At: time.Duration(i) * 10 * time.Millisecond,
+			Proc: fmt.Sprintf("c%d", i%500), Text: fmt.Sprintf("client op%d POST -> created", i%500)})
+		if i%1000 == 0 {
+			evs = append(evs, sim.Event{Step: i, At: time.Duration(i) * 10 * time.Millisecond, Proc: fmt.Sprintf("w%d", i/1000), Text: "CRASH"})
+		}
+	}
+	svg, note := swimlanes(evs, 0, []string{"op7"})
+	if n := strings.Count(string(svg), `<rect class="lane`); n > lanesMax {
+		t.Errorf("%d lanes, want at most %d", n, lanesMax)
+	}
+	if got := strings.Count(string(svg), `class="m crash"`); got != 30 {
+		t.Errorf("%d crash marks, want all 30", got)
+	}
+	if !strings.Contains(note, "were left out") {
+		t.Errorf("note does not say marks were left out: %s", note)
+	}
+	if !strings.Contains(string(svg), ">c7</text>") {
+		t.Errorf("the affected operation's client has no lane of its own")
+	}
+}
