@@ -242,17 +242,25 @@ func single(o *options, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// readTraceFile opens and checks a trace file; the error names the file.
+func readTraceFile(path string) (*sim.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := sim.ReadTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
 // replay re-runs a trace file.
 func replay(o *options, stdout, stderr io.Writer) int {
-	f, err := os.Open(o.replay)
+	t, err := readTraceFile(o.replay)
 	if err != nil {
 		fmt.Fprintln(stderr, "explore:", err)
-		return exitUsage
-	}
-	t, err := sim.ReadTrace(f)
-	f.Close()
-	if err != nil {
-		fmt.Fprintf(stderr, "explore: %s: %v\n", o.replay, err)
 		return exitUsage
 	}
 	res, err := scenarios.Replay(t)
@@ -276,15 +284,9 @@ func replay(o *options, stdout, stderr io.Writer) int {
 
 // shrink minimizes a failing trace and writes the minimal one.
 func shrink(o *options, stdout, stderr io.Writer) int {
-	f, err := os.Open(o.shrink)
+	t, err := readTraceFile(o.shrink)
 	if err != nil {
 		fmt.Fprintln(stderr, "explore:", err)
-		return exitUsage
-	}
-	t, err := sim.ReadTrace(f)
-	f.Close()
-	if err != nil {
-		fmt.Fprintf(stderr, "explore: %s: %v\n", o.shrink, err)
 		return exitUsage
 	}
 	var progress func(string)
