@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"sluicesim/sluice/store/postgres"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
+	"sluicesim/sluice/tron/nodehttp"
 )
 
 func main() {
@@ -53,6 +55,11 @@ type config struct {
 	solidLag    int
 	idleSleep   time.Duration // a worker's pause after a tick that claimed nothing
 	shutdownMax time.Duration // how long in-flight requests get on shutdown
+
+	api         bool          // serve the intake API on addr
+	nodeURL     string        // "": the in-process mock; else a remote node over nodehttp
+	nodeAddr    string        // with the in-process mock: also serve it (and its ground truth) here
+	nodeTimeout time.Duration // one call to a remote node, at most
 }
 
 // Limits of the HTTP server. A slow or hostile client can hold a
@@ -78,6 +85,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.solidLag, "solid-lag", mocknode.DefaultSolidLag, "mock node: blocks between head and solid head")
 	fs.DurationVar(&c.idleSleep, "idle-sleep", 200*time.Millisecond, "a worker's pause after an empty claim")
 	fs.DurationVar(&c.shutdownMax, "shutdown-timeout", 10*time.Second, "grace for in-flight requests on shutdown")
+	fs.BoolVar(&c.api, "api", true, "serve the intake API on -addr (false: workers only)")
+	fs.StringVar(&c.nodeURL, "node-url", "", "use the mock node served by another sluice process at this URL (see -node-addr) instead of one in this process")
+	fs.StringVar(&c.nodeAddr, "node-addr", "", "also serve this process's mock node, with its ground truth, on this loopback address")
+	fs.DurationVar(&c.nodeTimeout, "node-timeout", nodehttp.DefaultTimeout, "with -node-url: one node call at most")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -90,13 +101,34 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		err = fmt.Errorf("-store %q: want memory or postgres", c.storeKind)
 	case c.storeKind == "postgres" && c.databaseURL == "":
 		err = errors.New("-store postgres needs DATABASE_URL")
-	case c.lease <= 0 || c.idleSleep <= 0 || c.shutdownMax <= 0:
-		err = errors.New("-lease, -idle-sleep and -shutdown-timeout must be positive")
+	case c.lease <= 0 || c.idleSleep <= 0 || c.shutdownMax <= 0 || c.nodeTimeout <= 0:
+		err = errors.New("-lease, -idle-sleep, -shutdown-timeout and -node-timeout must be positive")
+	case !c.api && c.workers == 0 && c.nodeAddr == "":
+		err = errors.New("-api=false with -workers 0 and no -node-addr: nothing to run")
+	case c.nodeURL != "" && c.nodeAddr != "":
+		err = errors.New("-node-url and -node-addr exclude each other: only a process with the mock in it can serve it")
+	case c.nodeAddr != "" && !loopback(c.nodeAddr):
+		err = fmt.Errorf("-node-addr %q: the mock node serves its ground truth and listens on loopback only", c.nodeAddr)
+	case c.nodeURL != "" && !strings.HasPrefix(c.nodeURL, "http://") && !strings.HasPrefix(c.nodeURL, "https://"):
+		err = fmt.Errorf("-node-url %q: want http(s)://host:port", c.nodeURL)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "sluice serve:", err)
 	}
 	return c, err
+}
+
+// loopback reports whether addr (host:port) names a loopback interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // wallClock is real time made monotonic: the mock node refuses a clock that
@@ -149,9 +181,13 @@ var (
 	mockKey   = []byte("sluice mock hot wallet key: not a real key")
 )
 
+// listening is where serve accepts connections: the intake API and the
+// mock node's HTTP face; "" for what it does not serve.
+type listening struct{ api, node string }
+
 // serve runs until ctx is done. If ready is not nil, it receives the
-// listening address once the server accepts connections.
-func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- string) error {
+// listening addresses once the servers accept connections.
+func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listening) error {
 	logger := log.New(logw, "sluice: ", log.LstdFlags|log.Lmicroseconds)
 	clock := newWallClock()
 
@@ -175,60 +211,94 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- string)
 		logger.Printf("store: postgresql (migrated)")
 	}
 
-	signer := tron.NewHMACSigner(mockKey)
-	var nodeMu sync.Mutex
-	node := mocknode.New(clock, mocknode.Config{
-		Genesis:    clock.Now().Add(-time.Minute),
-		SolidLag:   cfg.solidLag,
-		HotWallet:  hotWallet,
-		HotBalance: 1_000_000_000 * 1_000_000,
-		Verifier:   signer,
-	})
-	logger.Printf("THIS IS A MOCK: the TRON node is simulated in this process (blocks every %s of real time, solid lag %d); no real chain is contacted and no real funds move", mocknode.SlotInterval, cfg.solidLag)
-
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
-	api := intake.NewHandler(&intake.Service{Store: db})
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", api)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintln(w, `{"ok":true,"node":"mock"}`)
-	})
-	srv := &http.Server{
-		Handler: http.MaxBytesHandler(
-			http.TimeoutHandler(mux, handlerTimeout, `{"error":"request timed out"}`),
-			intake.BodyMax+1), // intake enforces BodyMax itself; this is the backstop
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    headerBytesMax,
-		ErrorLog:          logger,
-	}
-
 	workCtx, stopWork := context.WithCancel(context.Background())
 	defer stopWork()
 	var wg sync.WaitGroup
+	var servers []*http.Server
+	errc := make(chan error, 2)
+	var at listening
 
-	// The block producer: the chain moves with real time even when no
-	// worker is calling the node.
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-workCtx.Done():
-				return
-			case <-t.C:
-				nodeMu.Lock()
-				node.Advance()
-				nodeMu.Unlock()
-			}
+	signer := tron.NewHMACSigner(mockKey)
+	// nodeFor is the node as worker id sees it.
+	var nodeFor func(id string) (tron.Node, error)
+	if cfg.nodeURL != "" {
+		nodeFor = func(id string) (tron.Node, error) {
+			return nodehttp.NewClient(cfg.nodeURL, nodehttp.Options{Caller: id, Timeout: cfg.nodeTimeout})
 		}
-	})
+		logger.Printf("THIS IS A MOCK: the TRON node is the mock served by another sluice process at %s; no real chain is contacted and no real funds move", cfg.nodeURL)
+	} else {
+		var nodeMu sync.Mutex
+		node := mocknode.New(clock, mocknode.Config{
+			Genesis:    clock.Now().Add(-time.Minute),
+			SolidLag:   cfg.solidLag,
+			HotWallet:  hotWallet,
+			HotBalance: 1_000_000_000 * 1_000_000,
+			Verifier:   signer,
+		})
+		nodeFor = func(id string) (tron.Node, error) { return lockedNode{mu: &nodeMu, n: node.Client(id)}, nil }
+		logger.Printf("THIS IS A MOCK: the TRON node is simulated in this process (blocks every %s of real time, solid lag %d); no real chain is contacted and no real funds move", mocknode.SlotInterval, cfg.solidLag)
+
+		// The block producer: the chain moves with real time even when no
+		// worker is calling the node.
+		wg.Go(func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-workCtx.Done():
+					return
+				case <-t.C:
+					nodeMu.Lock()
+					node.Advance()
+					nodeMu.Unlock()
+				}
+			}
+		})
+
+		if cfg.nodeAddr != "" {
+			ns := &nodehttp.Server{
+				Node: func(caller string) tron.Node {
+					return lockedNode{mu: &nodeMu, n: node.Client("remote:" + caller)}
+				},
+				Truth: func() nodehttp.Truth {
+					nodeMu.Lock()
+					defer nodeMu.Unlock()
+					return nodehttp.Truth{Wire: node.Wire(), Accepted: node.Accepted(), Inclusions: node.Inclusions(),
+						Blocks: node.Blocks(), Solid: node.Solid(), HotWallet: hotWallet}
+				},
+			}
+			ln, err := net.Listen("tcp", cfg.nodeAddr)
+			if err != nil {
+				return fmt.Errorf("-node-addr: %w", err)
+			}
+			srv := newHTTPServer(ns.Handler(), logger)
+			servers = append(servers, srv)
+			go func() { errc <- srv.Serve(ln) }()
+			at.node = ln.Addr().String()
+			logger.Printf("mock node: serving the node API and its ground truth on http://%s", at.node)
+		}
+	}
+
+	if cfg.api {
+		ln, err := net.Listen("tcp", cfg.addr)
+		if err != nil {
+			stopWork()
+			wg.Wait()
+			return err
+		}
+		api := intake.NewHandler(&intake.Service{Store: db})
+		mux := http.NewServeMux()
+		mux.Handle("/v1/", api)
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintln(w, `{"ok":true,"node":"mock"}`)
+		})
+		srv := newHTTPServer(mux, logger)
+		servers = append(servers, srv)
+		go func() { errc <- srv.Serve(ln) }()
+		at.api = ln.Addr().String()
+		logger.Printf("listening on http://%s", at.api)
+	}
 
 	// Each incarnation's worker ids are new, so a restarted process never
 	// looks like the holder of a lease its predecessor took.
@@ -236,22 +306,25 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- string)
 	pcfg := sluice.DefaultConfig()
 	for i := range cfg.workers {
 		id := sluice.WorkerID(fmt.Sprintf("%s-w%d", incarnation, i))
+		node, err := nodeFor(string(id))
+		if err != nil {
+			stopWork()
+			wg.Wait()
+			return err
+		}
 		w := &sluice.Worker{
 			ID: id,
 			Pipeline: &sluice.Pipeline{
-				Store: db, Node: lockedNode{mu: &nodeMu, n: node.Client(string(id))}, Signer: signer,
+				Store: db, Node: node, Signer: signer,
 				Clock: clock, HotWallet: hotWallet, Config: pcfg,
 			},
 			Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))),
 		}
 		wg.Go(func() { runWorker(workCtx, w, cfg.idleSleep, logger) })
 	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	logger.Printf("listening on http://%s with %d workers", ln.Addr(), cfg.workers)
+	logger.Printf("running %d workers", cfg.workers)
 	if ready != nil {
-		ready <- ln.Addr().String()
+		ready <- at
 	}
 
 	var serveErr error
@@ -262,8 +335,10 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- string)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownMax)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		logger.Printf("shutdown: %v", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil {
+			logger.Printf("shutdown: %v", err)
+		}
 	}
 	// Workers stop between steps; one cut off mid-step is exactly a crash,
 	// which the protocol survives: its lease lapses and another takes over.
@@ -274,6 +349,21 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- string)
 		return serveErr
 	}
 	return nil
+}
+
+// newHTTPServer wraps h with the service's limits.
+func newHTTPServer(h http.Handler, logger *log.Logger) *http.Server {
+	return &http.Server{
+		Handler: http.MaxBytesHandler(
+			http.TimeoutHandler(h, handlerTimeout, `{"error":"request timed out"}`),
+			intake.BodyMax+1), // intake enforces BodyMax itself; this is the backstop
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    headerBytesMax,
+		ErrorLog:          logger,
+	}
 }
 
 // runWorker ticks w until ctx ends: a pause after an empty claim so an idle

@@ -71,13 +71,16 @@ func exercise(t *testing.T, cfg config) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan string, 1)
+	cfg.api = true
+	cfg.nodeTimeout = 5 * time.Second
+	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
 	go func() { done <- serve(ctx, cfg, logs, ready) }()
 	var addr string
 	select {
-	case addr = <-ready:
+	case at := <-ready:
+		addr = at.api
 	case err := <-done:
 		t.Fatalf("serve ended before listening: %v", err)
 	case <-time.After(20 * time.Second):

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
+	"sluicesim/sluice/intake"
+	"sluicesim/sluice/money"
+	"sluicesim/sluice/tron"
+)
+
+// post is one request body with its normalized hash ("" if invalid).
+type post struct {
+	id   string // as sent
+	body []byte
+	hash string
+}
+
+// plan is everything the clients send for one withdrawal.
+type plan struct {
+	n        int
+	id       string // canonical
+	orig     post
+	twin     *post // the same instruction written differently, posted concurrently
+	conflict *post // another amount under the same id
+	concConf bool  // the conflict races the original instead of following it
+	upper    *post // the same instruction with the id in upper case, later
+	replay   bool  // the original again, later
+	invalid  *post // an invalid body under the same id, later
+	read     bool  // GET after the posts
+}
+
+// tally counts what the clients sent and what they were told.
+type tally struct {
+	mu            sync.Mutex
+	outcomes      map[model.Outcome]int
+	dupSent       int // posts repeating an id's instruction (twins, upper case, replays; not retries)
+	conflictSent  int // posts of another instruction under a used id
+	invalidSent   int
+	retries       int
+	reads         int
+	transportErrs int
+}
+
+// history is the client side of the run: records and their logical clock.
+type history struct {
+	base   string
+	hc     *http.Client
+	clock  atomic.Int64
+	mu     sync.Mutex
+	intake []model.IntakeRecord
+	reads  []model.ReadRecord
+	t      tally
+}
+
+func newHistory(base string, timeout time.Duration) *history {
+	return &history{
+		base: base,
+		hc: &http.Client{Timeout: timeout, Transport: &http.Transport{
+			Proxy: nil, MaxIdleConnsPerHost: 128, IdleConnTimeout: 30 * time.Second,
+		}},
+		t: tally{outcomes: map[model.Outcome]int{}},
+	}
+}
+
+// tick is the logical clock: one total order over every call and return
+// point, consistent with real time (an answer received before a call is
+// made gets the lower number).
+func (h *history) tick() int64 { return h.clock.Add(1) }
+
+// newPlans draws n withdrawals and what to send for each.
+func newPlans(n int, r *mrand.Rand) []plan {
+	plans := make([]plan, n)
+	for i := range plans {
+		k := i + 1
+		id := newUUID()
+		to := randomAddress(r)
+		// Whole cents, so that the amount can always be written with a
+		// trailing zero more ("1.5" and "1.50").
+		amount := money.Amount((1 + r.Int64N(100_000)) * 10_000)
+		p := plan{n: k, id: id, orig: submission(id, to, amount.String())}
+		if k%4 == 0 {
+			t := submission(id, to, amount.String()+pad(amount))
+			p.twin = &t
+		}
+		if k%6 == 0 {
+			c := submission(id, to, (amount + 1).String())
+			p.conflict = &c
+			p.concConf = k%12 == 0
+		}
+		if k%9 == 0 {
+			u := submission(strings.ToUpper(id), to, amount.String())
+			p.upper = &u
+		}
+		p.replay = k%10 == 0
+		if k%15 == 0 {
+			bad := submission(id, to, "1e6") // a JSON-number-looking amount: refused at the door
+			p.invalid = &bad
+		}
+		p.read = k%3 == 0
+		plans[i] = p
+	}
+	return plans
+}
+
+// invalidPosts are requests no valid withdrawal stands behind.
+func invalidPosts(n int, r *mrand.Rand) []post {
+	out := make([]post, 0, n)
+	for i := range n {
+		to := randomAddress(r)
+		switch i % 3 {
+		case 0:
+			out = append(out, submission(fmt.Sprintf("not-a-uuid-%d", i), to, "1"))
+		case 1:
+			out = append(out, submission(newUUID(), to, "-5"))
+		default:
+			p := submission(newUUID(), to, "1")
+			p.body = bytes.Replace(p.body, []byte(`"USDT-TRC20"`), []byte(`"TRX"`), 1)
+			p.hash = ""
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func submission(id string, to tron.Address, amount string) post {
+	sub := intake.Submission{OperationID: id, ToAddress: to.String(), Amount: amount, Asset: sluice.Asset}
+	body, _ := json.Marshal(map[string]string{
+		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
+	})
+	hash := ""
+	if op, err := intake.Normalize(sub); err == nil {
+		hash = op.RequestHash
+	}
+	return post{id: id, body: body, hash: hash}
+}
+
+func newUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func randomAddress(r *mrand.Rand) tron.Address {
+	var b [20]byte
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	b[0] = 0xc0 // never the hot wallet's or the contract's first byte
+	return tron.AddressFromBytes20(b)
+}
+
+// pad returns trailing zeros that keep amount's meaning ("1.5" -> "1.50").
+func pad(a money.Amount) string {
+	s := a.String()
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		if len(s)-i-1 < money.Decimals {
+			return "0"
+		}
+		return ""
+	}
+	return ".0"
+}
+
+// run executes one plan: the racing posts at once, then the later ones in
+// order, then a read.
+func (h *history) run(ctx context.Context, p plan, retries int) {
+	name := fmt.Sprintf("p%d", p.n)
+	var wg sync.WaitGroup
+	wg.Go(func() { h.post(ctx, name+".orig", p.orig, retries) })
+	if p.twin != nil {
+		h.count(func(t *tally) { t.dupSent++ })
+		wg.Go(func() { h.post(ctx, name+".twin", *p.twin, retries) })
+	}
+	if p.conflict != nil && p.concConf {
+		h.count(func(t *tally) { t.conflictSent++ })
+		wg.Go(func() { h.post(ctx, name+".conflict", *p.conflict, retries) })
+	}
+	wg.Wait()
+	if p.conflict != nil && !p.concConf {
+		h.count(func(t *tally) { t.conflictSent++ })
+		h.post(ctx, name+".conflict", *p.conflict, retries)
+	}
+	if p.invalid != nil {
+		h.count(func(t *tally) { t.invalidSent++ })
+		h.post(ctx, name+".invalid", *p.invalid, 0)
+	}
+	if p.upper != nil {
+		h.count(func(t *tally) { t.dupSent++ })
+		h.post(ctx, name+".upper", *p.upper, retries)
+	}
+	if p.replay {
+		h.count(func(t *tally) { t.dupSent++ })
+		h.post(ctx, name+".replay", p.orig, retries)
+	}
+	if p.read {
+		h.get(ctx, name+".get", p.id)
+	}
+}
+
+func (h *history) count(f func(*tally)) {
+	h.t.mu.Lock()
+	f(&h.t)
+	h.t.mu.Unlock()
+}
+
+// post sends one body, retrying a failed answer (a 5xx or no answer) with
+// the same body; every attempt is a record.
+func (h *history) post(ctx context.Context, client string, p post, retries int) {
+	for attempt := 0; attempt <= retries; attempt++ {
+		if attempt > 0 {
+			h.count(func(t *tally) { t.retries++ })
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Duration(attempt) * 300 * time.Millisecond):
+			}
+		}
+		rec := model.IntakeRecord{Client: fmt.Sprintf("%s.%d", client, attempt), ID: p.id, RequestHash: p.hash}
+		code, hdr, body, ok := h.do(ctx, http.MethodPost, "/v1/withdrawals", p.body, &rec.Call, &rec.Return)
+		if ok {
+			rec.Outcome, rec.Returned, rec.State = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
+		} else {
+			rec.Outcome = model.Failed
+		}
+		if rec.Outcome == model.Failed {
+			rec.Return = 0 // no answer, or a 5xx: the insert may or may not have committed
+		}
+		h.mu.Lock()
+		h.intake = append(h.intake, rec)
+		h.mu.Unlock()
+		h.count(func(t *tally) { t.outcomes[rec.Outcome]++ })
+		if rec.Outcome != model.Failed {
+			return
+		}
+	}
+}
+
+// get reads an operation; an answer other than 200 or 404 tells nothing and
+// is not recorded.
+func (h *history) get(ctx context.Context, client, id string) {
+	rec := model.ReadRecord{Client: client, ID: id}
+	code, _, body, ok := h.do(ctx, http.MethodGet, "/v1/withdrawals/"+id, nil, &rec.Call, &rec.Return)
+	if !ok || (code != http.StatusOK && code != http.StatusNotFound) {
+		return
+	}
+	if code == http.StatusOK {
+		rec.Present = true
+		rec.RequestHash, rec.State = bodyHash(body)
+	}
+	h.mu.Lock()
+	h.reads = append(h.reads, rec)
+	h.mu.Unlock()
+	h.count(func(t *tally) { t.reads++ })
+}
+
+// do makes one request, taking the call point just before sending and the
+// return point just after the whole answer arrived.
+func (h *history) do(ctx context.Context, method, path string, body []byte, call, ret *int64) (int, http.Header, []byte, bool) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
+	if err != nil {
+		panic(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	*call = h.tick()
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		h.count(func(t *tally) { t.transportErrs++ })
+		return 0, nil, nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	*ret = h.tick()
+	if err != nil {
+		h.count(func(t *tally) { t.transportErrs++ })
+		return 0, nil, nil, false
+	}
+	return resp.StatusCode, resp.Header, b, true
+}
+
+// classifyPost reads an answer as a client would: the status, the replay
+// header and the payload in the body.
+func classifyPost(code int, replay bool, body []byte) (model.Outcome, string, sluice.State) {
+	switch {
+	case code == http.StatusCreated:
+		h, st := bodyHash(body)
+		return model.Created, h, st
+	case code == http.StatusOK && replay:
+		h, st := bodyHash(body)
+		return model.Replayed, h, st
+	case code == http.StatusConflict:
+		return model.Conflict, "", sluice.None
+	case code == http.StatusUnprocessableEntity || code == http.StatusBadRequest:
+		return model.Invalid, "", sluice.None
+	}
+	return model.Failed, "", sluice.None
+}
+
+// bodyHash is the request hash of the instruction an answer carries.
+func bodyHash(b []byte) (string, sluice.State) {
+	var v struct {
+		OperationID string `json:"operation_id"`
+		ToAddress   string `json:"to_address"`
+		Amount      string `json:"amount"`
+		Asset       string `json:"asset"`
+		State       string `json:"state"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return "", sluice.None
+	}
+	op, err := intake.Normalize(intake.Submission{OperationID: v.OperationID, ToAddress: v.ToAddress, Amount: v.Amount, Asset: v.Asset})
+	if err != nil {
+		return "", sluice.None
+	}
+	st, _ := sluice.ParseState(v.State)
+	return op.RequestHash, st
+}

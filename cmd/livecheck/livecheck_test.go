@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
+)
+
+// Goal: the workload is what the report claims: twins, upper-case ids and
+// replays carry the original's instruction (the same hash), conflicts
+// another, invalid posts none; and there are enough of each at the default
+// size to meet the acceptance bound with room to spare.
+func TestPlans(t *testing.T) {
+	plans := newPlans(1000, rand.New(rand.NewPCG(1, 2)))
+	var dup, conflict int
+	seen := map[string]bool{}
+	for _, p := range plans {
+		if seen[p.id] {
+			t.Fatalf("id %s drawn twice", p.id)
+		}
+		seen[p.id] = true
+		if p.orig.hash == "" {
+			t.Fatalf("plan %d: the original post is invalid: %s", p.n, p.orig.body)
+		}
+		if p.twin != nil {
+			dup++
+			if p.twin.hash != p.orig.hash || string(p.twin.body) == string(p.orig.body) {
+				t.Errorf("plan %d: twin %s must mean the original %s in other bytes", p.n, p.twin.body, p.orig.body)
+			}
+		}
+		if p.upper != nil {
+			dup++
+			if p.upper.hash != p.orig.hash || p.upper.id == p.id {
+				t.Errorf("plan %d: upper-case post %s must mean the original", p.n, p.upper.body)
+			}
+		}
+		if p.replay {
+			dup++
+		}
+		if p.conflict != nil {
+			conflict++
+			if p.conflict.hash == "" || p.conflict.hash == p.orig.hash {
+				t.Errorf("plan %d: conflict %s must be another valid instruction", p.n, p.conflict.body)
+			}
+		}
+		if p.invalid != nil && p.invalid.hash != "" {
+			t.Errorf("plan %d: invalid post %s normalizes", p.n, p.invalid.body)
+		}
+	}
+	if dup+conflict < 300 {
+		t.Errorf("%d duplicate and %d conflicting posts planned: too few for the acceptance bound of 100", dup, conflict)
+	}
+	for _, b := range invalidPosts(30, rand.New(rand.NewPCG(1, 2))) {
+		if b.hash != "" {
+			t.Errorf("invalid post %s normalizes", b.body)
+		}
+	}
+}
+
+// Goal: answers are read as a client would read them, and the body's
+// instruction is recognized through its canonical form.
+func TestClassifyPost(t *testing.T) {
+	p := newPlans(4, rand.New(rand.NewPCG(3, 4)))[3]
+	answer := []byte(strings.Replace(string(p.twin.body), "}", `,"state":"broadcast"}`, 1))
+	for _, c := range []struct {
+		code   int
+		replay bool
+		want   model.Outcome
+	}{
+		{http.StatusCreated, false, model.Created},
+		{http.StatusOK, true, model.Replayed},
+		{http.StatusOK, false, model.Failed}, // a 200 without the replay header is no answer intake gives
+		{http.StatusConflict, false, model.Conflict},
+		{http.StatusUnprocessableEntity, false, model.Invalid},
+		{http.StatusServiceUnavailable, false, model.Failed},
+		{http.StatusInternalServerError, false, model.Failed},
+	} {
+		got, hash, st := classifyPost(c.code, c.replay, answer)
+		if got != c.want {
+			t.Errorf("%d replay=%v: %s, want %s", c.code, c.replay, got, c.want)
+		}
+		if (got == model.Created || got == model.Replayed) && (hash != p.orig.hash || st != sluice.Broadcast) {
+			t.Errorf("%d: hash %s state %s, want %s broadcast", c.code, hash, st, p.orig.hash)
+		}
+	}
+}
+
+// Goal: the verdict fails on any violation and on every count below its
+// bound, and passes only when all hold.
+func TestFailures(t *testing.T) {
+	cfg := defaults()
+	good := func() *report {
+		return &report{withdrawals: 1000, terminal: 1000, kills: 10,
+			tally: &tally{outcomes: map[model.Outcome]int{model.Replayed: 60, model.Conflict: 40}}}
+	}
+	if f := good().failures(cfg); len(f) != 0 {
+		t.Fatalf("a run meeting every bound fails: %v", f)
+	}
+	for name, spoil := range map[string]func(*report){
+		"violation": func(r *report) {
+			r.violations = []model.Violation{{Invariant: model.AtMostOnce, Message: "paid twice"}}
+		},
+		"withdrawals":   func(r *report) { r.withdrawals, r.terminal = 999, 999 },
+		"not terminal":  func(r *report) { r.terminal = 998 },
+		"kills":         func(r *report) { r.kills = 9 },
+		"dup/conflicts": func(r *report) { r.tally.outcomes[model.Conflict] = 39 },
+	} {
+		r := good()
+		spoil(r)
+		if f := r.failures(cfg); len(f) != 1 {
+			t.Errorf("%s: failures %v, want exactly one", name, f)
+		}
+	}
+}
+
+// Goal: the live check itself, small: real processes on loopback against
+// PostgreSQL, worker processes killed and restarted, zero violations. It
+// takes about half a minute, so it runs only with SLUICE_LIVECHECK=1 (make
+// livecheck runs the full size).
+func TestLiveSmall(t *testing.T) {
+	if os.Getenv("SLUICE_LIVECHECK") != "1" {
+		t.Skip("SLUICE_LIVECHECK=1 runs the small live check (needs DATABASE_URL)")
+	}
+	cfg := defaults()
+	cfg.databaseURL = os.Getenv("DATABASE_URL")
+	if cfg.databaseURL == "" {
+		t.Fatal("SLUICE_LIVECHECK=1 needs DATABASE_URL")
+	}
+	cfg.withdrawals, cfg.invalid, cfg.postSpan, cfg.kills, cfg.killEvery = 80, 6, 8*time.Second, 3, 2*time.Second
+	cfg.minWithdrawals, cfg.minKills, cfg.minDupConflict = 80, 3, 20
+	cfg.seed = 42
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := run(ctx, cfg, &out)
+	if err != nil {
+		t.Fatalf("live check: %v\n%s", err, out.String())
+	}
+	if f := rep.failures(cfg); len(f) > 0 {
+		t.Fatalf("live check failed: %v\n%s", f, out.String())
+	}
+	t.Log(out.String())
+}

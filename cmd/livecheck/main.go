@@ -1,0 +1,482 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron/nodehttp"
+)
+
+// config is livecheck's flags.
+type config struct {
+	databaseURL    string
+	sluiceBin      string
+	withdrawals    int
+	invalid        int
+	clients        int
+	postSpan       time.Duration
+	workerProcs    int
+	workersPerProc int
+	kills          int
+	killEvery      time.Duration
+	lease          time.Duration
+	settle         time.Duration
+	budget         time.Duration
+	retries        int
+	seed           uint64
+	keepSchema     bool
+	minWithdrawals int
+	minKills       int
+	minDupConflict int
+}
+
+func defaults() config {
+	return config{
+		withdrawals: 1000, invalid: 60, clients: 16, postSpan: 60 * time.Second,
+		workerProcs: 3, workersPerProc: 2, kills: 12, killEvery: 4 * time.Second,
+		lease: 5 * time.Second, settle: 3 * time.Minute, budget: 150 * time.Second, retries: 3,
+		minWithdrawals: 1000, minKills: 10, minDupConflict: 100,
+	}
+}
+
+func main() {
+	cfg := defaults()
+	fs := flag.NewFlagSet("livecheck", flag.ExitOnError)
+	fs.StringVar(&cfg.sluiceBin, "sluice", "", "the sluice binary (default: build cmd/sluice with the go tool)")
+	fs.IntVar(&cfg.withdrawals, "withdrawals", cfg.withdrawals, "withdrawals to post")
+	fs.IntVar(&cfg.invalid, "invalid", cfg.invalid, "extra invalid posts")
+	fs.IntVar(&cfg.clients, "clients", cfg.clients, "concurrent clients")
+	fs.DurationVar(&cfg.postSpan, "post-span", cfg.postSpan, "spread the withdrawals' first posts over this long")
+	fs.IntVar(&cfg.workerProcs, "worker-procs", cfg.workerProcs, "worker processes")
+	fs.IntVar(&cfg.workersPerProc, "workers", cfg.workersPerProc, "workers per worker process")
+	fs.IntVar(&cfg.kills, "kills", cfg.kills, "SIGKILLs of worker processes")
+	fs.DurationVar(&cfg.killEvery, "kill-every", cfg.killEvery, "pause between kills")
+	fs.DurationVar(&cfg.lease, "lease", cfg.lease, "workers' lease (how long a killed worker's claims stay taken)")
+	fs.DurationVar(&cfg.settle, "settle", cfg.settle, "after the clients and the killer are done, wait at most this long for every operation to be terminal")
+	fs.DurationVar(&cfg.budget, "liveness-budget", cfg.budget, "every operation must be terminal within this long after the last kill (or its creation, if later)")
+	fs.IntVar(&cfg.retries, "retries", cfg.retries, "retries of a post whose answer failed")
+	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the workload's amounts, addresses and kill choices (0: random)")
+	fs.BoolVar(&cfg.keepSchema, "keep-schema", false, "keep the run's schema for inspection")
+	fs.IntVar(&cfg.minWithdrawals, "min-withdrawals", cfg.minWithdrawals, "acceptance: at least this many withdrawals stored and terminal")
+	fs.IntVar(&cfg.minKills, "min-kills", cfg.minKills, "acceptance: at least this many worker kills")
+	fs.IntVar(&cfg.minDupConflict, "min-dup-conflict", cfg.minDupConflict, "acceptance: at least this many duplicate or conflicting posts answered")
+	fs.Parse(os.Args[1:])
+	cfg.databaseURL = os.Getenv("DATABASE_URL")
+	if cfg.databaseURL == "" {
+		fmt.Fprintln(os.Stderr, `livecheck: DATABASE_URL is unset (start a cluster with: eval "$(.ci/postgres.sh start)")`)
+		os.Exit(2)
+	}
+	if cfg.seed == 0 {
+		cfg.seed = mrand.Uint64()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	rep, err := run(ctx, cfg, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "livecheck:", err)
+		os.Exit(2)
+	}
+	if fails := rep.failures(cfg); len(fails) > 0 {
+		for _, f := range fails {
+			fmt.Println("FAIL:", f)
+		}
+		os.Exit(1)
+	}
+	fmt.Println("PASS")
+}
+
+// report is what a run did and found.
+type report struct {
+	withdrawals int // rows stored
+	terminal    int
+	byState     map[sluice.State]int
+	tally       *tally
+	kills       int
+	restarts    int
+	violations  []model.Violation
+	perInv      map[string]int
+	blocks      int
+	broadcasts  int
+	inclusions  int
+	historyOps  int
+	handedOver  int // operations whose log names workers of more than one process incarnation
+	incarnation int // worker process incarnations that wrote to the log
+	elapsed     time.Duration
+}
+
+// dupConflictAnswered counts the answered posts that found the id taken:
+// replays of the same instruction and refused conflicts.
+func (r *report) dupConflictAnswered() int {
+	return r.tally.outcomes[model.Replayed] + r.tally.outcomes[model.Conflict]
+}
+
+// failures lists every reason the run fails the acceptance: violations, and
+// counts below their bounds.
+func (r *report) failures(cfg config) []string {
+	var out []string
+	for _, v := range r.violations {
+		out = append(out, "violation: "+v.String())
+	}
+	if r.withdrawals < cfg.minWithdrawals {
+		out = append(out, fmt.Sprintf("%d withdrawals stored, want at least %d", r.withdrawals, cfg.minWithdrawals))
+	}
+	if r.terminal != r.withdrawals {
+		out = append(out, fmt.Sprintf("%d of %d withdrawals terminal, want all", r.terminal, r.withdrawals))
+	}
+	if r.kills < cfg.minKills {
+		out = append(out, fmt.Sprintf("%d worker kills, want at least %d", r.kills, cfg.minKills))
+	}
+	if n := r.dupConflictAnswered(); n < cfg.minDupConflict {
+		out = append(out, fmt.Sprintf("%d duplicate or conflicting posts answered, want at least %d", n, cfg.minDupConflict))
+	}
+	return out
+}
+
+func (r *report) print(w io.Writer) {
+	t := r.tally
+	fmt.Fprintf(w, "livecheck: %d withdrawals stored, %d terminal (confirmed %d, failed %d, rejected %d)\n",
+		r.withdrawals, r.terminal, r.byState[sluice.Confirmed], r.byState[sluice.Failed], r.byState[sluice.Rejected])
+	fmt.Fprintf(w, "livecheck: posts answered: created %d, replayed %d, conflict %d, invalid %d, failed %d; retries %d, transport errors %d, reads %d\n",
+		t.outcomes[model.Created], t.outcomes[model.Replayed], t.outcomes[model.Conflict], t.outcomes[model.Invalid], t.outcomes[model.Failed],
+		t.retries, t.transportErrs, t.reads)
+	fmt.Fprintf(w, "livecheck: duplicate posts sent %d, conflicting posts sent %d, invalid posts sent %d; duplicate or conflicting posts answered %d\n",
+		t.dupSent, t.conflictSent, t.invalidSent, r.dupConflictAnswered())
+	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
+		r.kills, r.restarts, r.incarnation, r.handedOver)
+	fmt.Fprintf(w, "livecheck: chain: %d blocks, %d broadcasts, %d inclusions; porcupine history of %d operations\n",
+		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
+	for _, inv := range model.Invariants {
+		fmt.Fprintf(w, "livecheck: invariant %-20s %d violations\n", inv, r.perInv[inv])
+	}
+	for _, v := range r.violations {
+		fmt.Fprintf(w, "livecheck: VIOLATION %s\n", v)
+	}
+	fmt.Fprintf(w, "livecheck: elapsed %s\n", r.elapsed.Round(time.Second))
+}
+
+// run is one live check. An error means it could not be carried out; the
+// report says what it found.
+func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error) {
+	began := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(out, "livecheck: %s "+format+"\n", append([]any{time.Since(began).Round(time.Millisecond)}, args...)...)
+	}
+	rng := mrand.New(mrand.NewPCG(cfg.seed, 0x11fe))
+	logf("seed %d: %d withdrawals, %d clients over %s, %d worker processes x %d workers, %d kills every %s",
+		cfg.seed, cfg.withdrawals, cfg.clients, cfg.postSpan, cfg.workerProcs, cfg.workersPerProc, cfg.kills, cfg.killEvery)
+
+	dir, err := os.MkdirTemp("", "livecheck-")
+	if err != nil {
+		return nil, err
+	}
+	bin := cfg.sluiceBin
+	if bin == "" {
+		if bin, err = buildSluice(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+
+	// A fresh schema of the run's own.
+	var sb [6]byte
+	if _, err := rand.Read(sb[:]); err != nil {
+		return nil, err
+	}
+	schema := "livecheck_" + hex.EncodeToString(sb[:])
+	admin, err := pgx.Connect(ctx, cfg.databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer func() {
+		if cfg.keepSchema {
+			logf("schema %s kept; logs in %s", schema, dir)
+			return
+		}
+		admin.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+	}()
+	u, err := url.Parse(cfg.databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	dbURL := u.String()
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+
+	// The processes. Every one dies on the way out, whatever happens.
+	ps := &procs{bin: bin, dir: dir}
+	defer ps.killAll()
+	defer func() {
+		if err != nil || (rep != nil && len(rep.violations) > 0) {
+			fmt.Fprintf(out, "livecheck: process logs in %s\n", dir)
+			cfg.keepSchema = true
+		} else {
+			os.RemoveAll(dir)
+		}
+	}()
+	apiAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	nodeAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"DATABASE_URL=" + dbURL}
+	front := ps.add("node", env, "serve", "-store", "postgres", "-workers", "0",
+		"-addr", apiAddr, "-node-addr", nodeAddr, "-solid-lag", "1")
+	if err := ps.start(front); err != nil {
+		return nil, err
+	}
+	if err := waitHealthy(ctx, front, "http://"+apiAddr+"/healthz", 30*time.Second); err != nil {
+		return nil, err
+	}
+	if err := waitHealthy(ctx, front, "http://"+nodeAddr+nodehttp.PathHealth, 10*time.Second); err != nil {
+		return nil, err
+	}
+	var workers []*proc
+	for i := range cfg.workerProcs {
+		p := ps.add(fmt.Sprintf("worker%d", i+1), env, "serve", "-store", "postgres", "-api=false",
+			"-workers", fmt.Sprint(cfg.workersPerProc), "-node-url", "http://"+nodeAddr,
+			"-lease", cfg.lease.String(), "-idle-sleep", "100ms")
+		if err := ps.start(p); err != nil {
+			return nil, err
+		}
+		workers = append(workers, p)
+	}
+	logf("started: api http://%s, node http://%s, %d worker processes; logs in %s", apiAddr, nodeAddr, len(workers), dir)
+
+	// The clients.
+	h := newHistory("http://"+apiAddr, 15*time.Second)
+	plans := newPlans(cfg.withdrawals, rng)
+	bad := invalidPosts(cfg.invalid, rng)
+	ids := make([]string, len(plans))
+	for i, p := range plans {
+		ids[i] = p.id
+	}
+	work := make(chan func(), cfg.clients)
+	var clientsWG sync.WaitGroup
+	for range cfg.clients {
+		clientsWG.Go(func() {
+			for f := range work {
+				f()
+			}
+		})
+	}
+	postsDone := make(chan struct{})
+	go func() {
+		defer close(postsDone)
+		defer clientsWG.Wait()
+		defer close(work)
+		gap := cfg.postSpan / time.Duration(max(1, len(plans)))
+		tick := time.NewTicker(max(gap, time.Millisecond))
+		defer tick.Stop()
+		for i, p := range plans {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			work <- func() { h.run(ctx, p, cfg.retries) }
+			if len(bad) > 0 && i%max(1, len(plans)/len(bad)) == 0 && i/max(1, len(plans)/len(bad)) < len(bad) {
+				b := bad[i/max(1, len(plans)/len(bad))]
+				work <- func() {
+					h.count(func(t *tally) { t.invalidSent++ })
+					h.post(ctx, fmt.Sprintf("bad%d", i), b, 0)
+				}
+			}
+		}
+	}()
+	// A reader that looks at ids at random while they are being posted,
+	// some before they exist.
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		r := mrand.New(mrand.NewPCG(cfg.seed, 0x4ead))
+		for k := 0; ; k++ {
+			select {
+			case <-postsDone:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			h.get(ctx, fmt.Sprintf("reader.%d", k), ids[r.IntN(len(ids))])
+		}
+	}()
+
+	// The killer.
+	var kills, restarts int
+	var healed time.Time
+	killerDone := make(chan error, 1)
+	go func() {
+		r := mrand.New(mrand.NewPCG(cfg.seed, 0x6111))
+		for kills < cfg.kills {
+			select {
+			case <-ctx.Done():
+				killerDone <- ctx.Err()
+				return
+			case <-time.After(cfg.killEvery):
+			}
+			for _, w := range workers {
+				if err := w.unexpected(); err != nil {
+					killerDone <- err
+					return
+				}
+			}
+			w := workers[r.IntN(len(workers))]
+			w.kill()
+			kills++
+			time.Sleep(time.Duration(100+r.IntN(700)) * time.Millisecond)
+			if err := ps.start(w); err != nil {
+				killerDone <- err
+				return
+			}
+			restarts++
+			healed = time.Now()
+			logf("kill %d: SIGKILL %s, restarted", kills, w.name)
+		}
+		killerDone <- nil
+	}()
+
+	<-postsDone
+	<-readerDone
+	if err := <-killerDone; err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	logf("clients done (%d posts recorded), %d kills done; waiting for every operation to be terminal", len(h.intake), kills)
+
+	// Settle: every operation terminal, bounded.
+	deadline := time.Now().Add(cfg.settle)
+	for {
+		open, total, err := openOps(ctx, pool)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range append([]*proc{front}, workers...) {
+			if err := w.unexpected(); err != nil {
+				return nil, err
+			}
+		}
+		if open == 0 {
+			logf("all %d operations terminal", total)
+			break
+		}
+		if time.Now().After(deadline) {
+			logf("%d of %d operations still open after %s: the liveness invariant will name them", open, total, cfg.settle)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	end := time.Now()
+
+	// Stop the workers, so that the database and the chain hold still, then
+	// read both.
+	for _, w := range workers {
+		w.stop(15 * time.Second)
+	}
+	nc, err := nodehttp.NewClient("http://"+nodeAddr, nodehttp.Options{Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	truth, err := nc.Truth(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ops, events, err := readStore(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("reading the store: %w", err)
+	}
+	front.stop(15 * time.Second)
+
+	snap := snapshot(ops, events, truth, h, healed, end, cfg.budget)
+	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
+		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions)}
+	for _, op := range ops {
+		rep.withdrawals++
+		rep.byState[op.State]++
+		if op.State.Terminal() {
+			rep.terminal++
+		}
+	}
+	rep.incarnation, rep.handedOver = incarnations(events)
+	rep.violations = model.Check(snap)
+	lin, linRep := model.CheckLinearizable(snap, time.Minute)
+	rep.violations = append(rep.violations, lin...)
+	rep.historyOps = linRep.Operations
+	for _, v := range rep.violations {
+		rep.perInv[v.Invariant]++
+	}
+	rep.elapsed = time.Since(began)
+	rep.print(out)
+	if len(lin) > 0 {
+		path := dir + "/porcupine.html"
+		if f, ferr := os.Create(path); ferr == nil {
+			if linRep.Visualize(f) == nil {
+				fmt.Fprintf(out, "livecheck: porcupine visualization in %s\n", path)
+			}
+			f.Close()
+		}
+	}
+	return rep, nil
+}
+
+// incarnations counts the worker process incarnations in the log (a worker
+// id is "pid-startnanos-wN") and the operations that more than one of them
+// worked on.
+func incarnations(events []sluice.Event) (procs, handed int) {
+	all := map[string]bool{}
+	per := map[sluice.OperationID]map[string]bool{}
+	for _, e := range events {
+		if e.Worker == "" {
+			continue
+		}
+		inc := string(e.Worker)
+		if i := strings.LastIndex(inc, "-w"); i >= 0 {
+			inc = inc[:i]
+		}
+		all[inc] = true
+		if per[e.OperationID] == nil {
+			per[e.OperationID] = map[string]bool{}
+		}
+		per[e.OperationID][inc] = true
+	}
+	for _, m := range per {
+		if len(m) > 1 {
+			handed++
+		}
+	}
+	return len(all), handed
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is one child process of sluice.
+type proc struct {
+	name    string
+	args    []string
+	env     []string
+	logPath string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the current incarnation has exited
+	killed bool          // the current incarnation was killed on purpose
+	exit   error         // of the last incarnation that exited
+	starts int
+}
+
+// procs owns every child, so that all of them die on the way out.
+type procs struct {
+	bin string
+	dir string // logs
+	mu  sync.Mutex
+	all []*proc
+}
+
+func (ps *procs) add(name string, env []string, args ...string) *proc {
+	p := &proc{name: name, args: args, env: env, logPath: filepath.Join(ps.dir, name+".log")}
+	ps.mu.Lock()
+	ps.all = append(ps.all, p)
+	ps.mu.Unlock()
+	return p
+}
+
+// start runs a new incarnation of p; its output is appended to its log.
+func (ps *procs) start(p *proc) error {
+	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(ps.bin, p.args...)
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	dieWithParent(cmd)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.cmd, p.done, p.killed = cmd, done, false
+	p.starts++
+	p.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		f.Close()
+		p.mu.Lock()
+		p.exit = err
+		p.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+// alive reports whether the current incarnation is running.
+func (p *proc) alive() bool {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// unexpected reports an incarnation that exited without being told to.
+func (p *proc) unexpected() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done == nil || p.killed {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited by itself (%v); see %s", p.name, p.exit, p.logPath)
+	default:
+		return nil
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	p.signal(syscall.SIGKILL, 10*time.Second)
+}
+
+// stop asks for a graceful exit (SIGTERM), then kills after grace.
+func (p *proc) stop(grace time.Duration) {
+	if !p.signal(syscall.SIGTERM, grace) {
+		p.kill()
+	}
+}
+
+// signal sends sig to a running incarnation and reports whether it exited
+// within wait.
+func (p *proc) signal(sig syscall.Signal, wait time.Duration) bool {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	if done == nil {
+		p.mu.Unlock()
+		return true
+	}
+	p.killed = true
+	p.mu.Unlock()
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// killAll kills every child still running: the way out, on every path.
+func (ps *procs) killAll() {
+	ps.mu.Lock()
+	all := append([]*proc(nil), ps.all...)
+	ps.mu.Unlock()
+	for _, p := range all {
+		p.kill()
+	}
+}
+
+// tail is the end of p's log, for failure reports.
+func (p *proc) tail(n int) string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// freeAddr picks a free loopback port. Another process could take it
+// before the child binds it; the child then fails to start and the check
+// says so.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitHealthy polls url until it answers 200, p dies, or the deadline.
+func waitHealthy(ctx context.Context, p *proc, url string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if !p.alive() {
+			return fmt.Errorf("%s exited before %s answered:\n%s", p.name, url, p.tail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %s did not answer within %s:\n%s", p.name, url, within, p.tail(20))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// buildSluice compiles cmd/sluice into dir with the go tool on PATH (or $GO).
+func buildSluice(ctx context.Context, dir string) (string, error) {
+	goTool := os.Getenv("GO")
+	if goTool == "" {
+		goTool = "go"
+	}
+	out := filepath.Join(dir, "sluice")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out, "sluicesim/cmd/sluice")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building cmd/sluice: %w\n%s", err, b)
+	}
+	return out, nil
+}
