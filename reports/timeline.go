@@ -175,12 +175,13 @@ var (
 	kNode     = kind{"nodefault", "node restart / eviction / missed slots", true}
 	kFenced   = kind{"fenced", "fenced write (token shown)", true}
 	kClock    = kind{"clock", "wall clock jump", true}
+	kLease    = kind{"lease", "lease expired, taken over (the lapsed token shown)", true}
 	kClaim    = kind{"claim", "claim (token shown for the affected ops)", false}
 	kWrite    = kind{"write", "state write (token shown for the affected ops)", false}
 	kRelease  = kind{"release", "lease released", false}
 	kClient   = kind{"client", "client answer", false}
 	kOther    = kind{"other", "other event", false}
-	legendAll = []kind{kCrash, kPause, kPauseW, kWake, kStall, kLie, kNode, kFenced, kClock, kClaim, kWrite, kRelease, kClient, kOther}
+	legendAll = []kind{kCrash, kPause, kPauseW, kWake, kStall, kLie, kNode, kFenced, kLease, kClock, kClaim, kWrite, kRelease, kClient, kOther}
 )
 
 // lieRe matches a node answer that is not a plain success: the menu of lies,
@@ -208,6 +209,8 @@ func classify(text string) kind {
 		return kLie
 	case strings.HasPrefix(text, "wall clock"):
 		return kClock
+	case strings.HasPrefix(text, "lease expired"):
+		return kLease
 	case strings.HasPrefix(text, "claim "):
 		return kClaim
 	case strings.HasPrefix(text, "cas "):
@@ -439,7 +442,7 @@ func swimlanes(events []sim.Event, virtual time.Duration, affectedOps []string) 
 			}
 			fmt.Fprintf(&b, `<circle class="m %s" cx="%.1f" cy="%d" r="%.1f"><title>%s</title></circle>`, k.class, xx, y, r, title)
 		}
-		if k == kFenced || (mentionsAffected && (k == kClaim || k == kWrite)) {
+		if k == kFenced || k == kLease || (mentionsAffected && (k == kClaim || k == kWrite)) {
 			if m := tokenRe.FindStringSubmatch(e.Text); m != nil {
 				t := m[1] + m[2]
 				fmt.Fprintf(&labels, `<text class="token" x="%.1f" y="%d">t%s</text>`, xx+4, y-5, t)

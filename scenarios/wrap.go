@@ -112,11 +112,30 @@ func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Opera
 
 func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
 	s.a.point()
+	var lapsed map[sluice.OperationID]sluice.Operation
+	if s.a.w.s.Tracing() {
+		// A lease lapses silently in the store; the trace names the moment
+		// a claim takes over a row whose holder never let go of it.
+		now := s.a.w.s.Now()
+		for _, row := range s.a.w.store.Snapshot().Operations {
+			if !row.State.Terminal() && row.ClaimedBy != "" && !row.LeaseUntil.After(now) {
+				if lapsed == nil {
+					lapsed = map[sluice.OperationID]sluice.Operation{}
+				}
+				lapsed[row.ID] = row
+			}
+		}
+	}
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
 	if s.a.w.s.Tracing() && (len(ops) > 0 || err != nil) {
 		desc := ""
 		for _, op := range ops {
 			desc += fmt.Sprintf(" %s:%s/t%d", s.a.w.name(op.ID), op.State, op.Token)
+		}
+		for _, op := range ops {
+			if old, ok := lapsed[op.ID]; ok {
+				s.a.event("lease expired: %s held by %s (token=%d) taken over", s.a.w.name(op.ID), old.ClaimedBy, old.Token)
+			}
 		}
 		s.a.event("claim%s%s", desc, errSuffix(err))
 	}
