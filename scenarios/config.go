@@ -234,7 +234,16 @@ func Zombies() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "calm": Calm, "zombies": Zombies}
+// Pair2 is pair with two withdrawals: the smallest world where two
+// operations' steps interleave.
+func Pair2() Config {
+	c := Pair()
+	c.Name = "pair2"
+	c.Withdrawals = 2
+	return c
+}
+
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

@@ -42,6 +42,11 @@ type Result struct {
 	Failure    string        // a panic or divergence, also reported as a violation
 	Trace      *sim.Trace    // only when tracing
 
+	// Pruned: exhaustive search cut the run short as redundant; it was
+	// not checked.
+	Pruned bool
+	tape   []sim.Choice
+
 	// Stats are what the run did, for reports: always filled.
 	Stats Stats
 
@@ -69,6 +74,8 @@ type Options struct {
 	Now func() time.Time
 	// PCTDepth > 0 schedules by PCT with that depth instead of at random.
 	PCTDepth int
+
+	observer sim.Observer // exhaustive search's footprint observer
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -158,7 +165,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if m.configure != nil {
 		m.configure(&cfg)
 	}
-	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing})
+	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing, Observer: o.observer})
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	w := &world{
 		cfg:    cfg,
@@ -197,7 +204,11 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	s.Spawn("conductor", w.conduct)
 
 	err := s.Run()
-	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed()}
+	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), tape: s.Tape()}
+	if errors.Is(err, sim.ErrPruned) {
+		res.Pruned = true
+		return res
+	}
 	snap := w.snapshot(errors.Is(err, sim.ErrBudget))
 	res.Violations = model.Check(snap)
 	res.Stats = statsOf(snap)
@@ -328,7 +339,10 @@ func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
 		hash = op.RequestHash
 	}
 	w.s.Spawn(name, func(p *sim.Proc) {
-		defer func() { w.clients-- }()
+		defer func() {
+			w.s.Touch("clients", true)
+			w.clients--
+		}()
 		p.Sleep(arrive)
 		answered := false
 		for attempt := 0; attempt <= w.cfg.ClientRetries && !answered; attempt++ {
@@ -476,6 +490,7 @@ func (w *world) readerLoop(ids []string) func(p *sim.Proc) {
 // every call and return point of the run, which is what linearizability
 // compares.
 func (w *world) tick() int64 {
+	w.s.Touch("lclock", true)
 	w.lclock++
 	return w.lclock
 }
@@ -646,6 +661,8 @@ func (w *world) conduct(p *sim.Proc) {
 	deadline := w.healAt.Add(w.cfg.LivenessBudget.D())
 	for {
 		p.Sleep(w.cfg.ConductorPoll.D())
+		w.s.Touch("clients", false)
+		w.s.Touch("row:*", false)
 		if w.clients == 0 && w.store.Open() == 0 {
 			w.s.Stop()
 			return

@@ -97,6 +97,7 @@ type storeView struct{ a *actor }
 func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	s.a.point()
 	row, created, err := s.a.w.store.Insert(ctx, op)
+	s.a.w.s.Touch("row:"+string(op.ID), true)
 	s.a.event("insert %s created=%v%s", s.a.w.name(op.ID), created, errSuffix(err))
 	s.a.point()
 	return row, created, err
@@ -105,6 +106,7 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
 	s.a.point()
 	row, err := s.a.w.store.Get(ctx, id)
+	s.a.w.s.Touch("row:"+string(id), false)
 	s.a.event("get %s %s%s", s.a.w.name(id), row.State, errSuffix(err))
 	s.a.point()
 	return row, err
@@ -127,6 +129,10 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 		}
 	}
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
+	s.a.w.s.Touch("row:*", false)
+	for _, op := range ops {
+		s.a.w.s.Touch("row:"+string(op.ID), true)
+	}
 	if s.a.w.s.Tracing() && (len(ops) > 0 || err != nil) {
 		desc := ""
 		for _, op := range ops {
@@ -147,6 +153,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	s.a.point()
 	s.a.pauseBeforeWrite()
 	row, err := s.a.w.store.CAS(ctx, c)
+	s.a.w.s.Touch("row:"+string(c.ID), true)
 	if s.a.w.s.Tracing() {
 		extra := ""
 		if c.Envelope != nil {
@@ -164,6 +171,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 func (s storeView) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
 	s.a.point()
 	err := s.a.w.store.Release(ctx, id, token, after)
+	s.a.w.s.Touch("row:"+string(id), true)
 	s.a.event("release %s token=%d after=%s%s", s.a.w.name(id), token, after, errSuffix(err))
 	s.a.point()
 	return err
@@ -172,6 +180,7 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
 	s.a.point()
 	evs, err := s.a.w.store.Events(ctx, id)
+	s.a.w.s.Touch("row:"+string(id), false)
 	s.a.point()
 	return evs, err
 }
@@ -185,6 +194,7 @@ type node struct {
 func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	n.a.point()
 	res, err := n.inner.Broadcast(ctx, tx)
+	n.a.w.s.Touch("chain", true)
 	if err != nil {
 		n.a.event("broadcast %s -> %v", tx.Txid().Short(), err)
 	} else {
@@ -197,6 +207,7 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
 	info, err := n.inner.Lookup(ctx, id)
+	n.a.w.s.Touch("chain", false)
 	if err != nil {
 		n.a.event("lookup %s -> %v", id.Short(), err)
 	} else {
@@ -209,6 +220,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.HeadBlock(ctx)
+	n.a.w.s.Touch("chain", false)
 	n.a.point()
 	return b, err
 }
@@ -216,6 +228,7 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.SolidBlock(ctx)
+	n.a.w.s.Touch("chain", false)
 	n.a.point()
 	return b, err
 }

@@ -30,6 +30,37 @@ type Sim struct {
 	tracing bool
 	events  []Event
 	procIDs []int // scratch for scheduling asks
+
+	observer Observer
+	stepFP   []Access // what the current step touched (only with an observer)
+	last     int      // id of the process that ran the last step (-1: none)
+}
+
+// Access is one touch of shared state by a step: a key naming what was
+// touched, and whether it was written. Two steps of different processes
+// commute unless they touch one key and at least one of them writes it.
+type Access struct {
+	Key   string
+	Write bool
+}
+
+// Observer learns what each step touched; exhaustive search uses it to skip
+// interleavings that only reorder commuting steps.
+type Observer interface {
+	// StepStart is asked before each step; false ends the run (ErrPruned).
+	StepStart(proc int) bool
+	StepDone(proc int, footprint []Access)
+}
+
+// ErrPruned ends a run that a strategy found redundant.
+var ErrPruned = errors.New("sim: run pruned")
+
+// Touch records that the current step read or wrote key. Without an
+// observer it costs nothing.
+func (s *Sim) Touch(key string, write bool) {
+	if s.observer != nil {
+		s.stepFP = append(s.stepFP, Access{Key: key, Write: write})
+	}
 }
 
 // Options configure a run.
@@ -37,6 +68,7 @@ type Options struct {
 	Start    time.Time // virtual time at step 0
 	StepsMax int       // scheduling steps before the run fails with ErrBudget
 	Tracing  bool      // record events (Event) as well as choices
+	Observer Observer  // told each step's footprint (see Touch)
 }
 
 // ErrBudget: the run did not settle within its step budget. Worlds report it
@@ -51,7 +83,7 @@ func New(strategy Strategy, o Options) *Sim {
 	// A chaos run makes several thousand choices; growing the tape from
 	// nothing showed up as a sixth of the run time.
 	return &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
-		tape: make([]Choice, 0, 8192)}
+		tape: make([]Choice, 0, 8192), observer: o.Observer, last: -1}
 }
 
 // Now is virtual time. It is the clock of everything inside the run.
@@ -201,17 +233,26 @@ func (s *Sim) Run() error {
 				ids = append(ids, p.id)
 			}
 			s.procIDs = ids
-			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids})
+			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
 		}
 		if s.failure != nil {
 			break
 		}
 		p := s.ready[i]
+		if s.observer != nil && !s.observer.StepStart(p.id) {
+			s.fail(ErrPruned)
+			break
+		}
 		s.ready = append(s.ready[:i], s.ready[i+1:]...)
 		s.steps++
 		s.cur = p
 		_, alive := p.next()
 		s.cur = nil
+		s.last = p.id
+		if s.observer != nil {
+			s.observer.StepDone(p.id, s.stepFP)
+			s.stepFP = s.stepFP[:0]
+		}
 		switch {
 		case !alive:
 			p.done = true

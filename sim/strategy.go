@@ -14,8 +14,10 @@ type Ask struct {
 	N    int
 	P    float64
 	// Procs, for a scheduling decision ("sched"), are the ids of the
-	// runnable processes the alternatives stand for, in order.
-	Procs []int
+	// runnable processes the alternatives stand for, in order; Current is
+	// the id of the process that ran the step before (-1 for none).
+	Procs   []int
+	Current int
 }
 
 // Choice is one entry of the tape: a decision and the alternative picked.

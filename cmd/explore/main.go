@@ -69,6 +69,7 @@ type options struct {
 	shrink       string
 	report       string
 	shrinkBudget int
+	bounds       scenarios.ExhaustiveBounds
 }
 
 // runOptions are the scenarios options the strategy flags ask for.
@@ -90,6 +91,14 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.mutant, "mutant", "", "run against a deliberately broken core: "+strings.Join(scenarios.MutantNames(), ", "))
 	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random or pct")
 	fs.IntVar(&o.pctDepth, "pct-depth", 3, "PCT's depth `D`: D-1 priority change points per run")
+	o.bounds = scenarios.DefaultExhaustiveBounds()
+	fs.IntVar(&o.bounds.Crashes, "max-crashes", o.bounds.Crashes, "exhaustive: crashes per schedule")
+	fs.IntVar(&o.bounds.Pauses, "max-pauses", o.bounds.Pauses, "exhaustive: pauses per schedule")
+	fs.IntVar(&o.bounds.Lies, "max-lies", o.bounds.Lies, "exhaustive: lying node answers per schedule")
+	fs.IntVar(&o.bounds.Preemptions, "max-preemptions", o.bounds.Preemptions, "exhaustive: deviations from the default schedule")
+	fs.IntVar(&o.bounds.StepsMax, "max-steps", o.bounds.StepsMax, "exhaustive: steps per schedule")
+	fs.IntVar(&o.bounds.SchedulesMax, "max-schedules", o.bounds.SchedulesMax, "exhaustive: stop (incomplete) after this many runs")
+	noReduction := fs.Bool("no-reduction", false, "exhaustive: explore commuting interleavings too (no sleep sets)")
 	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S) to `FILE`")
 	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
 	fs.StringVar(&o.shrink, "shrink", "", "minimize the failing trace in `FILE` while the same invariant fails; writes -trace (default FILE.shrunk.jsonl)")
@@ -104,6 +113,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	o.bounds.Reduce = !*noReduction
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -153,9 +163,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("-pct-depth %d: want at least 1", o.pctDepth)
 		}
 	case "exhaustive":
-		return nil, fmt.Errorf("-strategy exhaustive: not implemented yet (issue 6); use random or pct")
+		if set["seeds"] || set["seed-start"] || set["shard"] || set["seed"] {
+			return nil, errors.New("-strategy exhaustive enumerates schedules, not seeds: drop -seeds, -seed-start, -seed and -shard")
+		}
+		b := o.bounds
+		if b.Crashes < 0 || b.Pauses < 0 || b.Lies < 0 || b.Preemptions < 0 || b.StepsMax < 1 || b.SchedulesMax < 1 {
+			return nil, errors.New("exhaustive bounds must not be negative, and -max-steps and -max-schedules must be positive")
+		}
 	default:
-		return nil, fmt.Errorf("-strategy %q: want random or pct", o.strategy)
+		return nil, fmt.Errorf("-strategy %q: want random, pct or exhaustive", o.strategy)
 	}
 	cfg, err := scenarios.World(o.world)
 	if err != nil {
@@ -199,6 +215,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return replay(o, stdout, stderr)
 	case o.shrink != "":
 		return shrink(o, stdout, stderr)
+	case o.strategy == "exhaustive":
+		return exhaustive(o, stdout, stderr)
 	case o.seedSet:
 		return single(o, stdout, stderr)
 	}
@@ -240,6 +258,57 @@ func single(o *options, stdout, stderr io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// exhaustive enumerates the world's schedules within bounds.
+func exhaustive(o *options, stdout, stderr io.Writer) int {
+	cfg := o.config()
+	b := o.bounds
+	reduction := "sleep sets over step footprints"
+	if !b.Reduce {
+		reduction = "none"
+	}
+	fmt.Fprintf(stdout, "world %s%s, strategy exhaustive: crashes <= %d, pauses <= %d, lies <= %d, preemptions <= %d, steps <= %d; reduction: %s\n",
+		cfg.Name, mutantNote(cfg), b.Crashes, b.Pauses, b.Lies, b.Preemptions, b.StepsMax, reduction)
+	began := time.Now()
+	var progress func(sim.ExhaustiveStats)
+	if o.progress {
+		progress = func(st sim.ExhaustiveStats) {
+			fmt.Fprintf(stderr, "\r\033[Kschedules %d, pruned %d", st.Schedules, st.Pruned)
+		}
+	}
+	res, err := scenarios.Exhaust(cfg, b, progress)
+	if o.progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
+	}
+	st := res.Stats
+	if st.Complete {
+		fmt.Fprintf(stdout, "complete within bounds: %d schedules (%d more cut short as redundant), %d with violations\n", st.Schedules, st.Pruned, res.Violations)
+	} else {
+		fmt.Fprintf(stdout, "NOT complete: the budget of %d runs ran out after %d schedules (%d cut short as redundant), %d with violations\n",
+			b.SchedulesMax, st.Schedules, st.Pruned, res.Violations)
+	}
+	code := exitOK
+	if res.FirstFailure != nil {
+		code = exitViolation
+		printVerdict(stdout, res.FirstFailure.Violations)
+		path := o.trace
+		if path == "" {
+			path = cfg.Name + "-exhaustive.trace.jsonl"
+		}
+		if err := writeArtifacts(stdout, path, res.FirstFailure); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "replay: go run ./cmd/explore -replay %s\n", path)
+	}
+	elapsed := time.Since(began)
+	fmt.Fprintf(stdout, "\nexplored in %.1fs (%.0f runs/s)\n", elapsed.Seconds(), float64(st.Schedules+st.Pruned)/elapsed.Seconds())
+	return code
 }
 
 // readTraceFile opens and checks a trace file; the error names the file.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,8 @@ func TestBadUsageExits2(t *testing.T) {
 		{"bad shard", []string{"-shard", "3/2"}, `-shard "3/2"`},
 		{"shard syntax", []string{"-shard", "x"}, `-shard "x"`},
 		{"strategy", []string{"-strategy", "dfs"}, `-strategy "dfs"`},
+		{"exhaustive with seeds", []string{"-strategy", "exhaustive", "-seeds", "5"}, "enumerates schedules, not seeds"},
+		{"negative bound", []string{"-strategy", "exhaustive", "-max-crashes", "-1"}, "must not be negative"},
 		{"pct depth", []string{"-strategy", "pct", "-pct-depth", "0"}, "-pct-depth 0"},
 		{"stray argument", []string{"10000"}, `unexpected argument "10000"`},
 		{"bad seed", []string{"-seed", "abc"}, `-seed "abc"`},
@@ -234,5 +237,24 @@ func TestReport(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("report lacks %s: %v", f, err)
 		}
+	}
+}
+
+// Goal: exhaustive search completes a small bounded space, says so with
+// the count, and explores fewer schedules with reduction than without.
+func TestExhaustive(t *testing.T) {
+	count := func(args ...string) string {
+		code, out, errOut := cli(t, append([]string{"-world", "pair", "-strategy", "exhaustive", "-max-crashes", "0", "-max-lies", "0", "-max-preemptions", "1"}, args...)...)
+		if code != exitOK || !strings.Contains(out, "complete within bounds: ") {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		i := strings.Index(out, "complete within bounds: ")
+		return strings.Fields(out[i+len("complete within bounds: "):])[0]
+	}
+	reduced, full := count(), count("-no-reduction")
+	r, _ := strconv.Atoi(reduced)
+	f, _ := strconv.Atoi(full)
+	if r == 0 || f <= r {
+		t.Errorf("schedules with reduction %d, without %d: want fewer with", r, f)
 	}
 }

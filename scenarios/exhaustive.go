@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"sluicesim/sim"
+)
+
+// ExhaustiveBounds are the limits of an exhaustive search, in the world's
+// terms.
+type ExhaustiveBounds struct {
+	Crashes, Pauses, Lies int // faults per schedule
+	Preemptions           int // deviations from the default schedule (delay bounding)
+	StepsMax              int // per run
+	SchedulesMax          int // the search stops here, incomplete
+	Reduce                bool
+	StopAtFirst           bool // stop at the first failing schedule
+}
+
+// DefaultExhaustiveBounds are what `explore -strategy exhaustive` uses
+// unless told otherwise.
+func DefaultExhaustiveBounds() ExhaustiveBounds {
+	return ExhaustiveBounds{Crashes: 1, Pauses: 0, Lies: 0, Preemptions: 1, StepsMax: 5000, SchedulesMax: 200_000, Reduce: true}
+}
+
+// ForExhaustive trims a world for exhaustive search: everything that is
+// data rather than a fault or a scheduling decision (reads at random, chain
+// events, clock skews, stalls, reverts) is turned off, so the search
+// branches only where the bounds say.
+func ForExhaustive(c Config) Config {
+	c.Reads, c.ClientGetP = 0, 0
+	c.ChainEvents = false
+	c.Skews = durations(0)
+	c.ServerStallP = 0
+	c.ReceiptFailP = 0
+	c.QueryLieP = 0
+	return c
+}
+
+// exhaustiveCost says which picks cost which fault budget, and which kinds
+// are data the search does not branch on.
+func exhaustiveCost(kind string, pick int) (class string, explore bool) {
+	switch kind {
+	case "fault":
+		return "fault", true
+	case "fault-kind":
+		return []string{"crash", "pause", "jump"}[pick], true
+	case "pause-before-write":
+		return "pause", true
+	case "lie":
+		return "lie", true
+	case "pause-len", "restart-delay", "lie-kind":
+		return "", true
+	}
+	return "", false
+}
+
+// ExhaustiveResult is what the search found.
+type ExhaustiveResult struct {
+	Stats        sim.ExhaustiveStats
+	Violations   int     // schedules with a violation
+	FirstFailure *Result // the first failing schedule, traced
+}
+
+// Exhaust runs every schedule of the world within the bounds (re-running
+// the world from the start for each) and checks the invariants on each.
+func Exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats)) (*ExhaustiveResult, error) {
+	cfg = ForExhaustive(cfg)
+	cfg.StepsMax = b.StepsMax
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := sim.NewExhaustive(sim.Bounds{
+		Preemptions: b.Preemptions,
+		Budgets:     map[string]int{"fault": b.Crashes + b.Pauses, "crash": b.Crashes, "pause": b.Pauses, "lie": b.Lies, "jump": 0},
+		Cost:        exhaustiveCost,
+		StepsMax:    b.StepsMax,
+	}, b.Reduce)
+	out := &ExhaustiveResult{}
+	for r := e.NextRun(); r != nil; r = e.NextRun() {
+		res := run(cfg, 1, r, "exhaustive", Options{observer: r})
+		e.Finished(res.Pruned)
+		if !res.Pruned && res.Failed() {
+			out.Violations++
+			if out.FirstFailure == nil {
+				// The tape replays the schedule exactly, traced.
+				tape := append([]sim.Choice(nil), res.tape...)
+				out.FirstFailure = run(cfg, 1, sim.NewReplay(tape), "exhaustive", Options{Tracing: true})
+			}
+			if b.StopAtFirst {
+				break
+			}
+		}
+		if progress != nil && (e.Stats.Schedules+e.Stats.Pruned)%1000 == 0 {
+			progress(e.Stats)
+		}
+		if e.Stats.Schedules+e.Stats.Pruned >= b.SchedulesMax {
+			break
+		}
+	}
+	out.Stats = e.Stats
+	if out.Stats.Complete && out.Stats.Schedules == 0 {
+		return out, fmt.Errorf("exhaustive search ran no schedule")
+	}
+	return out, nil
+}
