@@ -249,3 +249,25 @@ func TestExhaustiveSearch(t *testing.T) {
 		t.Errorf("pair2: %d schedules with reduction, %d without; want at least 8x fewer", counts[true], counts[false])
 	}
 }
+
+// BenchmarkExhaustivePair is one complete bounded search of pair (one lie,
+// one preemption), with and without reduction: schedules per second and
+// the explored counts, side by side.
+func BenchmarkExhaustivePair(b *testing.B) {
+	for _, reduce := range []bool{true, false} {
+		b.Run(map[bool]string{true: "sleep-sets", false: "no-reduction"}[reduce], func(b *testing.B) {
+			bounds := DefaultExhaustiveBounds()
+			bounds.Crashes, bounds.Lies, bounds.Preemptions, bounds.Reduce = 0, 1, 1, reduce
+			var st sim.ExhaustiveStats
+			for b.Loop() {
+				res, err := Exhaust(Pair(), bounds, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st = res.Stats
+			}
+			b.ReportMetric(float64(st.Schedules), "schedules")
+			b.ReportMetric(float64(st.Schedules+st.Pruned)*float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+		})
+	}
+}
