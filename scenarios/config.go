@@ -243,7 +243,19 @@ func Pair2() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies}
+// Tight is pair with a short lease (20 s) and a short expiration window
+// (30 s): one crash outlives an envelope, so a single fault reaches the
+// stale-envelope rebuild. It is where exhaustive search meets the
+// write-ahead rule within one-fault bounds.
+func Tight() Config {
+	c := Pair()
+	c.Name = "tight"
+	c.Lease = Duration(20 * time.Second)
+	c.Sluice.ExpirationWindow = 30 * time.Second
+	return c
+}
+
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "tight": Tight, "calm": Calm, "zombies": Zombies}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {
