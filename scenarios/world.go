@@ -440,22 +440,8 @@ func classifyPost(r response) (model.Outcome, string, sluice.State) {
 // bodyHash is the request hash of the payload an answer carries: what the
 // client can tell about which instruction the server holds.
 func bodyHash(b []byte) (string, sluice.State) {
-	var v struct {
-		OperationID string `json:"operation_id"`
-		ToAddress   string `json:"to_address"`
-		Amount      string `json:"amount"`
-		Asset       string `json:"asset"`
-		State       string `json:"state"`
-	}
-	if json.Unmarshal(b, &v) != nil {
-		return "", sluice.None
-	}
-	op, err := intake.Normalize(intake.Submission{OperationID: v.OperationID, ToAddress: v.ToAddress, Amount: v.Amount, Asset: v.Asset})
-	if err != nil {
-		return "", sluice.None
-	}
-	st, _ := sluice.ParseState(v.State)
-	return op.RequestHash, st
+	h, st, _ := intake.AnswerPayload(b)
+	return h, st
 }
 
 // read GETs an operation and records what it saw; a read that gets no

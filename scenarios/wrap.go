@@ -85,6 +85,15 @@ func (a *actor) pauseBeforeWrite() {
 	a.p.ExitIfDead()
 }
 
+// touchRow records that this step read or wrote an operation's row, for
+// exhaustive search's footprints. The key is built only when someone is
+// observing: every store call passes here, on the simulator's hot path.
+func (a *actor) touchRow(id sluice.OperationID, write bool) {
+	if a.w.s.Observing() {
+		a.w.s.Touch("row:"+string(id), write)
+	}
+}
+
 func (a *actor) event(format string, args ...any) {
 	if a.w.s.Tracing() {
 		a.w.s.Event(fmt.Sprintf(format, args...))
@@ -97,7 +106,7 @@ type storeView struct{ a *actor }
 func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	s.a.point()
 	row, created, err := s.a.w.store.Insert(ctx, op)
-	s.a.w.s.Touch("row:"+string(op.ID), true)
+	s.a.touchRow(op.ID, true)
 	s.a.event("insert %s created=%v%s", s.a.w.name(op.ID), created, errSuffix(err))
 	s.a.point()
 	return row, created, err
@@ -106,7 +115,7 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
 	s.a.point()
 	row, err := s.a.w.store.Get(ctx, id)
-	s.a.w.s.Touch("row:"+string(id), false)
+	s.a.touchRow(id, false)
 	s.a.event("get %s %s%s", s.a.w.name(id), row.State, errSuffix(err))
 	s.a.point()
 	return row, err
@@ -131,7 +140,7 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
 	s.a.w.s.Touch("row:*", false)
 	for _, op := range ops {
-		s.a.w.s.Touch("row:"+string(op.ID), true)
+		s.a.touchRow(op.ID, true)
 	}
 	if s.a.w.s.Tracing() && (len(ops) > 0 || err != nil) {
 		desc := ""
@@ -153,7 +162,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	s.a.point()
 	s.a.pauseBeforeWrite()
 	row, err := s.a.w.store.CAS(ctx, c)
-	s.a.w.s.Touch("row:"+string(c.ID), true)
+	s.a.touchRow(c.ID, true)
 	if s.a.w.s.Tracing() {
 		extra := ""
 		if c.Envelope != nil {
@@ -171,7 +180,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 func (s storeView) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
 	s.a.point()
 	err := s.a.w.store.Release(ctx, id, token, after)
-	s.a.w.s.Touch("row:"+string(id), true)
+	s.a.touchRow(id, true)
 	s.a.event("release %s token=%d after=%s%s", s.a.w.name(id), token, after, errSuffix(err))
 	s.a.point()
 	return err
@@ -180,7 +189,7 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
 	s.a.point()
 	evs, err := s.a.w.store.Events(ctx, id)
-	s.a.w.s.Touch("row:"+string(id), false)
+	s.a.touchRow(id, false)
 	s.a.point()
 	return evs, err
 }

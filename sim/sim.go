@@ -55,6 +55,10 @@ type Observer interface {
 // ErrPruned ends a run that a strategy found redundant.
 var ErrPruned = errors.New("sim: run pruned")
 
+// Observing reports whether an observer wants footprints, so callers can
+// skip building keys otherwise.
+func (s *Sim) Observing() bool { return s.observer != nil }
+
 // Touch records that the current step read or wrote key. Without an
 // observer it costs nothing.
 func (s *Sim) Touch(key string, write bool) {

@@ -320,20 +320,6 @@ func classifyPost(code int, replay bool, body []byte) (model.Outcome, string, sl
 
 // bodyHash is the request hash of the instruction an answer carries.
 func bodyHash(b []byte) (string, sluice.State) {
-	var v struct {
-		OperationID string `json:"operation_id"`
-		ToAddress   string `json:"to_address"`
-		Amount      string `json:"amount"`
-		Asset       string `json:"asset"`
-		State       string `json:"state"`
-	}
-	if json.Unmarshal(b, &v) != nil {
-		return "", sluice.None
-	}
-	op, err := intake.Normalize(intake.Submission{OperationID: v.OperationID, ToAddress: v.ToAddress, Amount: v.Amount, Asset: v.Asset})
-	if err != nil {
-		return "", sluice.None
-	}
-	st, _ := sluice.ParseState(v.State)
-	return op.RequestHash, st
+	h, st, _ := intake.AnswerPayload(b)
+	return h, st
 }
