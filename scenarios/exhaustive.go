@@ -74,7 +74,6 @@ func Exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats))
 		Preemptions: b.Preemptions,
 		Budgets:     map[string]int{"fault": b.Crashes + b.Pauses, "crash": b.Crashes, "pause": b.Pauses, "lie": b.Lies, "jump": 0},
 		Cost:        exhaustiveCost,
-		StepsMax:    b.StepsMax,
 	}, b.Reduce)
 	out := &ExhaustiveResult{}
 	for r := e.NextRun(); r != nil; r = e.NextRun() {

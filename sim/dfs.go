@@ -19,8 +19,6 @@ type Bounds struct {
 	// non-empty class means the pick costs one of Budgets[class]. Pick 0
 	// must be free: it is the "no fault" answer.
 	Cost func(kind string, pick int) (class string, explore bool)
-	// StepsMax bounds each run; a longer run is cut off (and counted).
-	StepsMax int
 }
 
 // Exhaustive enumerates choice tapes depth first within Bounds, re-running
