@@ -64,6 +64,18 @@ type Operation struct {
 	UpdatedAt time.Time
 }
 
+// Claimable reports whether a claim at now may take the row: non-terminal,
+// NotBefore reached, and no live lease (a lease is live while LeaseUntil is
+// after now). It is the WHERE clause of every store's claim, stated once
+// here because the simulator also reasons with it (which writes change
+// what a claim could see).
+func (o Operation) Claimable(now time.Time) bool {
+	if o.State.Terminal() || o.NotBefore.After(now) {
+		return false
+	}
+	return o.ClaimedBy == "" || !o.LeaseUntil.After(now)
+}
+
 // Evidence is the proof of death filed with every rebuild: the solid block
 // whose time is past the old envelope's expiration plus the safety margin,
 // and the lookup made after it that found the txid unknown. Anyone can check

@@ -131,7 +131,7 @@ func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) (
 		if len(out) == limit {
 			break
 		}
-		if !claimable(row, now) {
+		if !row.Claimable(now) {
 			continue
 		}
 		row.Token++
@@ -140,14 +140,6 @@ func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) (
 		out = append(out, copyOperation(*row))
 	}
 	return out, nil
-}
-
-// claimable is the WHERE clause of the claim query.
-func claimable(row *sluice.Operation, now time.Time) bool {
-	if row.State.Terminal() || row.NotBefore.After(now) {
-		return false
-	}
-	return row.ClaimedBy == "" || !row.LeaseUntil.After(now)
 }
 
 // CAS applies c if the row is still (ID, Token, From). The checks run in the
