@@ -34,6 +34,7 @@ func ForExhaustive(c Config) Config {
 	c.ServerStallP = 0
 	c.ReceiptFailP = 0
 	c.QueryLieP = 0
+	c.FaultsAtWork = true
 	return c
 }
 
@@ -65,6 +66,12 @@ type ExhaustiveResult struct {
 // Exhaust runs every schedule of the world within the bounds (re-running
 // the world from the start for each) and checks the invariants on each.
 func Exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats)) (*ExhaustiveResult, error) {
+	return exhaust(cfg, b, progress, nil)
+}
+
+// exhaust is Exhaust with a visitor that sees every run made to the end,
+// its Snapshot kept (tests compare what reduced and full searches reach).
+func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats), visit func(*Result)) (*ExhaustiveResult, error) {
 	cfg = ForExhaustive(cfg)
 	cfg.StepsMax = b.StepsMax
 	if err := cfg.Validate(); err != nil {
@@ -77,8 +84,11 @@ func Exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats))
 	}, b.Reduce)
 	out := &ExhaustiveResult{}
 	for r := e.NextRun(); r != nil; r = e.NextRun() {
-		res := run(cfg, 1, r, "exhaustive", Options{observer: r})
+		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil})
 		e.Finished(res.Pruned)
+		if visit != nil && !res.Pruned {
+			visit(res)
+		}
 		if !res.Pruned && res.Failed() {
 			out.Violations++
 			if out.FirstFailure == nil {

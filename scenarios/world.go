@@ -75,7 +75,8 @@ type Options struct {
 	// PCTDepth > 0 schedules by PCT with that depth instead of at random.
 	PCTDepth int
 
-	observer sim.Observer // exhaustive search's footprint observer
+	observer     sim.Observer // exhaustive search's footprint observer
+	keepSnapshot bool         // keep Result.Snapshot without tracing
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -223,6 +224,8 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	res.Violations = append(res.Violations, lin...)
 	if tracing {
 		res.Linearizability = linRep
+	}
+	if tracing || o.keepSnapshot {
 		res.Snapshot = snap
 	}
 	if err != nil && !errors.Is(err, sim.ErrBudget) {
@@ -532,6 +535,10 @@ func (w *world) spawnWorker(slot, gen int) {
 				w.tally["clock-skew"]++
 			}
 		}
+		// The worker's random stream is drawn from the world's data stream
+		// here, in the worker's first step, so the order in which workers
+		// start decides who gets which draw: the step touches the stream.
+		w.s.Touch("data", true)
 		var st sluice.Store = storeView{a}
 		a.node = node{a: a, inner: w.node.Client(name)}
 		if m, ok := mutant(w.cfg.Mutant); ok {

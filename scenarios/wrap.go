@@ -23,15 +23,25 @@ type actor struct {
 	server bool      // a server process handling one HTTP request: may stall
 	node   tron.Node // a worker's node, as its pipeline sees it
 	skew   time.Duration
+	busy   bool // holds claimed work: from a claim that took rows to the next claim
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
 // world again. While faults are on, a worker may crash, pause (and wake as a
 // zombie), or see its wall clock jump.
-func (a *actor) point() {
+func (a *actor) point() { a.yield(false) }
+
+// pointAfter is the yield point right after a call. Under FaultsAtWork it
+// is the only place a worker faults, and only while it holds work: a fault
+// at the point before the next call would land at the same place in the
+// worker's run (only local computation lies between, and no virtual time),
+// so offering both would make exhaustive search run each fault twice.
+func (a *actor) pointAfter() { a.yield(true) }
+
+func (a *actor) yield(after bool) {
 	a.p.ExitIfDead()
 	w := a.w
-	if a.worker && w.faulty() && w.s.Chance("fault", w.cfg.WorkerFaultP) {
+	if a.worker && w.faulty() && (!w.cfg.FaultsAtWork || a.busy && after) && w.s.Chance("fault", w.cfg.WorkerFaultP) {
 		switch w.s.Choose("fault-kind", 3) {
 		case 0:
 			w.tally["worker-crash"]++
@@ -94,6 +104,29 @@ func (a *actor) touchRow(id sluice.OperationID, write bool) {
 	}
 }
 
+// claimable reads whether a claim now could take the row, for footprints
+// only: a write that leaves it unchanged (a CAS renewing a live lease, a
+// replayed insert) commutes with a claim that takes nothing, so exhaustive
+// search need not run both orders. Without an observer it costs nothing.
+func (a *actor) claimable(id sluice.OperationID) bool {
+	if !a.w.s.Observing() {
+		return false
+	}
+	row, err := a.w.store.Get(context.Background(), id)
+	return err == nil && row.Claimable(a.w.s.Now())
+}
+
+// wroteRow records a write to the row, and to its claimability when the
+// write changed it (before is claimable's answer from before the write).
+func (a *actor) wroteRow(id sluice.OperationID, before bool) {
+	if a.w.s.Observing() {
+		a.w.s.Touch("row:"+string(id), true)
+		if a.claimable(id) != before {
+			a.w.s.Touch("claim:"+string(id), true)
+		}
+	}
+}
+
 func (a *actor) event(format string, args ...any) {
 	if a.w.s.Tracing() {
 		a.w.s.Event(fmt.Sprintf(format, args...))
@@ -105,10 +138,11 @@ type storeView struct{ a *actor }
 
 func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	s.a.point()
+	before := s.a.claimable(op.ID)
 	row, created, err := s.a.w.store.Insert(ctx, op)
-	s.a.touchRow(op.ID, true)
+	s.a.wroteRow(op.ID, before)
 	s.a.event("insert %s created=%v%s", s.a.w.name(op.ID), created, errSuffix(err))
-	s.a.point()
+	s.a.pointAfter()
 	return row, created, err
 }
 
@@ -117,7 +151,7 @@ func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Opera
 	row, err := s.a.w.store.Get(ctx, id)
 	s.a.touchRow(id, false)
 	s.a.event("get %s %s%s", s.a.w.name(id), row.State, errSuffix(err))
-	s.a.point()
+	s.a.pointAfter()
 	return row, err
 }
 
@@ -138,9 +172,15 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 		}
 	}
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
-	s.a.w.s.Touch("row:*", false)
-	for _, op := range ops {
-		s.a.touchRow(op.ID, true)
+	s.a.busy = len(ops) > 0
+	// A claim reads which rows are claimable (not their contents) and
+	// writes the rows it takes.
+	if s.a.w.s.Observing() {
+		s.a.w.s.Touch("claim:*", false)
+		for _, op := range ops {
+			s.a.w.s.Touch("row:"+string(op.ID), true)
+			s.a.w.s.Touch("claim:"+string(op.ID), true)
+		}
 	}
 	if s.a.w.s.Tracing() && (len(ops) > 0 || err != nil) {
 		desc := ""
@@ -154,15 +194,16 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 		}
 		s.a.event("claim%s%s", desc, errSuffix(err))
 	}
-	s.a.point()
+	s.a.pointAfter()
 	return ops, err
 }
 
 func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
 	s.a.point()
 	s.a.pauseBeforeWrite()
+	before := s.a.claimable(c.ID)
 	row, err := s.a.w.store.CAS(ctx, c)
-	s.a.touchRow(c.ID, true)
+	s.a.wroteRow(c.ID, before)
 	if s.a.w.s.Tracing() {
 		extra := ""
 		if c.Envelope != nil {
@@ -173,16 +214,17 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 		}
 		s.a.event("cas %s %s->%s token=%d%s%s", s.a.w.name(c.ID), c.From, c.To, c.Token, extra, errSuffix(err))
 	}
-	s.a.point()
+	s.a.pointAfter()
 	return row, err
 }
 
 func (s storeView) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
 	s.a.point()
+	before := s.a.claimable(id)
 	err := s.a.w.store.Release(ctx, id, token, after)
-	s.a.touchRow(id, true)
+	s.a.wroteRow(id, before)
 	s.a.event("release %s token=%d after=%s%s", s.a.w.name(id), token, after, errSuffix(err))
-	s.a.point()
+	s.a.pointAfter()
 	return err
 }
 
@@ -190,7 +232,7 @@ func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.
 	s.a.point()
 	evs, err := s.a.w.store.Events(ctx, id)
 	s.a.touchRow(id, false)
-	s.a.point()
+	s.a.pointAfter()
 	return evs, err
 }
 
@@ -209,7 +251,7 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 	} else {
 		n.a.event("broadcast %s -> %s", tx.Txid().Short(), res.Code)
 	}
-	n.a.point()
+	n.a.pointAfter()
 	return res, err
 }
 
@@ -222,7 +264,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	} else {
 		n.a.event("lookup %s -> %s #%d solid=%v %s", id.Short(), info.Status, info.BlockNumber, info.Solid, info.Receipt)
 	}
-	n.a.point()
+	n.a.pointAfter()
 	return info, err
 }
 
@@ -230,7 +272,7 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.HeadBlock(ctx)
 	n.a.w.s.Touch("chain", false)
-	n.a.point()
+	n.a.pointAfter()
 	return b, err
 }
 
@@ -238,7 +280,7 @@ func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.SolidBlock(ctx)
 	n.a.w.s.Touch("chain", false)
-	n.a.point()
+	n.a.pointAfter()
 	return b, err
 }
 
@@ -251,7 +293,7 @@ type signer struct {
 func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 	s.a.point()
 	sig, err := s.inner.Sign(ctx, raw)
-	s.a.point()
+	s.a.pointAfter()
 	return sig, err
 }
 
@@ -262,7 +304,7 @@ type clock struct{ a *actor }
 func (c clock) Now() time.Time {
 	c.a.point()
 	t := c.a.w.s.Now().Add(c.a.skew)
-	c.a.point()
+	c.a.pointAfter()
 	return t
 }
 

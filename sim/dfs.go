@@ -28,10 +28,15 @@ type Bounds struct {
 // siblings' subtrees until some step that does not commute with p's step
 // runs, so interleavings that only reorder commuting steps are run once.
 //
-// The reduction is exact for the world's shared state (store rows, the
-// chain) as the footprints describe it; combined with bounds, a schedule
-// whose only representative needs more preemptions than the bound allows
-// can be missed, as with any bounded partial-order reduction.
+// The reduction is exact for the world's shared state as the footprints
+// describe it, so every footprint must name everything a step reads or
+// writes that another process could see (scenarios checks this by
+// comparing the histories reduced and full searches reach). Combined with
+// a preemption bound it is not exact: "preemption" depends on which
+// process ran last, which reordering commuting steps changes, so the
+// representative the reduced search keeps for a class of schedules may
+// need more preemptions than the bound allows. Without a preemption bound
+// nothing is lost.
 type Exhaustive struct {
 	b      Bounds
 	reduce bool
