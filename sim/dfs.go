@@ -11,6 +11,7 @@ type Bounds struct {
 	// Preemptions bounds deviations from the default schedule (the process
 	// that ran last, if it is still runnable, else the first runnable one):
 	// delay bounding. Each other pick at a scheduling decision costs one.
+	// A negative value means no bound (NoPreemptionBound).
 	Preemptions int
 	// Budgets bound the fault classes Cost names.
 	Budgets map[string]int
@@ -20,6 +21,10 @@ type Bounds struct {
 	// must be free: it is the "no fault" answer.
 	Cost func(kind string, pick int) (class string, explore bool)
 }
+
+// NoPreemptionBound, as Bounds.Preemptions, lets every scheduling decision
+// take every runnable process.
+const NoPreemptionBound = -1
 
 // Exhaustive enumerates choice tapes depth first within Bounds, re-running
 // the world from the start for each. With Reduce it keeps sleep sets
@@ -144,7 +149,7 @@ func (r *ExhaustiveRun) Pick(a Ask, i int) (int, error) {
 			if e.reduce && asleep(r.cur, a.Procs[k]) {
 				continue
 			}
-			if k != def && r.preempt >= e.b.Preemptions {
+			if k != def && e.b.Preemptions >= 0 && r.preempt >= e.b.Preemptions {
 				continue
 			}
 			n.allowed = append(n.allowed, k)

@@ -59,6 +59,10 @@ func TestExhaustiveAndSleepSets(t *testing.T) {
 	if got := len(twoProcs(none, own)); got != 1 || none.Stats.Schedules != 1 {
 		t.Errorf("no deviations: %d orders, stats %+v; want the one default schedule", got, none.Stats)
 	}
+	unbounded := NewExhaustive(Bounds{Preemptions: NoPreemptionBound}, false)
+	if twoProcs(unbounded, own); unbounded.Stats.Schedules != 20 {
+		t.Errorf("no preemption bound: %+v, want all 20 schedules", unbounded.Stats)
+	}
 	one := NewExhaustive(Bounds{Preemptions: 1}, false)
 	twoProcs(one, own)
 	if one.Stats.Schedules <= 1 || one.Stats.Schedules >= 20 {

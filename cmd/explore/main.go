@@ -95,7 +95,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.bounds.Crashes, "max-crashes", o.bounds.Crashes, "exhaustive: crashes per schedule")
 	fs.IntVar(&o.bounds.Pauses, "max-pauses", o.bounds.Pauses, "exhaustive: pauses per schedule")
 	fs.IntVar(&o.bounds.Lies, "max-lies", o.bounds.Lies, "exhaustive: lying node answers per schedule")
-	fs.IntVar(&o.bounds.Preemptions, "max-preemptions", o.bounds.Preemptions, "exhaustive: deviations from the default schedule")
+	fs.IntVar(&o.bounds.Preemptions, "max-preemptions", o.bounds.Preemptions, "exhaustive: deviations from the default schedule (-1: no bound)")
 	fs.IntVar(&o.bounds.StepsMax, "max-steps", o.bounds.StepsMax, "exhaustive: steps per schedule")
 	fs.IntVar(&o.bounds.SchedulesMax, "max-schedules", o.bounds.SchedulesMax, "exhaustive: stop (incomplete) after this many runs")
 	noReduction := fs.Bool("no-reduction", false, "exhaustive: explore commuting interleavings too (no sleep sets)")
@@ -167,8 +167,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			return nil, errors.New("-strategy exhaustive enumerates schedules, not seeds: drop -seeds, -seed-start, -seed and -shard")
 		}
 		b := o.bounds
-		if b.Crashes < 0 || b.Pauses < 0 || b.Lies < 0 || b.Preemptions < 0 || b.StepsMax < 1 || b.SchedulesMax < 1 {
-			return nil, errors.New("exhaustive bounds must not be negative, and -max-steps and -max-schedules must be positive")
+		if b.Crashes < 0 || b.Pauses < 0 || b.Lies < 0 || b.Preemptions < sim.NoPreemptionBound || b.StepsMax < 1 || b.SchedulesMax < 1 {
+			return nil, errors.New("exhaustive bounds must not be negative (but -max-preemptions -1 means no bound), and -max-steps and -max-schedules must be positive")
 		}
 	default:
 		return nil, fmt.Errorf("-strategy %q: want random, pct or exhaustive", o.strategy)
@@ -268,8 +268,12 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	if !b.Reduce {
 		reduction = "none"
 	}
-	fmt.Fprintf(stdout, "world %s%s, strategy exhaustive: crashes <= %d, pauses <= %d, lies <= %d, preemptions <= %d, steps <= %d; reduction: %s\n",
-		cfg.Name, mutantNote(cfg), b.Crashes, b.Pauses, b.Lies, b.Preemptions, b.StepsMax, reduction)
+	preemptions := fmt.Sprintf("<= %d", b.Preemptions)
+	if b.Preemptions < 0 {
+		preemptions = "unbounded"
+	}
+	fmt.Fprintf(stdout, "world %s%s, strategy exhaustive: crashes <= %d, pauses <= %d, lies <= %d, preemptions %s, steps <= %d; reduction: %s\n",
+		cfg.Name, mutantNote(cfg), b.Crashes, b.Pauses, b.Lies, preemptions, b.StepsMax, reduction)
 	began := time.Now()
 	var progress func(sim.ExhaustiveStats)
 	if o.progress {

@@ -36,6 +36,7 @@ func TestBadUsageExits2(t *testing.T) {
 		{"strategy", []string{"-strategy", "dfs"}, `-strategy "dfs"`},
 		{"exhaustive with seeds", []string{"-strategy", "exhaustive", "-seeds", "5"}, "enumerates schedules, not seeds"},
 		{"negative bound", []string{"-strategy", "exhaustive", "-max-crashes", "-1"}, "must not be negative"},
+		{"preemptions below -1", []string{"-strategy", "exhaustive", "-max-preemptions", "-2"}, "-max-preemptions -1 means no bound"},
 		{"pct depth", []string{"-strategy", "pct", "-pct-depth", "0"}, "-pct-depth 0"},
 		{"stray argument", []string{"10000"}, `unexpected argument "10000"`},
 		{"bad seed", []string{"-seed", "abc"}, `-seed "abc"`},
@@ -256,5 +257,11 @@ func TestExhaustive(t *testing.T) {
 	f, _ := strconv.Atoi(full)
 	if r == 0 || f <= r {
 		t.Errorf("schedules with reduction %d, without %d: want fewer with", r, f)
+	}
+	// No preemption bound: every interleaving of the fault-free world, up to
+	// commuting steps; more than one preemption allows.
+	u, _ := strconv.Atoi(count("-max-preemptions", "-1"))
+	if u <= r {
+		t.Errorf("schedules with no preemption bound %d, with one %d: want more", u, r)
 	}
 }
