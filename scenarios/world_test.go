@@ -353,11 +353,11 @@ func TestReductionKeepsEveryHistory(t *testing.T) {
 		lies       int
 		reducedPre int // the reduced search's preemption bound
 	}{
-		{"pair, no faults, unbounded reduced", Pair(), 0, 0, 1000},
+		{"pair, no faults, unbounded reduced", Pair(), 0, 0, sim.NoPreemptionBound},
 		// Workers polling every second claim at the instant the insert
 		// lands: a claim must not commute with a write that makes a row
 		// claimable.
-		{"pair polling every second, unbounded reduced", pollEverySecond(Pair()), 0, 0, 1000},
+		{"pair polling every second, unbounded reduced", pollEverySecond(Pair()), 0, 0, sim.NoPreemptionBound},
 		{"pair, 1 crash", Pair(), 1, 0, 1},
 		{"pair, 1 lie", Pair(), 0, 1, 1},
 	} {
