@@ -95,12 +95,13 @@ func (a *actor) pauseBeforeWrite() {
 	a.p.ExitIfDead()
 }
 
-// touchRow records that this step read or wrote an operation's row, for
-// exhaustive search's footprints. The key is built only when someone is
-// observing: every store call passes here, on the simulator's hot path.
-func (a *actor) touchRow(id sluice.OperationID, write bool) {
+// readRow records that this step read an operation's row, for exhaustive
+// search's footprints (wroteRow records writes). Keys are built only when
+// someone is observing: every store call passes here, on the simulator's
+// hot path.
+func (a *actor) readRow(id sluice.OperationID) {
 	if a.w.s.Observing() {
-		a.w.s.Touch("row:"+string(id), write)
+		a.w.s.Touch("row:"+string(id), false)
 	}
 }
 
@@ -149,7 +150,7 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
 	s.a.point()
 	row, err := s.a.w.store.Get(ctx, id)
-	s.a.touchRow(id, false)
+	s.a.readRow(id)
 	s.a.event("get %s %s%s", s.a.w.name(id), row.State, errSuffix(err))
 	s.a.pointAfter()
 	return row, err
@@ -231,7 +232,7 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
 	s.a.point()
 	evs, err := s.a.w.store.Events(ctx, id)
-	s.a.touchRow(id, false)
+	s.a.readRow(id)
 	s.a.pointAfter()
 	return evs, err
 }
