@@ -76,6 +76,20 @@ func (o Operation) Claimable(now time.Time) bool {
 	return o.ClaimedBy == "" || !o.LeaseUntil.After(now)
 }
 
+// CheckClaim refuses a claim's arguments before any store work: a limit
+// that is not positive, or an empty worker, which would hold a lease that
+// looks like no lease at all (ClaimedBy == ""), so the next claimer would
+// take the row at once. Every store calls it.
+func CheckClaim(worker WorkerID, limit int) error {
+	if limit <= 0 {
+		return fmt.Errorf("claim by %s: limit %d must be positive", worker, limit)
+	}
+	if worker == "" {
+		return errors.New("claim: empty worker id")
+	}
+	return nil
+}
+
 // Evidence is the proof of death filed with every rebuild: the solid block
 // whose time is past the old envelope's expiration plus the safety margin,
 // and the lookup made after it that found the txid unknown. Anyone can check

@@ -115,13 +115,8 @@ func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) (
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("claim by %s: %w", worker, err)
 	}
-	if limit <= 0 {
-		return nil, fmt.Errorf("claim by %s: limit %d must be positive", worker, limit)
-	}
-	// An empty worker would hold a lease that looks like no lease at all
-	// (ClaimedBy == ""), so the next claimer would take the row at once.
-	if worker == "" {
-		return nil, errors.New("claim: empty worker id")
+	if err := sluice.CheckClaim(worker, limit); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
