@@ -142,38 +142,6 @@ func (c wallClock) Now() time.Time {
 	return c.start.Add(time.Since(c.start)).UTC().Round(0)
 }
 
-// lockedNode serializes calls into the mock node, which is a single-threaded
-// simulation object: the workers, the block producer and the HTTP goroutines
-// all reach it from here.
-type lockedNode struct {
-	mu *sync.Mutex
-	n  tron.Node
-}
-
-func (l lockedNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.Broadcast(ctx, tx)
-}
-
-func (l lockedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.Lookup(ctx, id)
-}
-
-func (l lockedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.HeadBlock(ctx)
-}
-
-func (l lockedNode) SolidBlock(ctx context.Context) (tron.Block, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.SolidBlock(ctx)
-}
-
 // hotWallet is the mock chain's funded account; mockKey signs for it. Both
 // are fixtures of the mock, not secrets.
 var (
@@ -235,7 +203,7 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 			HotBalance: 1_000_000_000 * 1_000_000,
 			Verifier:   signer,
 		})
-		nodeFor = func(id string) (tron.Node, error) { return lockedNode{mu: &nodeMu, n: node.Client(id)}, nil }
+		nodeFor = func(id string) (tron.Node, error) { return nodehttp.Serialized(&nodeMu, node.Client(id)), nil }
 		logger.Printf("THIS IS A MOCK: the TRON node is simulated in this process (blocks every %s of real time, solid lag %d); no real chain is contacted and no real funds move", mocknode.SlotInterval, cfg.solidLag)
 
 		// The block producer: the chain moves with real time even when no
@@ -258,7 +226,7 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 		if cfg.nodeAddr != "" {
 			ns := &nodehttp.Server{
 				Node: func(caller string) tron.Node {
-					return lockedNode{mu: &nodeMu, n: node.Client("remote:" + caller)}
+					return nodehttp.Serialized(&nodeMu, node.Client("remote:"+caller))
 				},
 				Truth: func() nodehttp.Truth {
 					nodeMu.Lock()

@@ -27,33 +27,6 @@ func (c *manualClock) add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// lockedNode serializes calls into the single-threaded mock.
-type lockedNode struct {
-	mu *sync.Mutex
-	n  tron.Node
-}
-
-func (l lockedNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.Broadcast(ctx, tx)
-}
-func (l lockedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.Lookup(ctx, id)
-}
-func (l lockedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.HeadBlock(ctx)
-}
-func (l lockedNode) SolidBlock(ctx context.Context) (tron.Block, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n.SolidBlock(ctx)
-}
-
 var (
 	genesis = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	hot     = tron.AddressFromBytes20([20]byte{0x11, 0x11, 0x11})
@@ -74,7 +47,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{clock: &manualClock{now: genesis}, signer: tron.NewHMACSigner([]byte("k"))}
 	e.node = mocknode.New(e.clock, mocknode.Config{Genesis: genesis, SolidLag: 1, HotWallet: hot, HotBalance: 1_000_000, Verifier: e.signer})
 	s := &Server{
-		Node: func(caller string) tron.Node { return lockedNode{mu: &e.mu, n: e.node.Client("http:" + caller)} },
+		Node: func(caller string) tron.Node { return Serialized(&e.mu, e.node.Client("http:"+caller)) },
 		Truth: func() Truth {
 			e.mu.Lock()
 			defer e.mu.Unlock()
