@@ -243,6 +243,9 @@ func writeServiceError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusConflict, sluice.ErrPayloadMismatch.Error(), FieldOperationID)
 	case errors.Is(err, sluice.ErrNotFound):
 		writeError(w, http.StatusNotFound, sluice.ErrNotFound.Error(), FieldOperationID)
+	case errors.Is(err, ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, ErrBusy.Error(), "")
 	default:
 		writeError(w, http.StatusInternalServerError, "internal error", "")
 	}

@@ -2,6 +2,7 @@ package intake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"sluicesim/sluice"
@@ -57,24 +58,48 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (Result, error) {
 	return Result{Operation: row, Created: false}, nil
 }
 
-// Lookup reads an operation and its event log. A malformed id is a
-// *ValidationError; an unknown one is sluice.ErrNotFound (wrapped).
+// Lookup reads an operation and its event log, as one instant of it: the
+// history shown ends with the event that left the row as it is shown. A
+// malformed id is a *ValidationError; an unknown one is sluice.ErrNotFound
+// (wrapped); ErrBusy when no read matched.
 //
 // The row and the log are two reads, not one snapshot (the Store has no
-// snapshot read), and the log is read second: it may hold a transition
-// committed after the row was read, never lack one the row shows.
+// snapshot read). A transition committed between them would show a history
+// past the state: a client acting on the pair would act on a moment that
+// never existed. So Lookup reads the row first, then the log, and cuts the
+// log after the row's own event: the one that entered the row's state with
+// the row's txid. That pair is unique in an operation's log (a txid is
+// built once and passes each state at most once; the states before the
+// first build occur once), and the log, read second, always holds it. Should
+// it be missing (a store that broke its contract), Lookup reads both again,
+// lookupReadsMax times in all, before giving up.
 func (s *Service) Lookup(ctx context.Context, id string) (sluice.Operation, []sluice.Event, error) {
 	opID, err := ParseOperationID(id)
 	if err != nil {
 		return sluice.Operation{}, nil, err
 	}
-	row, err := s.Store.Get(ctx, opID)
-	if err != nil {
-		return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
+	for range lookupReadsMax {
+		row, err := s.Store.Get(ctx, opID)
+		if err != nil {
+			return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
+		}
+		events, err := s.Store.Events(ctx, opID)
+		if err != nil {
+			return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
+		}
+		for k := len(events) - 1; k >= 0; k-- {
+			if events[k].To == row.State && events[k].Txid == row.Envelope.Txid {
+				return row, events[:k+1], nil
+			}
+		}
 	}
-	events, err := s.Store.Events(ctx, opID)
-	if err != nil {
-		return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
-	}
-	return row, events, nil
+	return sluice.Operation{}, nil, fmt.Errorf("intake: operation %s: no log read matched its row in %d reads: %w", opID, lookupReadsMax, ErrBusy)
 }
+
+// lookupReadsMax bounds Lookup's re-reads of a row whose log lacks its
+// event, which only a store breaking its contract (or a replica lagging
+// behind the primary) produces.
+const lookupReadsMax = 3
+
+// ErrBusy: the operation's row and log never agreed; retry shortly.
+var ErrBusy = errors.New("operation's row and log disagree; retry")

@@ -3,6 +3,8 @@ package intake
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +245,73 @@ func (f *failingStore) Release(context.Context, sluice.OperationID, sluice.Fenci
 func (f *failingStore) Events(context.Context, sluice.OperationID) ([]sluice.Event, error) {
 	f.calls++
 	return nil, f.err
+}
+
+// movingStore lets a transition land between Lookup's row read and its log
+// read, as a worker on another connection would: after each Get, advance
+// runs once.
+type movingStore struct {
+	sluice.Store
+	gets    int
+	advance func()
+}
+
+func (m *movingStore) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
+	row, err := m.Store.Get(ctx, id)
+	m.gets++
+	if m.advance != nil {
+		m.advance()
+	}
+	return row, err
+}
+
+// Goal: Lookup shows one instant of the operation: when a transition lands
+// between the row read and the log read, the history is cut at the row's
+// own event, so its last entry is the state shown. When the log never holds
+// the row's event (a store breaking its contract), Lookup gives up after
+// lookupReadsMax reads with ErrBusy, which HTTP answers 503.
+func TestLookupShowsOneInstant(t *testing.T) {
+	svc, mem, _ := newService(t)
+	ctx := context.Background()
+	if _, err := svc.Submit(ctx, valid()); err != nil {
+		t.Fatalf("Submit error = %v", err)
+	}
+	moved := false
+	ms := &movingStore{Store: mem, advance: func() {
+		if !moved {
+			moved = true
+			advance(t, mem, id1, sluice.Requested, sluice.Validated, nil)
+		}
+	}}
+	op, events, err := (&Service{Store: ms}).Lookup(ctx, id1)
+	if err != nil {
+		t.Fatalf("Lookup error = %v", err)
+	}
+	if op.State != sluice.Requested || len(events) != 1 || events[0].To != sluice.Requested {
+		t.Errorf("Lookup with a transition between its reads = %s with %d events (last %s), want requested with 1 event",
+			op.State, len(events), events[len(events)-1].To)
+	}
+
+	lying := &movingStore{Store: eventsOf{mem, nil}}
+	if _, _, err := (&Service{Store: lying}).Lookup(ctx, id1); !errors.Is(err, ErrBusy) {
+		t.Errorf("Lookup on a store whose log lacks the row's event: error = %v, want ErrBusy", err)
+	}
+	if lying.gets != lookupReadsMax {
+		t.Errorf("Lookup read the row %d times, want %d", lying.gets, lookupReadsMax)
+	}
+	rec := httptest.NewRecorder()
+	NewHandler(&Service{Store: lying}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/withdrawals/"+id1, nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("GET on a store whose log lacks the row's event: %d (Retry-After %q), want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+// eventsOf answers every log read with the given events.
+type eventsOf struct {
+	sluice.Store
+	events []sluice.Event
+}
+
+func (e eventsOf) Events(context.Context, sluice.OperationID) ([]sluice.Event, error) {
+	return e.events, nil
 }

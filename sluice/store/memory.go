@@ -317,6 +317,15 @@ func (m *Memory) row(id sluice.OperationID) (*sluice.Operation, error) {
 	return m.rows[i], nil
 }
 
+// LastSeq is the Seq of the newest event (0 before any). A caller that
+// watches the store from outside (the simulator's world) reads it right
+// after a write to learn which event that write appended.
+func (m *Memory) LastSeq() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return int64(len(m.events))
+}
+
 // appendEvent must be called with mu held; it assigns the next Seq.
 func (m *Memory) appendEvent(e sluice.Event) {
 	e.Seq = int64(len(m.events)) + 1
