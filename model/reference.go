@@ -1,0 +1,313 @@
+package model
+
+// The model's own reading of a withdrawal request. The oracle must not ask
+// production what a client meant (a parser that is wrong in a
+// self-consistent way would then agree with itself), so this file
+// re-implements the intake contract from its written rules: the UUID form of
+// an operation id, base58check TRON addresses, the decimal grammar of
+// amounts, the one asset. It imports nothing from intake, money or tron's
+// parsers; reference_test.go compares it with them over many inputs.
+
+import (
+	"crypto/sha256"
+	"strconv"
+	"strings"
+
+	"sluicesim/sluice"
+)
+
+// Payload is a withdrawal request exactly as a client sent it (or as an
+// answer body showed it): raw strings, not yet trusted.
+type Payload struct {
+	ID, To, Amount, Asset string
+}
+
+// Intent is what a valid payload means, by the model's own reading.
+type Intent struct {
+	ID    sluice.OperationID // canonical lowercase UUID
+	To    [21]byte           // 0x41 + 20 bytes
+	Units uint64             // amount in base units (6 decimals)
+	Asset string
+}
+
+// ReadIntent reads p as intake should. reason is "" when p is a valid
+// withdrawal request, otherwise a short phrase saying why not (e.g.
+// "amount has more than 6 decimals"). The Intent is meaningful only when
+// reason == "". Fields are checked in the API's order (id, recipient,
+// amount, asset) and the first refusal is returned.
+func ReadIntent(p Payload) (Intent, string) {
+	id, why := refOperationID(p.ID)
+	if why != "" {
+		return Intent{}, "operation id " + why
+	}
+	to, why := refAddress(p.To)
+	if why != "" {
+		return Intent{}, "recipient " + why
+	}
+	// Both are well-formed addresses, but tokens sent to either are lost.
+	switch to {
+	case refUSDTContract:
+		return Intent{}, "recipient is the USDT contract itself"
+	case refZeroAddress:
+		return Intent{}, "recipient is the all-zero address"
+	}
+	units, why := refUnits(p.Amount)
+	if why != "" {
+		return Intent{}, "amount " + why
+	}
+	if p.Asset == "" {
+		return Intent{}, "asset is missing"
+	}
+	if p.Asset != sluice.Asset { // case-sensitive: one asset, one spelling
+		return Intent{}, "asset is not " + sluice.Asset
+	}
+	return Intent{ID: id, To: to, Units: units, Asset: p.Asset}, ""
+}
+
+// SameInstruction reports whether two valid intents are the same instruction
+// (id, recipient, units, asset all equal).
+func SameInstruction(a, b Intent) bool {
+	return a.ID == b.ID && a.To == b.To && a.Units == b.Units && a.Asset == b.Asset
+}
+
+// Base58Address encodes a 21-byte TRON address in base58check, the model's
+// own encoder (for messages).
+func Base58Address(a [21]byte) string {
+	return refBase58Encode(refWithChecksum(a[:]))
+}
+
+// refUUIDLen is the length of the 8-4-4-4-12 text form of a UUID.
+const refUUIDLen = 36
+
+// refOperationID reads an operation id: a UUID in 8-4-4-4-12 hex form, either
+// case, returned lowercase so that two spellings are one operation. The nil
+// UUID is refused: it is what an unset field serializes to.
+func refOperationID(s string) (sluice.OperationID, string) {
+	if s == "" {
+		return "", "is missing"
+	}
+	if len(s) != refUUIDLen {
+		return "", "is not a UUID (not 36 characters)"
+	}
+	var out [refUUIDLen]byte
+	for i := 0; i < refUUIDLen; i++ {
+		c := s[i]
+		hyphen := i == 8 || i == 13 || i == 18 || i == 23
+		switch {
+		case hyphen && c == '-':
+			out[i] = c
+		case hyphen:
+			return "", "is not a UUID (no hyphen at index " + strconv.Itoa(i) + ")"
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+			out[i] = c
+		case 'A' <= c && c <= 'F':
+			out[i] = c - 'A' + 'a'
+		default:
+			return "", "is not a UUID (not a hex digit at index " + strconv.Itoa(i) + ")"
+		}
+	}
+	if string(out[:]) == "00000000-0000-0000-0000-000000000000" {
+		return "", "is the nil UUID"
+	}
+	if string(out[:]) == s {
+		return sluice.OperationID(s), "" // already canonical: no copy
+	}
+	return sluice.OperationID(out[:]), ""
+}
+
+// refBase58Alphabet is Bitcoin's base58 alphabet, which TRON uses: no 0, O,
+// I or l, so that no two characters look alike.
+const refBase58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// refAddress reads a base58check TRON address: 25 bytes, a 21-byte payload
+// starting 0x41 and a 4-byte checksum. It does not refuse the USDT contract
+// or the zero address (ReadIntent does), so that it can be compared with a
+// plain address parser.
+func refAddress(s string) ([21]byte, string) {
+	var a [21]byte
+	if s == "" {
+		return a, "is missing"
+	}
+	raw, why := refBase58Decode(s, 25)
+	if why != "" {
+		return a, why
+	}
+	copy(a[:], raw[:21])
+	if string(refWithChecksum(a[:])) != string(raw) {
+		return a, "has a bad checksum"
+	}
+	if a[0] != 0x41 {
+		return a, "is not a TRON address (first byte not 0x41)"
+	}
+	return a, ""
+}
+
+// refBase58Decode decodes s, which must come to exactly want bytes. Each
+// leading '1' is a leading zero byte; the remaining digits are one
+// big-endian base-58 number, accumulated in the last n bytes of the output
+// (out = out*58 + digit). The number only grows as digits are read, so
+// decoding stops as soon as it is too long: a hostile string costs at most
+// want bytes of work per digit, and one allocation.
+func refBase58Decode(s string, want int) ([]byte, string) {
+	zeros := 0
+	for zeros < len(s) && s[zeros] == '1' {
+		zeros++
+	}
+	tooLong := "does not decode to " + strconv.Itoa(want) + " bytes"
+	if zeros > want {
+		return nil, tooLong
+	}
+	out := make([]byte, want)
+	n := 0 // significant bytes of the number so far, at the end of out
+	for i := zeros; i < len(s); i++ {
+		digit := strings.IndexByte(refBase58Alphabet, s[i])
+		if digit < 0 {
+			return nil, "has a character outside the base58 alphabet"
+		}
+		carry := digit
+		for j := want - 1; j >= want-n; j-- {
+			carry += int(out[j]) * 58
+			out[j] = byte(carry)
+			carry >>= 8
+		}
+		for ; carry > 0; carry >>= 8 {
+			if zeros+n >= want {
+				return nil, tooLong
+			}
+			n++
+			out[want-n] = byte(carry)
+		}
+	}
+	if zeros+n != want {
+		return nil, tooLong
+	}
+	return out, ""
+}
+
+// refBase58Encode is the inverse of refBase58Decode for any byte string.
+func refBase58Encode(b []byte) string {
+	zeros := 0
+	for zeros < len(b) && b[zeros] == 0 {
+		zeros++
+	}
+	var digits []byte // base-58 digits, least significant first
+	for _, v := range b[zeros:] {
+		carry := int(v) // digits = digits*256 + v
+		for j := range digits {
+			carry += int(digits[j]) << 8
+			digits[j] = byte(carry % 58)
+			carry /= 58
+		}
+		for ; carry > 0; carry /= 58 {
+			digits = append(digits, byte(carry%58))
+		}
+	}
+	out := make([]byte, 0, zeros+len(digits))
+	for range zeros {
+		out = append(out, '1')
+	}
+	for j := len(digits) - 1; j >= 0; j-- {
+		out = append(out, refBase58Alphabet[digits[j]])
+	}
+	return string(out)
+}
+
+// refWithChecksum returns payload followed by the first 4 bytes of
+// sha256(sha256(payload)).
+func refWithChecksum(payload []byte) []byte {
+	first := sha256.Sum256(payload)
+	second := sha256.Sum256(first[:])
+	return append(append([]byte{}, payload...), second[:4]...)
+}
+
+// refMustAddress decodes a known-good address, for constants.
+func refMustAddress(s string) [21]byte {
+	a, why := refAddress(s)
+	if why != "" {
+		panic("model: bad address constant " + s + ": " + why)
+	}
+	return a
+}
+
+var (
+	// refUSDTContract is the USDT-TRC20 token contract, decoded by the
+	// model's own decoder (its bytes are pinned in a test).
+	refUSDTContract = refMustAddress("TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t")
+	// refZeroAddress is 0x41 followed by 20 zero bytes: a valid string, but
+	// what an unset field serializes to, and tokens sent there are burnt.
+	refZeroAddress = [21]byte{0x41}
+)
+
+const (
+	refAmountMaxLen = 64                    // longer is not an amount, whatever it says
+	refUnitsPerUSDT = 1_000_000             // USDT-TRC20 has 6 decimals
+	refMaxUnits     = 1_000_000_000_000_000 // 1,000,000,000 USDT
+)
+
+// refUnits reads an amount in USDT, ("0" | [1-9][0-9]*) ["." [0-9]{1,6}],
+// into base units. The grammar is strict so that every amount has one
+// meaning: no sign, exponent, whitespace or leading zeros, and no more than
+// 6 decimals even if the extra ones are zeros (a client sending them does
+// not mean what we would pay).
+func refUnits(s string) (uint64, string) {
+	if s == "" {
+		return 0, "is missing"
+	}
+	if len(s) > refAmountMaxLen {
+		return 0, "is longer than " + strconv.Itoa(refAmountMaxLen) + " bytes"
+	}
+	whole, frac, point := s, "", false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			whole, frac, point = s[:i], s[i+1:], true
+			break
+		}
+	}
+	if whole == "" {
+		return 0, "has no digits before the point"
+	}
+	if !refAllDigits(whole) || !refAllDigits(frac) { // a second '.' lands here too
+		return 0, "is not a plain decimal number"
+	}
+	if len(whole) > 1 && whole[0] == '0' {
+		return 0, "has a leading zero"
+	}
+	if point && frac == "" {
+		return 0, "has a point but no decimals"
+	}
+	if len(frac) > 6 {
+		return 0, "has more than 6 decimals"
+	}
+	// 1,000,000,000 has 10 digits; refusing longer whole parts here keeps
+	// the arithmetic below far from overflowing a uint64.
+	if len(whole) > 10 {
+		return 0, "exceeds 1000000000 USDT"
+	}
+	var units uint64
+	for i := 0; i < len(whole); i++ {
+		units = units*10 + uint64(whole[i]-'0')
+	}
+	units *= refUnitsPerUSDT
+	scale := uint64(refUnitsPerUSDT / 10) // the first decimal is 100,000 units
+	for i := 0; i < len(frac); i++ {
+		units += uint64(frac[i]-'0') * scale
+		scale /= 10
+	}
+	if units == 0 {
+		return 0, "is zero"
+	}
+	if units > refMaxUnits {
+		return 0, "exceeds 1000000000 USDT"
+	}
+	return units, ""
+}
+
+// refAllDigits reports whether s is ASCII digits only ("" is).
+func refAllDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
