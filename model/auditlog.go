@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -22,9 +23,13 @@ import (
 // operation held), and a rebuild always names the txid it retires. A retired
 // txid that may have been sent (the transition starts from broadcasting or
 // broadcast) carries evidence that holds against the chain: about that txid,
-// proving death (Evidence.Proves), citing a block that is on the chain with
-// that number and time at or below the final solid head, and the txid was
-// never included at all. A txid retired without such evidence (a stale
+// citing a block that is on the chain with that number and time at or below
+// the final solid head, and the txid was never included at all. The
+// evidence is not taken at its word: its expiration must be the retired
+// envelope's own raw_data expiration (from Envelopes, what the world saw
+// stored), its margin the configured SafetyMargin, and the model checks the
+// proof itself (solid time at least expiration plus margin, lookup
+// unknown) with those re-derived values. A txid retired without such evidence (a stale
 // envelope rebuilt from signed) must never have been sent: not on the wire,
 // never accepted, never included.
 func CheckAuditLog(s *Snapshot) []Violation {
@@ -34,6 +39,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 	}
 	c := auditContext{
 		s:        s,
+		raw:      make(map[tron.Txid]tron.RawData),
 		blocks:   make(map[int64][]tron.Block),
 		onWire:   make(map[tron.Txid]bool),
 		accepted: make(map[tron.Txid]bool),
@@ -47,6 +53,11 @@ func CheckAuditLog(s *Snapshot) []Violation {
 	}
 	for _, a := range s.Accepted {
 		c.accepted[a.Txid] = true
+	}
+	for _, e := range s.Envelopes {
+		if _, ok := c.raw[e.Txid]; !ok {
+			c.raw[e.Txid] = e.Raw
+		}
 	}
 
 	for i := 1; i < len(s.Events); i++ {
@@ -64,7 +75,8 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		evs := groups[id]
 		var maxToken sluice.FencingToken
 		for k, e := range evs {
-			at := fmt.Sprintf("op %s event #%d %s->%s", id, e.Seq, e.From, e.To)
+			// Built only for a message: this loop runs over every event.
+			at := lazyAt{id, e}
 			if k == 0 {
 				if e.From != sluice.None || e.To != sluice.Requested {
 					add(id, "%s: the log must open with the creation none->requested", at)
@@ -112,8 +124,20 @@ func CheckAuditLog(s *Snapshot) []Violation {
 	return finish(vs)
 }
 
+// lazyAt names an event in messages ("op X event #N from->to"), formatted
+// only when printed.
+type lazyAt struct {
+	id sluice.OperationID
+	e  sluice.Event
+}
+
+func (a lazyAt) String() string {
+	return fmt.Sprintf("op %s event #%d %s->%s", a.id, a.e.Seq, a.e.From, a.e.To)
+}
+
 type auditContext struct {
 	s        *Snapshot
+	raw      map[tron.Txid]tron.RawData
 	blocks   map[int64][]tron.Block
 	onWire   map[tron.Txid]bool
 	accepted map[tron.Txid]bool
@@ -121,10 +145,10 @@ type auditContext struct {
 }
 
 // txidChange checks how event e changed the operation's txid after prev.
-func (c auditContext) txidChange(at string, prev, e sluice.Event) []Violation {
+func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
 	var vs []Violation
 	add := func(format string, args ...any) {
-		vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: at + " " + fmt.Sprintf(format, args...)})
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: at.String() + " " + fmt.Sprintf(format, args...)})
 	}
 	rebuild := e.To == sluice.Signing && (e.From == sluice.Signed || e.From == sluice.Broadcasting || e.From == sluice.Broadcast)
 	if e.RetiredTxid.IsZero() {
@@ -166,9 +190,26 @@ func (c auditContext) txidChange(at string, prev, e sluice.Event) []Violation {
 	if ev.Txid != e.RetiredTxid {
 		add("retires txid %s with evidence about another txid (%s)", e.RetiredTxid.Short(), ev)
 	}
-	if !ev.Proves() {
-		add("retires txid %s with evidence that proves nothing (%s): the solid time must reach expiration + margin and the lookup must be unknown",
-			e.RetiredTxid.Short(), ev)
+	expiration, margin := ev.Expiration, ev.Margin
+	if len(c.s.Envelopes) > 0 {
+		// An envelope the world did not see stored (a live check sees only
+		// the rows' last ones) cannot be re-derived; a write that bypassed
+		// the world's view is one-writer's to report.
+		if raw, ok := c.raw[e.RetiredTxid]; ok {
+			if expiration = time.UnixMilli(raw.Expiration); !ev.Expiration.Equal(expiration) {
+				add("retires txid %s with evidence claiming expiration %s, but its raw_data expires at %s",
+					e.RetiredTxid.Short(), stamp(ev.Expiration), stamp(expiration))
+			}
+		}
+	}
+	if c.s.SafetyMargin > 0 {
+		if margin = c.s.SafetyMargin; ev.Margin != margin {
+			add("retires txid %s with evidence using margin %s, but the configured safety margin is %s", e.RetiredTxid.Short(), ev.Margin, margin)
+		}
+	}
+	if ev.Lookup != tron.Unknown || ev.SolidTime.Before(expiration.Add(margin)) {
+		add("retires txid %s with evidence that proves nothing (%s): the solid time must reach expiration %s + margin %s and the lookup must be unknown",
+			e.RetiredTxid.Short(), ev, stamp(expiration), margin)
 	}
 	if bad := c.citedBlock(ev); bad != "" {
 		add("retires txid %s with evidence citing %s (%s)", e.RetiredTxid.Short(), bad, ev)

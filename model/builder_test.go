@@ -1,10 +1,14 @@
 package model
 
 // Hand-built snapshots. A builder keeps the pieces of a run consistent the way
-// the store and the mock node would: every transition writes a row and an
-// event, every send a wire attempt, every acceptance an Acceptance, every
-// inclusion lands in a block of a chain that covers the whole run. Tests take
-// the clean snapshot and break exactly one thing in it.
+// the store, the mock node and the world would: every transition writes a row
+// and an event, and the world records the write (and every claim, and every
+// envelope stored); every send is a wire attempt, every acceptance an
+// Acceptance, every inclusion lands in a block of a chain that covers the
+// whole run; every client post carries the payload as the client wrote it
+// (its own strings) and the payload the answer showed. The row's request hash
+// is left empty: the oracle must never need it. Tests take the clean snapshot
+// and break exactly one thing in it.
 
 import (
 	"crypto/sha256"
@@ -31,17 +35,20 @@ var (
 )
 
 const (
-	solidLag = 19
-	window   = 60 * time.Second // expiration window
-	margin   = 30 * time.Second // safety margin
-	runEnd   = 40 * time.Minute // the run ends this long after t0
-	budget   = 30 * time.Minute // liveness budget after t0
+	solidLag  = 19
+	window    = 60 * time.Second // expiration window
+	margin    = 30 * time.Second // safety margin
+	lease     = 30 * time.Second // the store's lease
+	buildsMax = 3                // envelopes an operation may build
+	runEnd    = 40 * time.Minute // the run ends this long after t0
+	budget    = 30 * time.Minute // liveness budget after t0
 )
 
 type builder struct {
-	t   *testing.T
-	s   Snapshot
-	now time.Time // the store's clock, also the node's
+	t    *testing.T
+	s    Snapshot
+	now  time.Time // the store's clock, also the node's
+	step int64     // the logical clock of intake calls and returns
 }
 
 func newBuilder(t *testing.T) *builder {
@@ -62,6 +69,13 @@ func newBuilder(t *testing.T) *builder {
 	b.s.Healed = t0
 	b.s.End = end
 	b.s.LivenessBudget = budget
+	// The world watched every claim and write (the builder records them
+	// with each claim and step), and configured the core so.
+	b.s.Claims = []ClaimRecord{}
+	b.s.Lease = lease
+	b.s.SafetyMargin = margin
+	b.s.BuildsMax = buildsMax
+	b.s.FaultFree = false // the clean run loses a send and drops transactions from the pool
 	return b
 }
 
@@ -85,10 +99,33 @@ func opID(n int) sluice.OperationID {
 	return sluice.OperationID(fmt.Sprintf("abcdef00-0000-4000-8000-%012d", n))
 }
 
-// hashOf stands in for intake's request hash: any stable digest will do.
-func hashOf(id sluice.OperationID, to tron.Address, amount uint64) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%d", id, to, amount))
-	return hex.EncodeToString(h[:])
+// pay is the payload a client sends: its own strings, the address in
+// base58check and the amount as a decimal string of USDT.
+func pay(id string, to tron.Address, units uint64) Payload {
+	return Payload{ID: id, To: to.String(), Amount: usdt(units), Asset: sluice.Asset}
+}
+
+// usdt writes units (6 decimals) as a client would: "1.5" for 1_500_000,
+// "2" for 2_000_000. The builder's own formatting, not money's.
+func usdt(units uint64) string {
+	whole, frac := units/1_000_000, units%1_000_000
+	if frac == 0 {
+		return fmt.Sprint(whole)
+	}
+	return strings.TrimRight(fmt.Sprintf("%d.%06d", whole, frac), "0")
+}
+
+// shown is event e as a GET's history shows it, by the builder's own
+// formatting.
+func shown(e sluice.Event) HistoryEntry {
+	h := HistoryEntry{From: e.From.String(), To: e.To.String(), At: e.At.UTC().Format(time.RFC3339Nano)}
+	if !e.Txid.IsZero() {
+		h.Txid = hex.EncodeToString(e.Txid[:])
+	}
+	if !e.RetiredTxid.IsZero() {
+		h.RetiredTxid = hex.EncodeToString(e.RetiredTxid[:])
+	}
+	return h
 }
 
 // opb builds one operation.
@@ -96,6 +133,7 @@ type opb struct {
 	b     *builder
 	id    sluice.OperationID
 	token sluice.FencingToken
+	proc  string // the incarnation holding the latest claim
 }
 
 func (o *opb) row() *sluice.Operation { return o.b.row(o.id) }
@@ -157,8 +195,13 @@ func (b *builder) inclusion(txid tron.Txid) *mocknode.Inclusion {
 // create inserts op n paying amount units to alice and records client's
 // request as Created.
 func (b *builder) create(n int, amount uint64, client string) *opb {
-	o := b.insert(n, alice, amount)
-	b.record(client, string(o.id), hashOf(o.id, alice, amount), Created, sluice.Requested)
+	return b.createTo(n, alice, amount, client)
+}
+
+// createTo is create paying to.
+func (b *builder) createTo(n int, to tron.Address, amount uint64, client string) *opb {
+	o := b.insert(n, to, amount)
+	b.record(client, pay(string(o.id), to, amount), Created, sluice.Requested)
 	return o
 }
 
@@ -167,28 +210,102 @@ func (b *builder) insert(n int, to tron.Address, amount uint64) *opb {
 	id := opID(n)
 	now := b.tick(time.Second)
 	b.s.Operations = append(b.s.Operations, sluice.Operation{
-		ID:          id,
-		Request:     sluice.Request{To: to, Amount: money.Amount(amount), Asset: sluice.Asset},
-		RequestHash: hashOf(id, to, amount),
-		State:       sluice.Requested,
-		NotBefore:   now,
-		CreatedAt:   now,
-		UpdatedAt:   now,
+		ID:        id,
+		Request:   sluice.Request{To: to, Amount: money.Amount(amount), Asset: sluice.Asset},
+		State:     sluice.Requested,
+		NotBefore: now,
+		CreatedAt: now,
+		UpdatedAt: now,
 	})
 	b.appendEvent(sluice.Event{OperationID: id, From: sluice.None, To: sluice.Requested, At: now, Note: "created"})
 	return &opb{b: b, id: id}
 }
 
-// record appends an intake record whose call and return are the next two
-// step indexes.
-func (b *builder) record(client, id, hash string, out Outcome, state sluice.State) {
-	step := int64(len(b.s.Intake)) * 2
-	r := IntakeRecord{Client: client, ID: id, RequestHash: hash, Outcome: out, Call: step + 1, Return: step + 2}
+// record appends an intake record of client sending sent, whose call and
+// return are the next two step indexes. A Created or Replayed answer shows
+// the payload sent, its id in canonical (lowercase) form, as intake does.
+func (b *builder) record(client string, sent Payload, out Outcome, state sluice.State) {
+	r := IntakeRecord{Client: client, ID: sent.ID, Sent: sent, Outcome: out, Call: b.step + 1, Return: b.step + 2}
+	b.step += 2
 	if out == Created || out == Replayed {
-		r.Returned = hash
+		r.Answer = sent
+		r.Answer.ID = strings.ToLower(sent.ID)
 		r.State = state
 	}
 	b.s.Intake = append(b.s.Intake, r)
+}
+
+// read appends a GET of id by client, answered with the row and its whole
+// log as they stand now (the log does not move during the read).
+func (b *builder) read(client string, id sluice.OperationID) *ReadRecord {
+	row := b.row(id)
+	r := ReadRecord{
+		Client: client, ID: string(id), Present: true,
+		Answer: pay(string(id), row.Request.To, uint64(row.Request.Amount)),
+		State:  row.State, Bounded: true, Call: b.step + 1, Return: b.step + 2,
+	}
+	b.step += 2
+	for _, e := range b.events(id) {
+		r.History = append(r.History, shown(*e))
+	}
+	r.LogAtCall, r.LogAtReturn = len(r.History), len(r.History)
+	b.s.Reads = append(b.s.Reads, r)
+	return &b.s.Reads[len(b.s.Reads)-1]
+}
+
+// readOf returns client's read.
+func (b *builder) readOf(client string) *ReadRecord {
+	for i := range b.s.Reads {
+		if b.s.Reads[i].Client == client {
+			return &b.s.Reads[i]
+		}
+	}
+	b.t.Fatalf("no read by client %s", client)
+	return nil
+}
+
+// recordOf returns client's first intake record.
+func (b *builder) recordOf(client string) *IntakeRecord {
+	for i := range b.s.Intake {
+		if b.s.Intake[i].Client == client {
+			return &b.s.Intake[i]
+		}
+	}
+	b.t.Fatalf("no intake record of client %s", client)
+	return nil
+}
+
+// write returns the world's record of the write that appended event e.
+func (b *builder) write(e *sluice.Event) *WriteRecord {
+	for i := range b.s.Writes {
+		if b.s.Writes[i].Seq == e.Seq {
+			return &b.s.Writes[i]
+		}
+	}
+	b.t.Fatalf("no write record of event #%d", e.Seq)
+	return nil
+}
+
+// envelopeOf returns the envelope the world saw stored for txid.
+func (b *builder) envelopeOf(txid tron.Txid) *sluice.Envelope {
+	for i := range b.s.Envelopes {
+		if b.s.Envelopes[i].Txid == txid {
+			return &b.s.Envelopes[i]
+		}
+	}
+	b.t.Fatalf("no envelope stored for txid %s", txid.Short())
+	return nil
+}
+
+// claimRecord returns the world's record of the claim of id with token.
+func (b *builder) claimRecord(id sluice.OperationID, token sluice.FencingToken) *ClaimRecord {
+	for i := range b.s.Claims {
+		if c := &b.s.Claims[i]; c.Op == id && c.Token == token {
+			return c
+		}
+	}
+	b.t.Fatalf("no claim of op %s with token %d", id, token)
+	return nil
 }
 
 func (b *builder) appendEvent(e sluice.Event) {
@@ -196,24 +313,33 @@ func (b *builder) appendEvent(e sluice.Event) {
 	b.s.Events = append(b.s.Events, e)
 }
 
-// claim is a new lease: the next token.
-func (o *opb) claim() *opb {
+// claim is a new lease by worker w1: the next token.
+func (o *opb) claim() *opb { return o.claimBy("w1") }
+
+// claimBy is a new lease by proc at the current time, as the world sees it.
+func (o *opb) claimBy(proc string) *opb {
 	o.token++
+	o.proc = proc
 	o.row().Token = o.token
+	o.b.s.Claims = append(o.b.s.Claims, ClaimRecord{Op: o.id, Token: o.token, Proc: proc, At: o.b.now})
 	return o
 }
 
-// step writes a transition as the store's CAS would, with extra fields
-// set on the event by edit.
+// step writes a transition as the store's CAS would, by the claim's
+// holder, with extra fields set on the event by edit; the world records the
+// write.
 func (o *opb) step(to sluice.State, edit func(*sluice.Event)) *opb {
 	row := o.row()
 	now := o.b.tick(time.Second)
-	e := sluice.Event{OperationID: o.id, From: row.State, To: to, Token: o.token, Worker: "w1", At: now, Txid: row.Envelope.Txid}
+	e := sluice.Event{OperationID: o.id, From: row.State, To: to, Token: o.token, Worker: sluice.WorkerID(o.proc), At: now, Txid: row.Envelope.Txid}
 	if edit != nil {
 		edit(&e)
 	}
 	row.State, row.UpdatedAt = to, now
 	o.b.appendEvent(e)
+	o.b.s.Writes = append(o.b.s.Writes, WriteRecord{
+		Seq: o.b.s.Events[len(o.b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: o.proc, At: now, Terminal: to.Terminal(),
+	})
 	return o
 }
 
@@ -244,6 +370,7 @@ func (o *opb) build() *opb {
 	row := o.row()
 	row.Envelope, row.Builds = env, 1
 	o.step(sluice.Signing, func(e *sluice.Event) { e.Txid = env.Txid })
+	o.b.s.Envelopes = append(o.b.s.Envelopes, env)
 	return o.sign()
 }
 
@@ -260,7 +387,7 @@ func (o *opb) send(accepted bool) *opb {
 	b := o.b
 	now := b.tick(time.Second)
 	w := mocknode.WireAttempt{
-		Seq: len(b.s.Wire) + 1, Worker: "w1", Txid: o.txid(), At: now, Head: b.head(now).Number,
+		Seq: len(b.s.Wire) + 1, Worker: o.proc, Txid: o.txid(), At: now, Head: b.head(now).Number,
 		Reached: accepted, Accepted: accepted, Answer: string(tron.CodeSuccess), Truth: tron.CodeSuccess,
 	}
 	if !accepted {
@@ -270,6 +397,18 @@ func (o *opb) send(accepted bool) *opb {
 	if accepted {
 		b.s.Accepted = append(b.s.Accepted, mocknode.Acceptance{Txid: o.txid(), Times: 1, First: now})
 	}
+	return o
+}
+
+// refuse records a broadcast of the current txid that the node processed
+// and refused with code: nothing entered the pool.
+func (o *opb) refuse(code tron.Code) *opb {
+	b := o.b
+	now := b.tick(time.Second)
+	b.s.Wire = append(b.s.Wire, mocknode.WireAttempt{
+		Seq: len(b.s.Wire) + 1, Worker: o.proc, Txid: o.txid(), At: now, Head: b.head(now).Number,
+		Reached: true, Answer: string(code), Truth: code,
+	})
 	return o
 }
 
@@ -323,6 +462,7 @@ func (o *opb) rebuild(ev *sluice.Evidence) *opb {
 	o.step(sluice.Signing, func(e *sluice.Event) {
 		e.Txid, e.RetiredTxid, e.Evidence = env.Txid, old, ev
 	})
+	o.b.s.Envelopes = append(o.b.s.Envelopes, env)
 	return o.sign()
 }
 
@@ -335,11 +475,11 @@ func (o *opb) broadcastAndConfirm() *opb {
 
 // Operation numbers in the clean snapshot, each a different path.
 const (
-	opHappy    = 1 // confirmed at once; replayed (once with an upper-case id) and refused a conflict
-	opRebuilt  = 2 // first send lost, proof of death from broadcasting, rebuilt, confirmed
-	opGaveUp   = 3 // accepted, dropped from the pool, proof of death from broadcast with no builds left: failed
+	opHappy    = 1 // confirmed at once; replayed (once with an upper-case id), refused a conflict, read
+	opRebuilt  = 2 // first send lost, read mid-flight, taken over by w2, proof of death from broadcasting, rebuilt, confirmed
+	opGaveUp   = 3 // buildsMax envelopes, each accepted, dropped from the pool and proven dead from broadcast: failed
 	opReverted = 4 // on chain with REVERT: failed
-	opRejected = 5 // failed validation: rejected
+	opRejected = 5 // to the hot wallet itself: rejected
 	opStale    = 6 // stale before its first send: rebuilt from signed without proof, confirmed
 	opCrashed  = 7 // created by a client whose answer was lost; confirmed
 )
@@ -351,40 +491,48 @@ func clean(t *testing.T) *builder {
 	b := newBuilder(t)
 
 	o := b.create(opHappy, 1_500_000, "c1").claim().build().broadcastAndConfirm()
-	b.record("c2", string(o.id), hashOf(o.id, alice, 1_500_000), Replayed, sluice.Confirmed)
-	b.record("c3", strings.ToUpper(string(o.id)), hashOf(o.id, alice, 1_500_000), Replayed, sluice.Confirmed)
-	b.record("c4", string(o.id), hashOf(o.id, bob, 1_500_000), Conflict, 0)
+	b.record("c2", pay(string(o.id), alice, 1_500_000), Replayed, sluice.Confirmed)
+	b.record("c3", pay(strings.ToUpper(string(o.id)), alice, 1_500_000), Replayed, sluice.Confirmed)
+	b.record("c4", pay(string(o.id), bob, 1_500_000), Conflict, 0)
+	b.read("r1", o.id)
 
 	o = b.create(opRebuilt, 2_000_000, "c1").claim().build()
 	o.step(sluice.Broadcasting, nil).send(false)
-	o.claim().waitOutDeath().rebuild(o.evidence()).broadcastAndConfirm()
+	b.read("r2", o.id) // a prefix of the final log
+	// w1 goes quiet; once its lease has run out, w2 takes over.
+	o.waitOutDeath().claimBy("w2").rebuild(o.evidence()).broadcastAndConfirm()
 
 	o = b.create(opGaveUp, 3_000_000, "c1").claim().build()
-	o.row().Builds = 5 // no builds left
-	o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil)
-	o.claim().waitOutDeath()
+	for {
+		o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil)
+		o.waitOutDeath().claim() // dropped from the pool; the lease ran out meanwhile
+		if o.row().Builds == buildsMax {
+			break
+		}
+		o.rebuild(o.evidence())
+	}
 	ev := o.evidence()
 	o.step(sluice.Failed, func(e *sluice.Event) { e.RetiredTxid, e.Evidence = o.txid(), ev })
-	o.row().Reason = "gave up after 5 builds (proof of death after acceptance)"
+	o.row().Reason = fmt.Sprintf("gave up after %d builds (proof of death after acceptance)", buildsMax)
 
 	o = b.create(opReverted, 4_000_000, "c1").claim().build()
 	o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptRevert)
 	o.step(sluice.Failed, nil)
 
-	o = b.create(opRejected, 5_000_000, "c1").claim()
-	o.row().Request.Asset = "DOGE" // what validation caught
+	o = b.createTo(opRejected, hotWallet, 5_000_000, "c1").claim()
 	o.step(sluice.Rejected, nil)
+	o.row().Reason = "recipient is the hot wallet"
 
 	o = b.create(opStale, 6_000_000, "c1").claim().build()
 	b.tick(window) // stale before its first send
 	o.rebuild(nil).broadcastAndConfirm()
 
 	o = b.insert(opCrashed, alice, 7_000_000)
-	b.record("c5", string(o.id), hashOf(o.id, alice, 7_000_000), Failed, 0)
-	b.record("c5", string(o.id), hashOf(o.id, alice, 7_000_000), Replayed, sluice.Requested)
+	b.record("c5", pay(string(o.id), alice, 7_000_000), Failed, 0)
+	b.record("c5", pay(string(o.id), alice, 7_000_000), Replayed, sluice.Requested)
 	o.claim().build().broadcastAndConfirm()
 
-	b.record("c6", "not-a-uuid", "", Invalid, 0)
+	b.record("c6", pay("not-a-uuid", alice, 1_000_000), Invalid, 0)
 
 	if b.now.After(t0.Add(budget)) {
 		t.Fatalf("the clean run takes until %s, past the liveness budget", b.now)

@@ -10,14 +10,19 @@ import (
 )
 
 // CheckConservation checks that the money that left the hot wallet is
-// exactly the money the confirmed operations promised.
+// exactly the money the clients asked for, on the operations that confirmed.
 //
+// What an operation should pay is its client's intent (intents: the payload
+// sent, read by the model's own reference code), not the row: a parser with
+// a wrong scale would store, pay and confirm the wrong amount consistently.
 // The sum of every transfer out of the hot wallet that moved tokens on chain
 // (SUCCESS receipt, Transfer log) equals the sum of the Confirmed operations'
-// amounts, to the unit. Each Confirmed operation's successful transfer is a
-// USDT transfer from the hot wallet to its recipient for exactly its amount.
-// A successful transfer out of the hot wallet whose txid belongs to no
-// operation is money nobody accounts for.
+// intended amounts, to the unit. Each Confirmed operation's successful
+// transfer is a USDT transfer from the hot wallet to the intended recipient
+// for exactly the intended amount. A successful transfer out of the hot
+// wallet whose txid belongs to no operation is money nobody accounts for.
+// Without any intake record (a hand-built snapshot of the store alone) the
+// row stands in for the intent.
 func CheckConservation(s *Snapshot) []Violation {
 	own := readOwnership(s)
 	var vs []Violation
@@ -39,24 +44,34 @@ func CheckConservation(s *Snapshot) []Violation {
 	}
 
 	onChainByTxid := inclusionsByTxid(s)
+	meant := intents(s)
 	seen := make(map[sluice.OperationID]bool)
-	for _, op := range s.Operations {
+	for i := range s.Operations {
+		op := &s.Operations[i]
 		if op.State != sluice.Confirmed || seen[op.ID] {
 			continue
 		}
 		seen[op.ID] = true
+		want, ok := meant[op.ID]
+		if !ok {
+			if len(s.Intake) > 0 {
+				vs = append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
+					"op %s is confirmed paying %s, but no client sent that instruction", op.ID, describeIntent(rowIntent(op)))})
+			}
+			want = rowIntent(op)
+		}
 		var carry uint64
-		confirmed, carry = bits.Add64(confirmed, uint64(op.Request.Amount), 0)
+		confirmed, carry = bits.Add64(confirmed, want.Units, 0)
 		overflow = overflow || carry != 0
 		for _, t := range own.byOp[op.ID] {
 			for _, in := range onChainByTxid[t] {
 				if !moved(in) {
 					continue
 				}
-				if bad := transferMismatch(s, op, in.Transfer); bad != "" {
+				if bad := transferMismatch(s, want, in.Transfer); bad != "" {
 					vs = append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
-						"op %s is confirmed by txid %s in block #%d, whose transfer %s; want %d units of USDT from the hot wallet %s to %s",
-						op.ID, t.Short(), in.BlockNumber, bad, uint64(op.Request.Amount), s.HotWallet, op.Request.To)})
+						"op %s is confirmed by txid %s in block #%d, whose transfer %s; the client asked for %d units of USDT from the hot wallet %s to %s",
+						op.ID, t.Short(), in.BlockNumber, bad, want.Units, Base58Address(s.HotWallet), Base58Address(want.To))})
 				}
 			}
 		}
@@ -72,19 +87,19 @@ func CheckConservation(s *Snapshot) []Violation {
 	return finish(vs)
 }
 
-// transferMismatch says how t differs from what op asked for, or "".
-func transferMismatch(s *Snapshot, op sluice.Operation, t tron.Transfer) string {
+// transferMismatch says how t differs from what the client asked for, or "".
+func transferMismatch(s *Snapshot, want Intent, t tron.Transfer) string {
 	var bad []string
-	if t.Contract != tron.USDTContract {
-		bad = append(bad, "is on contract "+t.Contract.String())
+	if t.Contract != refUSDTContract {
+		bad = append(bad, "is on contract "+Base58Address(t.Contract))
 	}
 	if t.From != s.HotWallet {
-		bad = append(bad, "comes from "+t.From.String())
+		bad = append(bad, "comes from "+Base58Address(t.From))
 	}
-	if t.To != op.Request.To {
-		bad = append(bad, "goes to "+t.To.String())
+	if t.To != want.To {
+		bad = append(bad, "goes to "+Base58Address(t.To))
 	}
-	if t.Amount != uint64(op.Request.Amount) {
+	if t.Amount != want.Units {
 		bad = append(bad, fmt.Sprintf("moves %d units", t.Amount))
 	}
 	return strings.Join(bad, " and ")

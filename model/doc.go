@@ -1,19 +1,24 @@
 // Package model holds the invariants a sluice run must keep, as pure
 // functions over the run's final Snapshot.
 //
-// The checkers watch from outside. They never call sluice's own logic to
-// decide whether sluice was right: each keeps its own reading of ground truth
-// (the mock node's wire, acceptances, inclusions and blocks; the store's rows
-// and event log; what every client was told) and its own ghost state (the
-// owners of every txid, the highest fencing token seen per operation). Only
-// sluice's types, the transition table (sluice.CanTransition, the spec
-// itself) and Evidence.Proves (the definition of a proof of death) are
-// borrowed.
+// The oracle is independent of the code it checks. The checkers never ask
+// sluice what was right: they judge the run against what the world knows
+// from outside the code under test — what each client meant (the payload it
+// sent, read by this package's own reference code in reference.go: its own
+// UUID, base58check and decimal readings, compared with production's by a
+// property test), what the chain really did (the mock node's wire,
+// acceptances, inclusions and blocks), who really claimed and wrote what
+// (the world's ghost records), and the configuration as the world set it.
+// The store's rows and event log are what is being judged. Only sluice's
+// types and the transition table (sluice.CanTransition, the spec itself)
+// are borrowed; a proof of death is re-derived, not read from
+// Evidence.Proves.
 //
-// Each invariant has a stable name (Liveness, TxidOwnership, AtMostOnce,
-// Conservation, IntakeUniqueness, AuditLog) used in reports, traces and exit
-// codes, and one checker, CheckX(s) []Violation. Check runs all six. Every
-// checker is deterministic: violations are sorted by (Invariant, Operation,
-// Message) and no map order reaches a message, so the same snapshot always
-// gives the same bytes.
+// The invariants are one table, Invariants (name, one-line doc, checker),
+// that the summary, the JSON, the reports and the README range over. Check
+// runs them all in table order. Every checker is deterministic: violations
+// are sorted by (Invariant, Operation, Message) and no map order reaches a
+// message, so the same snapshot always gives the same bytes. Beyond
+// violations, CountOutcomes says how a run's withdrawals ended and why, so
+// that a green run that paid nobody is visible as such.
 package model

@@ -10,6 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,19 +29,73 @@ type e2e struct {
 	ctx           context.Context
 	clock         *storetest.Clock
 	store         *store.Memory
+	watch         *watched
 	node          *mocknode.Node
 	intake        *intake.Service
+	api           http.Handler
 	worker        *sluice.Worker
+	cfg           sluice.Config
 	start         time.Time
 	step          int64
 	intakeRecords []IntakeRecord
+	readRecords   []ReadRecord
+}
+
+// e2eLease is the store's lease in the end-to-end runs.
+const e2eLease = 30 * time.Second
+
+// watched is the worker's store as the world sees it: every claim that took
+// a row, every write that landed (with the event it appended), every
+// release that gave a lease up and every envelope stored, recorded from
+// outside the store and attributed to the process that made the call (not
+// to the worker id the core passes).
+type watched struct {
+	*store.Memory
+	clock     sluice.Clock
+	proc      string // the one process that calls this store
+	claims    []ClaimRecord
+	writes    []WriteRecord
+	releases  []ReleaseRecord
+	envelopes []sluice.Envelope
+}
+
+func (s *watched) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	ops, err := s.Memory.Claim(ctx, worker, limit)
+	for _, op := range ops {
+		s.claims = append(s.claims, ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.proc, At: s.clock.Now()})
+	}
+	return ops, err
+}
+
+func (s *watched) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	row, err := s.Memory.CAS(ctx, c)
+	if err != nil {
+		return row, err
+	}
+	evs := s.Memory.Snapshot().Events // one worker, one call at a time: the last event is this write's
+	s.writes = append(s.writes, WriteRecord{Seq: evs[len(evs)-1].Seq, Op: c.ID, Token: row.Token,
+		Proc: s.proc, At: s.clock.Now(), Terminal: c.To.Terminal()})
+	if c.Envelope != nil && !slices.ContainsFunc(s.envelopes, func(e sluice.Envelope) bool { return e.Txid == row.Envelope.Txid }) {
+		s.envelopes = append(s.envelopes, row.Envelope) // first stored
+	}
+	return row, nil
+}
+
+func (s *watched) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
+	held, _ := s.Memory.Get(ctx, id)
+	err := s.Memory.Release(ctx, id, token, after)
+	if err == nil && !held.State.Terminal() && held.ClaimedBy != "" && held.Token == token {
+		s.releases = append(s.releases, ReleaseRecord{Op: id, Token: token, Proc: s.proc, At: s.clock.Now()})
+	}
+	return err
 }
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
 	clock := &storetest.Clock{}
 	signer := tron.NewHMACSigner([]byte("model-e2e-key"))
-	st := store.NewMemory(clock, 30*time.Second)
+	st := store.NewMemory(clock, e2eLease)
+	watch := &watched{Memory: st, clock: clock, proc: "w1"}
 	node := mocknode.New(clock, mocknode.Config{
 		Genesis:    clock.Now().Add(-10 * time.Minute),
 		HotWallet:  hotWallet,
@@ -49,13 +106,14 @@ func newE2E(t *testing.T) *e2e {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	svc := &intake.Service{Store: st}
 	return &e2e{
-		t: t, ctx: context.Background(), clock: clock, store: st, node: node,
-		intake: &intake.Service{Store: st},
+		t: t, ctx: context.Background(), clock: clock, store: st, watch: watch, node: node,
+		intake: svc, api: intake.NewHandler(svc), cfg: cfg,
 		worker: &sluice.Worker{
 			ID: "w1",
 			Pipeline: &sluice.Pipeline{
-				Store: st, Node: node.Client("w1"), Signer: signer, Clock: clock,
+				Store: watch, Node: node.Client("w1"), Signer: signer, Clock: clock,
 				HotWallet: hotWallet, Config: cfg,
 			},
 			Rand: rand.New(rand.NewPCG(1, 2)),
@@ -65,24 +123,26 @@ func newE2E(t *testing.T) *e2e {
 }
 
 // submit posts a withdrawal through intake and records what the client was
-// told, with the model's own reading of the payload's hash.
+// told: the payload as it sent it (its own strings) and, for an accepted
+// post, the payload of the row the answer carried, written as the answer's
+// body writes it.
 func (w *e2e) submit(client, id, to, amount string) {
 	w.t.Helper()
 	sub := intake.Submission{OperationID: id, ToAddress: to, Amount: amount, Asset: sluice.Asset}
-	rec := IntakeRecord{Client: client, ID: id}
-	if op, err := intake.Normalize(sub); err == nil {
-		rec.RequestHash = op.RequestHash
-	}
+	rec := IntakeRecord{Client: client, ID: id, Sent: Payload{ID: id, To: to, Amount: amount, Asset: sluice.Asset}}
 	w.step++
 	rec.Call = w.step
 	res, err := w.intake.Submit(w.ctx, sub)
 	w.step++
 	rec.Return = w.step
+	answer := func(op sluice.Operation) Payload {
+		return Payload{ID: string(op.ID), To: op.Request.To.String(), Amount: op.Request.Amount.String(), Asset: op.Request.Asset}
+	}
 	switch {
 	case err == nil && res.Created:
-		rec.Outcome, rec.Returned, rec.State = Created, res.Operation.RequestHash, res.Operation.State
+		rec.Outcome, rec.Answer, rec.State = Created, answer(res.Operation), res.Operation.State
 	case err == nil:
-		rec.Outcome, rec.Returned, rec.State = Replayed, res.Operation.RequestHash, res.Operation.State
+		rec.Outcome, rec.Answer, rec.State = Replayed, answer(res.Operation), res.Operation.State
 	case errors.Is(err, sluice.ErrPayloadMismatch):
 		rec.Outcome = Conflict
 	case errors.Is(err, intake.ErrInvalid):
@@ -91,6 +151,42 @@ func (w *e2e) submit(client, id, to, amount string) {
 		rec.Outcome = Failed
 	}
 	w.intakeRecords = append(w.intakeRecords, rec)
+}
+
+// read GETs id through the HTTP API and records what the body showed, read
+// with the model's ReadAnswer, and how long the operation's log was at the
+// call and at the return.
+func (w *e2e) read(client, id string) {
+	w.t.Helper()
+	logLen := func() int {
+		n := 0
+		for _, e := range w.store.Snapshot().Events {
+			if string(e.OperationID) == id {
+				n++
+			}
+		}
+		return n
+	}
+	rec := ReadRecord{Client: client, ID: id, Bounded: true}
+	w.step++
+	rec.Call, rec.LogAtCall = w.step, logLen()
+	resp := httptest.NewRecorder()
+	w.api.ServeHTTP(resp, httptest.NewRequest(http.MethodGet, "/v1/withdrawals/"+id, nil))
+	w.step++
+	rec.Return, rec.LogAtReturn = w.step, logLen()
+	rec.Status = resp.Code
+	switch resp.Code {
+	case http.StatusOK:
+		p, state, history, ok := ReadAnswer(resp.Body.Bytes())
+		if !ok {
+			w.t.Fatalf("GET %s: unreadable answer %s", id, resp.Body)
+		}
+		rec.Present, rec.Answer, rec.State, rec.History = true, p, state, history
+	case http.StatusNotFound:
+	default:
+		w.t.Fatalf("GET %s: status %d: %s", id, resp.Code, resp.Body)
+	}
+	w.readRecords = append(w.readRecords, rec)
 }
 
 func (w *e2e) tick() int {
@@ -134,6 +230,15 @@ func (w *e2e) snapshot() *Snapshot {
 		SolidNumber:    w.node.Solid().Number,
 		HotWallet:      hotWallet,
 		Intake:         w.intakeRecords,
+		Reads:          w.readRecords,
+		Claims:         w.watch.claims,
+		Writes:         w.watch.writes,
+		Releases:       w.watch.releases,
+		Envelopes:      w.watch.envelopes,
+		Lease:          e2eLease,
+		SafetyMargin:   w.cfg.SafetyMargin,
+		BuildsMax:      w.cfg.BuildsMax,
+		FaultFree:      false, // a transaction is evicted and its re-sends lost
 		Healed:         w.start,
 		End:            w.clock.Now(),
 		LivenessBudget: 30 * time.Minute,
@@ -160,6 +265,21 @@ func TestEndToEndRealRunKeepsEveryInvariant(t *testing.T) {
 	}
 	if got := w.node.Balance(alice); got != 1_500_000+2_000_000+3_000_000 {
 		t.Errorf("alice's balance = %d, want 6500000", got)
+	}
+	// The world watched the claim protocol and the envelopes, and the reads
+	// showed histories: the new checks had something to judge.
+	if len(s.Claims) == 0 || len(s.Writes) == 0 || len(s.Envelopes) != 4 || len(s.Reads) != 5 {
+		t.Errorf("setup: %d claims, %d writes, %d envelopes, %d reads; want some, some, 4 and 5",
+			len(s.Claims), len(s.Writes), len(s.Envelopes), len(s.Reads))
+	}
+	for _, r := range s.Reads {
+		if r.Present && len(r.History) == 0 {
+			t.Errorf("setup: read %s (call %d) of %s shows no history", r.Client, r.Call, r.ID)
+		}
+	}
+	want := Outcomes{Requested: 3, Accepted: 3, Confirmed: 3}
+	if got := CountOutcomes(s); got.String() != want.String() {
+		t.Errorf("CountOutcomes = %s, want %s", got, want)
 	}
 }
 
@@ -191,6 +311,27 @@ func TestEndToEndTamperedRunIsCaught(t *testing.T) {
 				}
 			}
 		}},
+		{"replay shown another amount", IntakeUniqueness, func(s *Snapshot) {
+			for i := range s.Intake {
+				if s.Intake[i].Outcome == Replayed {
+					s.Intake[i].Answer.Amount = "15"
+				}
+			}
+		}},
+		{"evidence claiming an earlier expiration", AuditLog, func(s *Snapshot) {
+			for i := range s.Events {
+				if ev := s.Events[i].Evidence; ev != nil {
+					ev.Expiration = ev.Expiration.Add(-time.Minute)
+				}
+			}
+		}},
+		{"write by an incarnation that did not claim", OneWriter, func(s *Snapshot) {
+			s.Writes[len(s.Writes)-1].Proc = "w9"
+		}},
+		{"read showing a history the log never had", LinearizableIntake, func(s *Snapshot) {
+			r := &s.Reads[len(s.Reads)-1]
+			r.History[0].At = "2000-01-01T00:00:00Z"
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, s := runE2E(t)
@@ -221,7 +362,10 @@ func runE2E(t *testing.T) (*e2e, *Snapshot) {
 	w.submit("c4", ids[1], bob.String(), "2")         // a conflict: another payload
 	w.submit("c5", "not-a-uuid", alice.String(), "1") // refused at the door
 
+	w.read("r0", ids[2]) // before any worker touched it
+
 	w.tick()
+	w.read("r1", ids[0]) // mid-flight
 	first, err := w.store.Get(w.ctx, sluice.OperationID(ids[0]))
 	if err != nil {
 		t.Fatal(err)
@@ -242,5 +386,8 @@ func runE2E(t *testing.T) (*e2e, *Snapshot) {
 	w.settle(time.Hour)
 	// Let the chain run on so that every inclusion is well below the solid head.
 	w.clock.Advance(2 * time.Minute)
+	for _, id := range ids {
+		w.read("r2", id)
+	}
 	return w, w.snapshot()
 }

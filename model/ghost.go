@@ -2,6 +2,9 @@ package model
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -76,9 +79,61 @@ func rowsByID(s *Snapshot) map[sluice.OperationID]*sluice.Operation {
 	return m
 }
 
-// opKey is the id a client's record names, as intake would store it: a
-// UUID's case is the only thing intake canonicalizes.
-func opKey(id string) sluice.OperationID { return sluice.OperationID(strings.ToLower(id)) }
+// opKey is the id a client's record names, by the model's own reading: a
+// UUID's canonical lowercase form, or, for an id the model refuses, its
+// lowercase spelling (such a record never names a row).
+func opKey(id string) sluice.OperationID {
+	if key, why := refOperationID(id); why == "" {
+		return key
+	}
+	return sluice.OperationID(strings.ToLower(id))
+}
+
+// rowIntent is what a row says it will pay: the fields the store holds,
+// read as an Intent so that it compares with what the client meant.
+func rowIntent(op *sluice.Operation) Intent {
+	return Intent{ID: op.ID, To: [21]byte(op.Request.To), Units: uint64(op.Request.Amount), Asset: op.Request.Asset}
+}
+
+// describeIntent is "<units> units of <asset> to <address>" with the
+// model's own address encoding.
+func describeIntent(in Intent) string {
+	return fmt.Sprintf("%d units of %s to %s", in.Units, in.Asset, Base58Address(in.To))
+}
+
+// intents is, per operation id, what the withdrawal was meant to be, by
+// the clients' own payloads: the one a client sent and was told Created;
+// failing that (the creator's answer was lost), a valid payload some client
+// sent under the id that the row holds; failing that, nothing (and
+// intake-uniqueness reports a row no request created). Never the row alone:
+// a row that disagrees with every client is what the oracle must catch.
+func intents(s *Snapshot) map[sluice.OperationID]Intent {
+	out := make(map[sluice.OperationID]Intent)
+	for _, r := range s.Intake {
+		if r.Outcome != Created {
+			continue
+		}
+		if in, why := s.intent(r.Sent); why == "" {
+			if _, ok := out[in.ID]; !ok {
+				out[in.ID] = in
+			}
+		}
+	}
+	rows := rowsByID(s)
+	for _, r := range s.Intake {
+		in, why := s.intent(r.Sent)
+		if why != "" {
+			continue
+		}
+		if _, ok := out[in.ID]; ok {
+			continue
+		}
+		if row := rows[in.ID]; row != nil && SameInstruction(in, rowIntent(row)) {
+			out[in.ID] = in
+		}
+	}
+	return out
+}
 
 // sortedKeys returns a map's keys in order.
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
@@ -119,15 +174,52 @@ func joinIDs(ids []sluice.OperationID) string {
 	return strings.Join(parts, ", ")
 }
 
-// shortHash abbreviates a request hash for messages; "" reads as "none".
-func shortHash(h string) string {
-	switch {
-	case h == "":
-		return "none"
-	case len(h) > 8:
-		return h[:8]
-	}
-	return h
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// reading is one payload as the model reads it: its intent, why it is
+// invalid ("" when valid), and its key for the porcupine model.
+type reading struct {
+	in  Intent
+	bad string
+	key string
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// read reads p, once per CheckAll: a run repeats the same few payloads in
+// many records, and every checker asks about them. The memo lives in
+// CheckAll's own copy of the snapshot (a checker called alone reads
+// without one), so the caller's snapshot is never written.
+func (s *Snapshot) read(p Payload) reading {
+	if r, ok := s.readings[p]; ok {
+		return r
+	}
+	in, bad := ReadIntent(p)
+	r := reading{in: in, bad: bad}
+	if bad == "" {
+		// Two payloads share a key exactly when they are the same
+		// instruction.
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s|%x|%d|%s", in.ID, in.To, in.Units, in.Asset))
+		r.key = hex.EncodeToString(sum[:])
+	}
+	if s.readings != nil {
+		s.readings[p] = r
+	}
+	return r
+}
+
+// withMemo is the checkers' own shallow copy of s, with an empty memo of
+// payload readings.
+func withMemo(s *Snapshot) *Snapshot {
+	memo := *s
+	memo.readings = make(map[Payload]reading)
+	return &memo
+}
+
+// intent is ReadIntent(p), memoized.
+func (s *Snapshot) intent(p Payload) (Intent, string) {
+	r := s.read(p)
+	return r.in, r.bad
+}
+
+// key is the porcupine model's value for a payload: "" for one the model
+// finds invalid.
+func (s *Snapshot) key(p Payload) string { return s.read(p).key }

@@ -8,22 +8,27 @@ import (
 )
 
 // CheckIntakeUniqueness checks that intake kept one row per operation id and
-// told every client the truth about it.
+// told every client the truth about it, judged against what each client
+// sent (its own strings, read by the model's reference code), never against
+// production's request hash or parser.
 //
 //   - Operation ids are unique among the rows, and every row has exactly one
 //     creation event (From None).
 //   - At most one client is told it created a given id.
-//   - A Created or Replayed answer returned the stored row: its hash is the
-//     row's. A created row is in state requested; a replay returns the
-//     original payload (the record's own hash) in a state the operation
+//   - A Created or Replayed answer is for the payload sent: the client's
+//     payload is valid, the row holds that very instruction (recipient,
+//     amount in base units, asset), and the answer's body shows it. A created
+//     row is in state requested; a replay shows a state the operation
 //     actually passed through.
-//   - A Conflict was refused rightly (the payload differs from the row's)
-//     and changed nothing: the row still holds its creator's payload.
-//   - An invalid payload is never accepted, and an invalid request never
-//     leaves a row that no valid request could have created.
+//   - A Conflict was refused rightly (the payload sent is valid and differs
+//     from the row's) and changed nothing: the row still holds its creator's
+//     instruction.
+//   - Invalid is the answer exactly for payloads the model reads as
+//     invalid, and an invalid request never leaves a row that no valid
+//     request could have created.
 //   - When intake was recorded at all, every row was created by a recorded
 //     request: one told Created, or one that failed (its answer lost, so its
-//     insert may have committed) with the row's payload.
+//     insert may have committed) with the row's instruction.
 func CheckIntakeUniqueness(s *Snapshot) []Violation {
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
@@ -56,20 +61,23 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		id := opKey(r.ID)
 		row := rows[id]
 		who := fmt.Sprintf("client %s (call %d)", r.Client, r.Call)
+		sent, sentBad := s.intent(r.Sent)
 		switch r.Outcome {
 		case Created, Replayed:
-			if r.RequestHash == "" {
-				add(id, "%s sent an invalid payload under id %q and was told %s", who, r.ID, r.Outcome)
+			if sentBad != "" {
+				add(id, "%s sent an invalid payload under id %q (%s) and was told %s", who, r.ID, sentBad, r.Outcome)
+				break
 			}
-			switch {
-			case row == nil:
-				add(id, "%s was told op %s was %s (payload %s), but no row exists", who, id, r.Outcome, shortHash(r.Returned))
-			case r.Returned != row.RequestHash:
-				add(id, "%s was told op %s was %s with payload %s, but the row holds %s", who, id, r.Outcome, shortHash(r.Returned), shortHash(row.RequestHash))
+			if row == nil {
+				add(id, "%s was told op %s was %s, but no row exists", who, id, r.Outcome)
+			} else if held := rowIntent(row); !SameInstruction(held, sent) {
+				add(id, "%s sent %s for op %s and was told %s, but the row holds %s", who, describeIntent(sent), id, r.Outcome, describeIntent(held))
 			}
-			if r.RequestHash != "" && r.Returned != r.RequestHash {
-				add(id, "%s sent payload %s for op %s and was told %s with payload %s: a %s answer returns the payload sent",
-					who, shortHash(r.RequestHash), id, r.Outcome, shortHash(r.Returned), r.Outcome)
+			if shown, bad := s.intent(r.Answer); bad != "" {
+				add(id, "%s was told op %s was %s with a payload the model cannot read (%s)", who, id, r.Outcome, bad)
+			} else if !SameInstruction(shown, sent) {
+				add(id, "%s sent %s for op %s and was told %s with %s: a %s answer returns the payload sent",
+					who, describeIntent(sent), id, r.Outcome, describeIntent(shown), r.Outcome)
 			}
 			switch {
 			case r.Outcome == Created && r.State != sluice.Requested:
@@ -79,13 +87,18 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			}
 		case Conflict:
 			switch {
+			case sentBad != "":
+				add(id, "%s sent an invalid payload under id %q (%s) and was told conflict, not invalid", who, r.ID, sentBad)
 			case row == nil:
-				add(id, "%s was refused op %s as a conflict (payload %s), but no row exists", who, id, shortHash(r.RequestHash))
-			case r.RequestHash == row.RequestHash:
-				add(id, "%s was refused op %s as a conflict, but sent the stored payload %s: the refusal was wrong", who, id, shortHash(r.RequestHash))
+				add(id, "%s was refused op %s as a conflict (sent %s), but no row exists", who, id, describeIntent(sent))
+			case SameInstruction(rowIntent(row), sent):
+				add(id, "%s was refused op %s as a conflict, but sent the stored instruction %s: the refusal was wrong", who, id, describeIntent(sent))
 			}
 		case Invalid:
-			if row != nil && !couldCreate(byKey[id], row) {
+			if sentBad == "" {
+				add(id, "%s sent a valid payload (%s) and was refused as invalid", who, describeIntent(sent))
+			}
+			if row != nil && !couldCreate(s, byKey[id], row) {
 				add(id, "%s sent an invalid request for id %q, and op %s exists although no valid request created it", who, r.ID, id)
 			}
 		case Failed:
@@ -107,13 +120,15 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		if len(created) > 1 {
 			clients := make([]string, len(created))
 			for i, r := range created {
-				clients[i] = fmt.Sprintf("%s (call %d, payload %s)", r.Client, r.Call, shortHash(r.RequestHash))
+				clients[i] = fmt.Sprintf("%s (call %d)", r.Client, r.Call)
 			}
 			add(id, "op %s was created %d times: %s", id, len(created), strings.Join(clients, ", "))
 		}
-		if row := rows[id]; row != nil && len(created) > 0 && row.RequestHash != created[0].RequestHash {
-			add(id, "op %s holds payload %s, not %s of its creator %s (call %d): a later request changed the row",
-				id, shortHash(row.RequestHash), shortHash(created[0].RequestHash), created[0].Client, created[0].Call)
+		if row := rows[id]; row != nil && len(created) > 0 {
+			if want, bad := s.intent(created[0].Sent); bad == "" && !SameInstruction(rowIntent(row), want) {
+				add(id, "op %s holds %s, not %s that its creator %s (call %d) sent",
+					id, describeIntent(rowIntent(row)), describeIntent(want), created[0].Client, created[0].Call)
+			}
 		}
 	}
 
@@ -130,19 +145,25 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		if n := creations[op.ID]; n != 1 {
 			add(op.ID, "op %s has %d creation events, want 1", op.ID, n)
 		}
-		if len(s.Intake) > 0 && !couldCreate(byKey[op.ID], &op) {
-			add(op.ID, "op %s (payload %s) exists, but no recorded request created it", op.ID, shortHash(op.RequestHash))
+		if len(s.Intake) > 0 && !couldCreate(s, byKey[op.ID], &op) {
+			add(op.ID, "op %s (%s) exists, but no recorded request created it", op.ID, describeIntent(rowIntent(&op)))
 		}
 	}
 	return finish(vs)
 }
 
 // couldCreate reports whether one of the records may have created row: one
-// told Created, or one whose answer was lost and whose payload is the row's.
-func couldCreate(records []IntakeRecord, row *sluice.Operation) bool {
+// told Created, or one whose answer was lost and whose valid payload is the
+// row's instruction.
+func couldCreate(s *Snapshot, records []IntakeRecord, row *sluice.Operation) bool {
 	for _, r := range records {
-		if r.Outcome == Created || (r.Outcome == Failed && r.RequestHash != "" && r.RequestHash == row.RequestHash) {
+		if r.Outcome == Created {
 			return true
+		}
+		if r.Outcome == Failed {
+			if in, bad := s.intent(r.Sent); bad == "" && SameInstruction(in, rowIntent(row)) {
+				return true
+			}
 		}
 	}
 	return false

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -13,20 +14,38 @@ import (
 	"sluicesim/sluice"
 )
 
-// LinearizableIntake is the seventh invariant: every answer a client saw
-// from intake (posts and reads, with their call and return points) is
-// explained by some sequential order of the same requests.
-const LinearizableIntake = "linearizable-intake"
-
 // ReadRecord is one GET of an operation and what it returned.
 type ReadRecord struct {
-	Client      string
-	ID          string
-	Present     bool         // 200 (false: 404)
-	RequestHash string       // the payload hash of the row read
-	State       sluice.State // the state read
+	Client string
+	ID     string
+	// Status is the HTTP status of the answer; 0 when not recorded, in
+	// which case Present alone says 200 or 404. Any other status is an
+	// answer that showed nothing: a 5xx for an operation intake holds is
+	// a read that failed, which no fault of this world excuses (the store
+	// never fails here).
+	Status  int
+	Present bool         // 200 (false: 404)
+	Answer  Payload      // the payload the body showed
+	State   sluice.State // the state read
+	// History is the event log the body showed, oldest first.
+	History []HistoryEntry
+	// Bounded: the world counted the operation's log at the read's call
+	// (LogAtCall events) and at its return (LogAtReturn), on the same
+	// clock as Call and Return. The history shown must then be the log's
+	// first k events for some k between the two. Without bounds (a live
+	// system) it must be some prefix of the final log.
+	Bounded                bool
+	LogAtCall, LogAtReturn int
 	// Call and Return: see IntakeRecord.
 	Call, Return int64
+}
+
+// HistoryEntry is one event as a GET shows it: the strings of the body.
+type HistoryEntry struct {
+	From, To    string // state names; "none" for the creation
+	At          string // RFC 3339 with nanoseconds, UTC
+	Txid        string // hex, "" if none
+	RetiredTxid string // hex, "" if none
 }
 
 // The porcupine model. State, input and output are small comparable values;
@@ -182,25 +201,111 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 		}
 		history = append(history, porcupine.Operation{
 			ClientId: client(r.Client),
-			Input:    linInput{ID: strings.ToLower(r.ID), Hash: r.RequestHash},
+			Input:    linInput{ID: string(opKey(r.ID)), Hash: s.key(r.Sent)},
 			Call:     r.Call,
-			Output:   linOutput{Outcome: r.Outcome, Returned: r.Returned},
+			Output:   linOutput{Outcome: r.Outcome, Returned: s.key(r.Answer)},
 			Return:   ret,
 		})
 	}
 	for _, r := range s.Reads {
+		if r.Status != 0 && r.Status != 200 && r.Status != 404 {
+			continue // no information about the row
+		}
 		history = append(history, porcupine.Operation{
 			ClientId: client(r.Client),
-			Input:    linInput{Read: true, ID: strings.ToLower(r.ID)},
+			Input:    linInput{Read: true, ID: string(opKey(r.ID))},
 			Call:     r.Call,
-			Output:   linOutput{Present: r.Present, Hash: r.RequestHash},
+			Output:   linOutput{Present: r.Present, Hash: s.key(r.Answer)},
 			Return:   r.Return,
 		})
 	}
 	m := linModel.ToModel()
 	res, info := porcupine.CheckOperationsVerbose(m, history, timeout)
 	rep := &LinearizabilityReport{Result: res, Operations: len(history), model: m, info: info}
-	return verdict(res, m, history, timeout), rep
+	vs := append(verdict(res, m, history, timeout), checkReadHistories(s)...)
+	return finish(vs), rep
+}
+
+// checkReadHistories checks what every successful GET showed beyond the
+// payload porcupine checks: that it is about the operation asked for, and
+// that its state and history are the operation's log as it stood at one
+// instant within the read (a prefix of the log, its last entry the state
+// shown, its length within the counts at call and return). Reads are
+// independent of one another and the log only grows by atomic appends, so
+// checking each read against the window of prefixes is exactly
+// linearizability of the reads against the log.
+func checkReadHistories(s *Snapshot) []Violation {
+	var vs []Violation
+	logs := make(map[sluice.OperationID][]sluice.Event)
+	for _, e := range s.Events {
+		logs[e.OperationID] = append(logs[e.OperationID], e)
+	}
+	rows := rowsByID(s)
+	for _, r := range s.Reads {
+		id := opKey(r.ID)
+		add := func(format string, args ...any) {
+			vs = append(vs, Violation{Invariant: LinearizableIntake, Operation: id,
+				Message: fmt.Sprintf("read %s (call %d) of op %s: ", r.Client, r.Call, id) + fmt.Sprintf(format, args...)})
+		}
+		if r.Status >= 500 {
+			add("answered %d: intake could not show an operation it holds", r.Status)
+			continue
+		}
+		if !r.Present {
+			continue
+		}
+		if shown := opKey(r.Answer.ID); shown != id {
+			add("the answer is about op %s", shown)
+			continue
+		}
+		if row := rows[id]; row != nil {
+			if in, bad := s.intent(r.Answer); bad != "" {
+				add("the answer's payload is unreadable (%s)", bad)
+			} else if held := rowIntent(row); !SameInstruction(in, held) {
+				add("the answer shows %s, but the operation holds %s", describeIntent(in), describeIntent(held))
+			}
+		}
+		log := logs[id]
+		k := len(r.History)
+		switch {
+		case k == 0:
+			add("the history is empty, but every operation's log opens with its creation")
+			continue
+		case k > len(log):
+			add("the history has %d entries, but the operation's log never held more than %d", k, len(log))
+			continue
+		}
+		for i, h := range r.History {
+			if want := historyEntry(log[i]); h != want {
+				add("history entry %d is %s, but the operation's log has %s there", i+1, describeEntry(h), describeEntry(want))
+				break
+			}
+		}
+		if last := r.History[k-1].To; last != r.State.String() {
+			add("the state shown is %s, but the history shown ends in %s: not one instant of the log", r.State, last)
+		}
+		if r.Bounded && (k < r.LogAtCall || k > r.LogAtReturn) {
+			add("the history has %d entries, but the log held %d at the call and %d at the return: no instant within the read shows it",
+				k, r.LogAtCall, r.LogAtReturn)
+		}
+	}
+	return vs
+}
+
+// historyEntry is e as a GET must show it, by the model's own formatting.
+func historyEntry(e sluice.Event) HistoryEntry {
+	h := HistoryEntry{From: e.From.String(), To: e.To.String(), At: e.At.UTC().Format(time.RFC3339Nano)}
+	if !e.Txid.IsZero() {
+		h.Txid = hex.EncodeToString(e.Txid[:])
+	}
+	if !e.RetiredTxid.IsZero() {
+		h.RetiredTxid = hex.EncodeToString(e.RetiredTxid[:])
+	}
+	return h
+}
+
+func describeEntry(h HistoryEntry) string {
+	return fmt.Sprintf("%s->%s at %s txid %s", h.From, h.To, h.At, short(h.Txid))
 }
 
 // verdict turns porcupine's result into violations.

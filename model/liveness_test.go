@@ -14,10 +14,10 @@ func TestCheckLivenessClean(t *testing.T) { wantClean(t, CheckLiveness) }
 func TestCheckLivenessCatches(t *testing.T) {
 	for _, c := range []corruption{
 		{
-			name: "op not terminal after the liveness budget", op: opID(8), mention: "still validated at end (builds 0, 45m0s after heal), past its deadline",
+			name: "op not terminal after the liveness budget", op: opID(8), mention: "still validated at end (builds 0, 1h0m0s after heal), past its deadline",
 			break_: func(b *builder) {
 				b.create(8, 8_000_000, "c1").claim().step(sluice.Validated, nil)
-				b.s.End = t0.Add(45 * time.Minute)
+				b.s.End = t0.Add(time.Hour)
 			},
 		},
 		{
@@ -31,8 +31,12 @@ func TestCheckLivenessCatches(t *testing.T) {
 			name: "op became terminal after its deadline", op: opID(opHappy), mention: "past its deadline",
 			break_: func(b *builder) {
 				late := t0.Add(budget + time.Minute)
-				b.event(opID(opHappy), sluice.Broadcast, sluice.Confirmed).At = late
+				e := b.event(opID(opHappy), sluice.Broadcast, sluice.Confirmed)
+				e.At = late
+				b.write(e).At = late
 				b.row(opID(opHappy)).UpdatedAt = late
+				r := b.readOf("r1") // read at the end, so it shows the late confirmation
+				r.History[len(r.History)-1] = shown(*e)
 			},
 		},
 		{
@@ -42,7 +46,7 @@ func TestCheckLivenessCatches(t *testing.T) {
 		{
 			name: "client told created but no row", op: opID(9), mention: "no row exists",
 			break_: func(b *builder) {
-				b.record("c9", string(opID(9)), hashOf(opID(9), alice, 1), Created, sluice.Requested)
+				b.record("c9", pay(string(opID(9)), alice, 1), Created, sluice.Requested)
 			},
 			also: []string{IntakeUniqueness},
 		},

@@ -26,13 +26,15 @@ func TestCheckTxidOwnershipCatches(t *testing.T) {
 		},
 		{
 			// The store refuses this (ErrTxidTaken); the checker must not
-			// rely on that. Op 8 is built around op 3's txid and fails on
-			// its first send, so only ownership is wrong.
+			// rely on that. Op 8 is built around op 3's txid and fails
+			// after its first send is lost, so beyond ownership only its
+			// failure is wrong: nothing the chain shows justifies it.
 			name: "txid owned by two ops", op: opID(8), mention: "belongs to 2 operations",
 			break_: func(b *builder) {
 				o := shareTxid(b, opGaveUp, 8)
 				o.step(sluice.Broadcasting, nil).send(false).step(sluice.Failed, nil)
 			},
+			also: []string{Progress},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, TxidOwnership, CheckTxidOwnership, c) })

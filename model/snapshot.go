@@ -11,6 +11,14 @@ import (
 
 // Snapshot is everything the checkers look at after a run. Pure data: the
 // checkers only read it.
+//
+// Three kinds of truth meet here, and the checkers weigh them differently:
+// what the clients meant (Intake[].Sent, their own strings), what really
+// happened outside the code under test (the mock node's wire, acceptances,
+// inclusions and blocks; who claimed and wrote what, as the world saw it),
+// and what the code under test recorded (the store's rows and event log,
+// the answers it gave). The last is judged against the first two, never the
+// other way round.
 type Snapshot struct {
 	Operations  []sluice.Operation     // store rows, insertion order
 	Events      []sluice.Event         // the store's event log, Seq order
@@ -23,6 +31,30 @@ type Snapshot struct {
 	Intake      []IntakeRecord // every client post and its answer
 	Reads       []ReadRecord   // every client GET and its answer
 
+	// Who did what, as the world saw it (never as the store says): every
+	// claim that took a row, every write that landed, every release.
+	// Nil Claims means the world did not watch (one-writer then checks
+	// nothing).
+	Claims   []ClaimRecord
+	Writes   []WriteRecord
+	Releases []ReleaseRecord
+	// Envelopes is every envelope a write stored, in the order first
+	// stored: the raw data a retired txid stood for, from which audit-log
+	// re-derives a rebuild's expiration.
+	Envelopes []sluice.Envelope
+
+	// The configuration the oracle judges with, as the world set it (not
+	// as the core read it): the store's lease, the safety margin proof of
+	// death needs, and how many envelopes an operation may build.
+	Lease        time.Duration
+	SafetyMargin time.Duration
+	BuildsMax    int
+
+	// FaultFree: no fault of any kind fired in the run (no worker, node,
+	// chain, server or client fault). progress then demands that every
+	// valid withdrawal confirms.
+	FaultFree bool
+
 	// Liveness: Healed is when faults stopped; End is when the run ended;
 	// LivenessBudget is how long after Healed every accepted operation had
 	// to become terminal (an operation created after Healed gets the budget
@@ -34,24 +66,58 @@ type Snapshot struct {
 	Healed, End     time.Time
 	LivenessBudget  time.Duration
 	BudgetExhausted bool
+
+	readings map[Payload]reading // the checkers' memo of ReadIntent
 }
 
 // IntakeRecord is one client request and what it was told.
 type IntakeRecord struct {
 	Client string // the client process name
 	// ID is the operation id as sent (may be malformed). Records are matched
-	// to rows by its lowercase form: intake canonicalizes a UUID's case and
-	// nothing else.
+	// to rows by the model's own canonical reading of it (refOperationID),
+	// or, when that refuses it, by its lowercase form.
 	ID string
-	// RequestHash is the hash of the normalized payload sent; "" if the
-	// payload was invalid.
-	RequestHash string
-	Outcome     Outcome      // Created, Replayed, Conflict, Invalid, Failed (store error / crashed)
-	Returned    string       // for Created/Replayed: the RequestHash of the row returned
-	State       sluice.State // for Created/Replayed: the state returned
+	// Sent is the payload the client sent, its own strings: the intent the
+	// oracle judges intake against.
+	Sent    Payload
+	Outcome Outcome // Created, Replayed, Conflict, Invalid, Failed (store error / crashed)
+	// Answer is, for Created/Replayed, the payload the answer's body
+	// carried (what the client was told the server holds).
+	Answer Payload
+	State  sluice.State // for Created/Replayed: the state returned
 	// Call and Return are the step indexes of the call and of its return
 	// (for linearizability).
 	Call, Return int64
+}
+
+// ClaimRecord is one claim that took a row: the incarnation (process) that
+// made the call and the token the store granted it.
+type ClaimRecord struct {
+	Op    sluice.OperationID
+	Token sluice.FencingToken
+	Proc  string
+	At    time.Time
+}
+
+// WriteRecord is one write that landed, as the world saw it: the event it
+// appended (Seq), the token the row carries after it, the incarnation that
+// made the call, and when.
+type WriteRecord struct {
+	Seq      int64
+	Op       sluice.OperationID
+	Token    sluice.FencingToken
+	Proc     string
+	At       time.Time
+	Terminal bool // the write made the row terminal (and so dropped its lease)
+}
+
+// ReleaseRecord is one release that changed a row: its holder gave up the
+// lease held under Token.
+type ReleaseRecord struct {
+	Op    sluice.OperationID
+	Token sluice.FencingToken
+	Proc  string
+	At    time.Time
 }
 
 // Outcome is what intake told a client.
@@ -98,31 +164,3 @@ type Violation struct {
 
 // String is "invariant: message".
 func (v Violation) String() string { return v.Invariant + ": " + v.Message }
-
-// The invariants' stable names, used in reports, exit codes and JSON.
-const (
-	Liveness         = "liveness"
-	TxidOwnership    = "txid-ownership"
-	AtMostOnce       = "at-most-once"
-	Conservation     = "conservation"
-	IntakeUniqueness = "intake-uniqueness"
-	AuditLog         = "audit-log"
-)
-
-// Invariants lists the names: the six that Check runs, in its order, then
-// linearizable-intake, which CheckLinearizable decides.
-var Invariants = []string{Liveness, TxidOwnership, AtMostOnce, Conservation, IntakeUniqueness, AuditLog, LinearizableIntake}
-
-// Check runs every checker in the order of Invariants and returns their
-// violations in that order (each checker's own sorted by Operation, then
-// Message). Nil means the run kept every invariant.
-func Check(s *Snapshot) []Violation {
-	var out []Violation
-	for _, check := range []func(*Snapshot) []Violation{
-		CheckLiveness, CheckTxidOwnership, CheckAtMostOnce,
-		CheckConservation, CheckIntakeUniqueness, CheckAuditLog,
-	} {
-		out = append(out, check(s)...)
-	}
-	return out
-}

@@ -1,0 +1,41 @@
+package model
+
+import (
+	"encoding/json"
+
+	"sluicesim/sluice"
+)
+
+// ReadAnswer reads the body of a withdrawal answer (a 200 or 201 from POST,
+// or a GET) as a client sees it: the payload it shows, the state, and for a
+// GET the history. It is the world's and the live check's one reading of
+// answers; it decodes JSON and nothing more (judging the payload is the
+// checkers' job, with ReadIntent). ok is false for a body that is not a
+// withdrawal.
+func ReadAnswer(body []byte) (p Payload, state sluice.State, history []HistoryEntry, ok bool) {
+	var w struct {
+		OperationID string `json:"operation_id"`
+		State       string `json:"state"`
+		ToAddress   string `json:"to_address"`
+		Amount      string `json:"amount"`
+		Asset       string `json:"asset"`
+		History     []struct {
+			From        string `json:"from"`
+			To          string `json:"to"`
+			At          string `json:"at"`
+			Txid        string `json:"txid"`
+			RetiredTxid string `json:"retired_txid"`
+		} `json:"history"`
+	}
+	if json.Unmarshal(body, &w) != nil {
+		return Payload{}, sluice.None, nil, false
+	}
+	st, err := sluice.ParseState(w.State)
+	if err != nil {
+		return Payload{}, sluice.None, nil, false
+	}
+	for _, h := range w.History {
+		history = append(history, HistoryEntry{From: h.From, To: h.To, At: h.At, Txid: h.Txid, RetiredTxid: h.RetiredTxid})
+	}
+	return Payload{ID: w.OperationID, To: w.ToAddress, Amount: w.Amount, Asset: w.Asset}, st, history, true
+}

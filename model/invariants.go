@@ -1,0 +1,104 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The invariants' stable names, used in reports, exit codes and JSON.
+const (
+	Liveness           = "liveness"
+	Progress           = "progress"
+	TxidOwnership      = "txid-ownership"
+	AtMostOnce         = "at-most-once"
+	Conservation       = "conservation"
+	IntakeUniqueness   = "intake-uniqueness"
+	AuditLog           = "audit-log"
+	OneWriter          = "one-writer"
+	LinearizableIntake = "linearizable-intake"
+)
+
+// Invariant is one row of the table every consumer ranges over: the
+// summary, the JSON, the reports and the README's table.
+type Invariant struct {
+	Name string
+	// Doc is one line: what holds when the invariant holds.
+	Doc   string
+	check func(s *Snapshot, c *checking) []Violation
+}
+
+// checking carries what one Check needs beyond the snapshot.
+type checking struct {
+	linTimeout time.Duration
+	linReport  *LinearizabilityReport
+}
+
+// Invariants is the table, in the order Check runs it and reports list it.
+var Invariants = []Invariant{
+	{Liveness, "after heal, every accepted operation reaches a terminal state within the liveness budget",
+		func(s *Snapshot, _ *checking) []Violation { return CheckLiveness(s) }},
+	{Progress, "a fault-free run confirms every valid withdrawal; under faults every operation that does not confirm has a justification the chain bears out",
+		func(s *Snapshot, _ *checking) []Violation { return CheckProgress(s) }},
+	{TxidOwnership, "every txid the node ever saw belongs to exactly one operation's history",
+		func(s *Snapshot, _ *checking) []Violation { return CheckTxidOwnership(s) }},
+	{AtMostOnce, "at most one of an operation's txids is ever included; confirmed has exactly one successful transfer, every other state none",
+		func(s *Snapshot, _ *checking) []Violation { return CheckAtMostOnce(s) }},
+	{Conservation, "successful transfers out of the hot wallet equal, per operation and in total, what the clients asked for (recipient and amount, by the model's own reading)",
+		func(s *Snapshot, _ *checking) []Violation { return CheckConservation(s) }},
+	{IntakeUniqueness, "one row per operation id holding its creator's payload; replays return it, another payload under a used id is refused and changes nothing",
+		func(s *Snapshot, _ *checking) []Violation { return CheckIntakeUniqueness(s) }},
+	{AuditLog, "every event is a legal transition, the log replays to the row, tokens never go back, every rebuild's evidence is re-derived and holds against the chain",
+		func(s *Snapshot, _ *checking) []Violation { return CheckAuditLog(s) }},
+	{OneWriter, "every write under an (operation, token) comes from the incarnation that claimed it, and no claim takes a row whose lease is live",
+		func(s *Snapshot, _ *checking) []Violation { return CheckOneWriter(s) }},
+	{LinearizableIntake, "posts and reads (states and histories) are linearizable: each answer fits the operation's log within the call's interval",
+		func(s *Snapshot, c *checking) []Violation {
+			vs, rep := CheckLinearizable(s, c.linTimeout)
+			c.linReport = rep
+			return vs
+		}},
+}
+
+// InvariantNames lists the names in table order.
+func InvariantNames() []string {
+	names := make([]string, len(Invariants))
+	for i, inv := range Invariants {
+		names[i] = inv.Name
+	}
+	return names
+}
+
+// DefaultLinTimeout bounds porcupine's search when Check is not told
+// otherwise; running out is a violation (unknown is not a pass).
+const DefaultLinTimeout = 10 * time.Second
+
+// Check runs every invariant in table order and returns their violations
+// in that order (each checker's own sorted by Operation, then Message). Nil
+// means the run kept every invariant.
+func Check(s *Snapshot) []Violation {
+	vs, _ := CheckAll(s, DefaultLinTimeout)
+	return vs
+}
+
+// CheckAll is Check with the linearizability search bounded by linTimeout,
+// returning porcupine's report too (for drawing it).
+func CheckAll(s *Snapshot, linTimeout time.Duration) ([]Violation, *LinearizabilityReport) {
+	c := &checking{linTimeout: linTimeout}
+	memo := withMemo(s)
+	var out []Violation
+	for _, inv := range Invariants {
+		out = append(out, inv.check(memo, c)...)
+	}
+	return out, c.linReport
+}
+
+// MarkdownTable renders the table as the README shows it.
+func MarkdownTable() string {
+	var b strings.Builder
+	b.WriteString("| invariant | holds when |\n| --- | --- |\n")
+	for _, inv := range Invariants {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", inv.Name, inv.Doc)
+	}
+	return b.String()
+}

@@ -1,0 +1,153 @@
+package model
+
+import (
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+)
+
+func TestCheckOneWriterClean(t *testing.T) { wantClean(t, CheckOneWriter) }
+
+// lastWriteUnder is the time of the last write to id under token.
+func lastWriteUnder(b *builder, id sluice.OperationID, token sluice.FencingToken) time.Time {
+	var at time.Time
+	for _, w := range b.s.Writes {
+		if w.Op == id && w.Token == token {
+			at = w.At
+		}
+	}
+	if at.IsZero() {
+		b.t.Fatalf("no write to op %s under token %d", id, token)
+	}
+	return at
+}
+
+// Goal: every write that did not come from the incarnation holding the
+// token, and every claim that took a live lease, is reported, naming the
+// operation. Method: break one thing in a clean run. In the clean run w1
+// claims opRebuilt (token 1), loses its send and goes quiet; w2 takes over
+// with token 2 once w1's lease has run out.
+func TestCheckOneWriterCatches(t *testing.T) {
+	rebuilt := opID(opRebuilt)
+	for _, c := range []corruption{
+		{
+			// w1 woke up as a zombie and wrote under w2's token.
+			name: "write by an incarnation that did not claim the token", op: rebuilt, mention: "was written by w1, but token 2 was granted to w2",
+			break_: func(b *builder) { b.write(b.event(rebuilt, sluice.Broadcast, sluice.Confirmed)).Proc = "w1" },
+		},
+		{
+			name: "claim while the previous holder's lease is live", op: rebuilt, mention: "(token 2) while w1's lease (token 1) ran until",
+			break_: func(b *builder) {
+				b.claimRecord(rebuilt, 2).At = lastWriteUnder(b, rebuilt, 1).Add(lease - time.Second)
+			},
+		},
+		{
+			name: "event that no write the world saw appended", op: opID(opHappy), mention: "was written by no worker call the world saw",
+			break_: func(b *builder) {
+				seq := b.event(opID(opHappy), sluice.Signed, sluice.Broadcasting).Seq
+				for i, w := range b.s.Writes {
+					if w.Seq == seq {
+						b.s.Writes = append(b.s.Writes[:i], b.s.Writes[i+1:]...)
+						break
+					}
+				}
+			},
+		},
+		{
+			name: "write under a token no claim granted", op: opID(opHappy), mention: "under token 7, which no claim granted",
+			break_: func(b *builder) { b.write(b.event(opID(opHappy), sluice.Signed, sluice.Broadcasting)).Token = 7 },
+		},
+		{
+			name: "write the world saw go to another operation", op: opID(opHappy), mention: "'s write to op " + string(opID(opStale)),
+			break_: func(b *builder) {
+				b.write(b.event(opID(opHappy), sluice.Signed, sluice.Broadcasting)).Op = opID(opStale)
+			},
+		},
+		{
+			name: "one token granted twice", op: opID(opHappy), mention: "claimed twice with token 1",
+			break_: func(b *builder) {
+				b.s.Claims = append(b.s.Claims, ClaimRecord{Op: opID(opHappy), Token: 1, Proc: "w2", At: b.now})
+			},
+		},
+		{
+			name: "claim with a token not above the previous one", op: rebuilt, mention: "has token 1, not above token 2",
+			break_: func(b *builder) {
+				b.s.Claims = append(b.s.Claims, ClaimRecord{Op: rebuilt, Token: 1, Proc: "w3", At: b.now})
+			},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantCaught(t, OneWriter, CheckOneWriter, c) })
+	}
+}
+
+// Goal: a lease ends at its last write plus Lease, exactly: a claim at that
+// instant is allowed, one a nanosecond earlier is not. A release or a
+// terminal write ends it at once.
+func TestCheckOneWriterLeaseEnds(t *testing.T) {
+	rebuilt := opID(opRebuilt)
+	for _, c := range []struct {
+		name   string
+		edit   func(b *builder, leaseEnd time.Time) // leaseEnd: w1's lease on opRebuilt
+		wantOK bool
+	}{
+		{"claim exactly at the lease's end", func(b *builder, end time.Time) {
+			b.claimRecord(rebuilt, 2).At = end
+		}, true},
+		{"claim a nanosecond before the lease's end", func(b *builder, end time.Time) {
+			b.claimRecord(rebuilt, 2).At = end.Add(-time.Nanosecond)
+		}, false},
+		{"claim after the holder released", func(b *builder, end time.Time) {
+			released := end.Add(-20 * time.Second)
+			b.s.Releases = append(b.s.Releases, ReleaseRecord{Op: rebuilt, Token: 1, Proc: "w1", At: released})
+			b.claimRecord(rebuilt, 2).At = released
+		}, true},
+		{"claim before the holder released", func(b *builder, end time.Time) {
+			released := end.Add(-20 * time.Second)
+			b.s.Releases = append(b.s.Releases, ReleaseRecord{Op: rebuilt, Token: 1, Proc: "w1", At: released})
+			b.claimRecord(rebuilt, 2).At = released.Add(-time.Nanosecond)
+		}, false},
+		{"a release of another token ends nothing", func(b *builder, end time.Time) {
+			released := end.Add(-20 * time.Second)
+			b.s.Releases = append(b.s.Releases, ReleaseRecord{Op: rebuilt, Token: 2, Proc: "w2", At: released})
+			b.claimRecord(rebuilt, 2).At = released
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			c.edit(b, lastWriteUnder(b, rebuilt, 1).Add(lease))
+			got := CheckOneWriter(&b.s)
+			if ok := len(got) == 0; ok != c.wantOK {
+				t.Errorf("CheckOneWriter: kept = %v, want %v:\n%s", ok, c.wantOK, describe(got))
+			}
+			for _, v := range got {
+				if v.Operation != rebuilt {
+					t.Errorf("violation about op %q, want %s: %s", v.Operation, rebuilt, v)
+				}
+			}
+		})
+	}
+}
+
+// Goal: a terminal write drops the lease at once: a claim right after it
+// takes no live lease (the store would not offer a terminal row, but the
+// checker judges leases, not rows).
+func TestCheckOneWriterTerminalWriteEndsLease(t *testing.T) {
+	b := clean(t)
+	id := opID(opHappy)
+	b.s.Claims = append(b.s.Claims, ClaimRecord{Op: id, Token: 2, Proc: "w2",
+		At: b.event(id, sluice.Broadcast, sluice.Confirmed).At.Add(time.Nanosecond)})
+	if got := CheckOneWriter(&b.s); len(got) != 0 {
+		t.Errorf("claim right after a terminal write: %d violations, want none:\n%s", len(got), describe(got))
+	}
+}
+
+// Goal: a world that did not watch the claim protocol (nil Claims) is not
+// judged by it: one-writer has nothing to compare the log with.
+func TestCheckOneWriterUnwatched(t *testing.T) {
+	b := clean(t)
+	b.s.Claims, b.s.Writes = nil, nil
+	if got := CheckOneWriter(&b.s); len(got) != 0 {
+		t.Errorf("unwatched run: %d violations, want none:\n%s", len(got), describe(got))
+	}
+}

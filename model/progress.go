@@ -1,0 +1,262 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+// CheckProgress checks that the processor does its job, not only that it
+// does no harm: a run in which nothing is paid keeps every safety invariant.
+//
+// In a fault-free run (FaultFree) every valid withdrawal a client sent has
+// a row and none fails or is rejected (liveness already demands that each
+// becomes terminal, so here terminal means confirmed). Under faults, every
+// operation that failed or was rejected has a justification that the model
+// verifies against ground truth, never against the reason the core wrote:
+//
+//   - rejected: the client's own payload is not a withdrawal the model would
+//     pay (invalid by the reference reading, or to the hot wallet itself);
+//   - failed, refused: the first send of its last txid was refused by the
+//     node for a reason that is not the envelope's fault (BANDWITH_ERROR,
+//     CONTRACT_VALIDATE_ERROR, CONTRACT_EXE_ERROR: the wire records what the
+//     node said), and that txid was never accepted or included;
+//     SIGERROR or TOO_BIG_TRANSACTION_ERROR are the core's own bad bytes
+//     and justify nothing;
+//   - failed, reverted: one of its txids is on chain with a receipt other
+//     than SUCCESS, or SUCCESS without a Transfer log;
+//   - failed, build budget spent: it built BuildsMax envelopes (distinct
+//     txids in its history) and its last txid is dead by the model's own
+//     reckoning (a block at or below the final solid head is at least its
+//     raw_data expiration plus the configured margin, and the txid is
+//     nowhere on chain).
+func CheckProgress(s *Snapshot) []Violation {
+	var vs []Violation
+	add := func(id sluice.OperationID, format string, args ...any) {
+		vs = append(vs, Violation{Invariant: Progress, Operation: id, Message: fmt.Sprintf(format, args...)})
+	}
+	j := newJudge(s)
+	rows := rowsByID(s)
+	meant := intents(s)
+
+	if s.FaultFree {
+		for _, id := range validIDs(s) {
+			if rows[id] == nil {
+				add(id, "op %s: a client sent a valid withdrawal, but in a fault-free run no row exists", id)
+			}
+		}
+	}
+	seen := make(map[sluice.OperationID]bool)
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		if seen[op.ID] || (op.State != sluice.Failed && op.State != sluice.Rejected) {
+			continue
+		}
+		seen[op.ID] = true
+		reason, ok := j.justify(op, meant)
+		switch {
+		case s.FaultFree:
+			add(op.ID, "op %s is %s (%q) in a fault-free run: every valid withdrawal must confirm", op.ID, op.State, op.Reason)
+		case !ok:
+			add(op.ID, "op %s is %s (%q) without a justification the chain or the client's payload bears out (%s)",
+				op.ID, op.State, op.Reason, reason)
+		}
+	}
+	return finish(vs)
+}
+
+// validIDs lists, sorted, the operation ids under which some client sent a
+// payload the model reads as valid.
+func validIDs(s *Snapshot) []sluice.OperationID {
+	ids := make(map[sluice.OperationID]bool)
+	for _, r := range s.Intake {
+		if in, bad := s.intent(r.Sent); bad == "" {
+			ids[in.ID] = true
+		}
+	}
+	return sortedKeys(ids)
+}
+
+// judge holds the indexes justify reads.
+type judge struct {
+	s         *Snapshot
+	own       ownership
+	onChain   map[tron.Txid][]mocknode.Inclusion
+	firstWire map[tron.Txid]mocknode.WireAttempt
+	accepted  map[tron.Txid]bool
+	raw       map[tron.Txid]tron.RawData
+}
+
+func newJudge(s *Snapshot) *judge {
+	j := &judge{s: s, own: readOwnership(s), onChain: inclusionsByTxid(s),
+		firstWire: make(map[tron.Txid]mocknode.WireAttempt), accepted: make(map[tron.Txid]bool),
+		raw: make(map[tron.Txid]tron.RawData)}
+	for _, w := range s.Wire {
+		if prev, ok := j.firstWire[w.Txid]; !ok || w.Seq < prev.Seq {
+			j.firstWire[w.Txid] = w
+		}
+		if w.Accepted {
+			j.accepted[w.Txid] = true
+		}
+	}
+	for _, a := range s.Accepted {
+		j.accepted[a.Txid] = true
+	}
+	for _, e := range s.Envelopes {
+		if _, ok := j.raw[e.Txid]; !ok {
+			j.raw[e.Txid] = e.Raw
+		}
+	}
+	return j
+}
+
+// operationalRefusals are the hard rejects that say nothing bad about the
+// bytes sent: the hot wallet is short of bandwidth or energy, or the
+// contract refused the call. A signature or size error is the core's bug.
+var operationalRefusals = []string{
+	string(tron.CodeBandwidthError), string(tron.CodeContractValidateError), string(tron.CodeContractExeError),
+}
+
+// justify classifies why op did not confirm. ok is false when nothing the
+// model can verify explains it; reason then says what was looked for.
+func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Intent) (reason string, ok bool) {
+	if op.State == sluice.Rejected {
+		in, known := meant[op.ID]
+		switch {
+		case !known:
+			return "rejected: no client's payload is known", false
+		case in.To == [21]byte(j.s.HotWallet):
+			return "rejected: to the hot wallet", true
+		}
+		return "rejected: the client's payload is a valid withdrawal", false
+	}
+	txids := j.own.byOp[op.ID]
+	for _, t := range txids {
+		for _, in := range j.onChain[t] {
+			if in.Receipt != tron.ReceiptSuccess {
+				return "reverted on chain: " + in.Receipt, true
+			}
+			if !in.TransferOK {
+				return "on chain without a Transfer log", true
+			}
+		}
+	}
+	if len(txids) == 0 {
+		return "failed before any envelope was built", false
+	}
+	last := txids[len(txids)-1]
+	if w, sent := j.firstWire[last]; sent && slices.Contains(operationalRefusals, w.Answer) &&
+		!j.accepted[last] && len(j.onChain[last]) == 0 {
+		return "first send refused: " + w.Answer, true
+	}
+	if j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax {
+		if dead, why := j.provenDead(last); dead {
+			return "build budget spent", true
+		} else {
+			return "build budget spent, but " + why, false
+		}
+	}
+	return fmt.Sprintf("no refused first send, no failed receipt on chain, %d of %d builds", len(txids), j.s.BuildsMax), false
+}
+
+// provenDead is the model's own proof of death for txid t: the final chain
+// has a block at or below its solid head whose time is at least t's
+// raw_data expiration plus the configured margin, and t is nowhere on chain.
+func (j *judge) provenDead(t tron.Txid) (bool, string) {
+	raw, ok := j.raw[t]
+	if !ok {
+		return false, fmt.Sprintf("the world never saw txid %s's envelope stored", t.Short())
+	}
+	if len(j.onChain[t]) > 0 {
+		return false, fmt.Sprintf("txid %s is on chain", t.Short())
+	}
+	deadline := time.UnixMilli(raw.Expiration).Add(j.s.SafetyMargin)
+	for _, b := range j.s.Blocks {
+		if b.Number <= j.s.SolidNumber && !b.Time.Before(deadline) {
+			return true, ""
+		}
+	}
+	return false, fmt.Sprintf("no solid block reaches txid %s's expiration plus margin (%s)", t.Short(), stamp(deadline))
+}
+
+// Outcomes counts how a run's withdrawals ended, by ground truth: how many
+// ids clients sent valid payloads for, how many were accepted (have a row),
+// and how each row ended. FailedBy names each failure by its verified
+// justification ("unjustified" when progress found none).
+type Outcomes struct {
+	Requested int     `json:"requested"`
+	Accepted  int     `json:"accepted"`
+	Confirmed int     `json:"confirmed"`
+	Failed    int     `json:"failed"`
+	Rejected  int     `json:"rejected"`
+	Open      int     `json:"open"`
+	FailedBy  []Tally `json:"failed_by"`
+}
+
+// Add sums o and p (FailedBy merged by reason).
+func (o Outcomes) Add(p Outcomes) Outcomes {
+	return Outcomes{
+		Requested: o.Requested + p.Requested, Accepted: o.Accepted + p.Accepted,
+		Confirmed: o.Confirmed + p.Confirmed, Failed: o.Failed + p.Failed,
+		Rejected: o.Rejected + p.Rejected, Open: o.Open + p.Open,
+		FailedBy: MergeTallies(o.FailedBy, p.FailedBy),
+	}
+}
+
+// String is one line: "60 requested, 60 accepted: 58 confirmed, 2 failed
+// (first send refused: BANDWITH_ERROR 2), 0 rejected, 0 open".
+func (o Outcomes) String() string {
+	s := fmt.Sprintf("%d requested, %d accepted: %d confirmed, %d failed", o.Requested, o.Accepted, o.Confirmed, o.Failed)
+	if len(o.FailedBy) > 0 {
+		s += " ("
+		for i, t := range o.FailedBy {
+			if i > 0 {
+				s += ", "
+			}
+			s += fmt.Sprintf("%s %d", t.Kind, t.Count)
+		}
+		s += ")"
+	}
+	return s + fmt.Sprintf(", %d rejected, %d open", o.Rejected, o.Open)
+}
+
+// CountOutcomes reads a snapshot's outcomes.
+func CountOutcomes(s *Snapshot) Outcomes {
+	s = withMemo(s)
+	o := Outcomes{Requested: len(validIDs(s))}
+	j := newJudge(s)
+	meant := intents(s)
+	reasons := make(map[string]int)
+	seen := make(map[sluice.OperationID]bool)
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		if seen[op.ID] {
+			continue
+		}
+		seen[op.ID] = true
+		o.Accepted++
+		switch op.State {
+		case sluice.Confirmed:
+			o.Confirmed++
+		case sluice.Rejected:
+			o.Rejected++
+		case sluice.Failed:
+			o.Failed++
+			reason, ok := j.justify(op, meant)
+			if !ok {
+				reason = "unjustified"
+			}
+			reasons[reason]++
+		default:
+			o.Open++
+		}
+	}
+	for _, r := range sortedKeys(reasons) {
+		o.FailedBy = append(o.FailedBy, Tally{Kind: r, Count: reasons[r]})
+	}
+	return o
+}
