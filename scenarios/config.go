@@ -81,6 +81,15 @@ type Config struct {
 	ReceiptFailP      float64 // per new txid: REVERT or OUT_OF_ENERGY if included
 	ChainEvents       bool    // node restarts, evictions, missed slots
 	ChainGaps         []Duration
+	// SlowCallP is the chance, per worker call before the heal point, that
+	// its answer comes back late (by one of SlowCalls, each shorter than
+	// the lease): two reads of one step can then straddle a block.
+	SlowCallP float64
+	SlowCalls []Duration `json:",omitempty"`
+	// RelayP is the chance, every chain gap before the heal point, that a
+	// transaction some node lost (a lost send, an evicted or restarted
+	// pool entry) reaches the chain anyway through a peer.
+	RelayP float64
 
 	HealAt         Duration // faults stop here
 	LivenessBudget Duration // then every accepted operation must settle within this
@@ -124,7 +133,15 @@ func (c Config) Validate() error {
 			return fmt.Errorf("world %s: unknown mutant %q (known: %s)", c.Name, c.Mutant, strings.Join(MutantNames(), ", "))
 		}
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP} {
+	if c.SlowCallP > 0 && len(c.SlowCalls) == 0 {
+		return fmt.Errorf("world %s: SlowCallP %v needs a SlowCalls menu", c.Name, c.SlowCallP)
+	}
+	for _, d := range c.SlowCalls {
+		if d <= 0 || d >= c.Lease {
+			return fmt.Errorf("world %s: slow call %s must be positive and shorter than the lease %s", c.Name, d.D(), c.Lease.D())
+		}
+	}
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -178,6 +195,9 @@ func Chaos() Config {
 		ReceiptFailP:      0.03,
 		ChainEvents:       true,
 		ChainGaps:         durations(15*time.Second, 40*time.Second, 90*time.Second),
+		SlowCallP:         0.01,
+		SlowCalls:         durations(2*time.Second, 5*time.Second, 12*time.Second),
+		RelayP:            0.5,
 
 		HealAt:         Duration(4 * time.Minute),
 		LivenessBudget: Duration(20 * time.Minute),
@@ -222,6 +242,7 @@ func Calm() Config {
 	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
 	c.ServerStallP, c.ClientGetP, c.Reads = 0, 0, 0
 	c.ChainEvents = false
+	c.SlowCallP, c.RelayP = 0, 0
 	c.Skews = durations(0)
 	return c
 }
@@ -241,6 +262,7 @@ func Zombies() Config {
 	c.PauseBeforeWriteP = 0.15
 	c.Pauses = durations(35*time.Second, 45*time.Second, 70*time.Second)
 	c.BroadcastLieP = 0.4
+	c.SlowCallP = 0.03 // slow answers inside live leases, beside the zombies
 	c.HealAt = Duration(5 * time.Minute)
 	c.StepsMax = 500_000
 	return c
@@ -281,6 +303,7 @@ func WorldNames() []string {
 var TallyKinds = []string{
 	"client-conflict", "client-duplicate", "client-invalid", "client-read", "client-retry", "client-timeout", "server-stall",
 	"clock-jump", "clock-skew", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
+	"slow-call", "relay",
 }
 
 func strictJSON(b []byte, v any) error {

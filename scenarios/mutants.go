@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/intake"
 	"sluicesim/sluice/tron"
 )
 
@@ -35,6 +37,7 @@ type Mutant struct {
 	intakeStore func(w *world, s sluice.Store) sluice.Store
 	workerStore func(a *actor, s sluice.Store) sluice.Store
 	workerNode  func(a *actor, n tron.Node) tron.Node
+	workerSign  func(s tron.Signer) tron.Signer
 	rawBody     bool // requests carry their raw body's hash in the context
 }
 
@@ -71,9 +74,9 @@ var Mutants = []Mutant{
 		Name:   "claim-ignores-lease",
 		Breaks: "a claim takes rows whose lease is still live",
 		World:  "zombies",
-		Uncaught: "masked by the token: the stolen claim bumps the token, so the previous holder is fenced at its next " +
-			"write. It costs fenced writes, not money; an efficiency metric (fenced writes per operation) or the " +
-			"combination with cas-ignores-token would catch it.",
+		// The stolen claim bumps the token, so the previous holder is fenced
+		// at its next write and no money moves twice; one-writer catches it
+		// anyway, by watching the lease the world saw granted and renewed.
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return leaseBreaker{s, a} },
 	},
 	{
@@ -103,10 +106,9 @@ var Mutants = []Mutant{
 		Name:      "proof-without-margin",
 		Breaks:    "proof of death without the safety margin (solid time >= expiration)",
 		configure: func(c *Config) { c.Sluice.SafetyMargin = 0 },
-		Uncaught: "the mock node applies TRON's validity rule exactly (a block includes a transaction only while its " +
-			"expiration is later than the parent block's time), so solid time >= expiration is already proof; the margin " +
-			"guards against real nodes and clocks that are off by a slot. A mock whose validity check is off by one slot " +
-			"(judged against the block's own time) would catch it.",
+		// The mock applies the validity rule exactly, so a proof without the
+		// margin does no harm here; audit-log catches it by re-deriving the
+		// evidence's margin from the configuration.
 	},
 	{
 		Name:       "rebuild-after-timeout",
@@ -124,9 +126,9 @@ var Mutants = []Mutant{
 		workerNode: func(a *actor, n tron.Node) tron.Node {
 			return &resendRejectFails{Node: n, a: a, sent: map[tron.Txid]bool{}}
 		},
-		Uncaught: "the worlds have one node, and the core re-sends only after a lookup found the txid unknown on it, so " +
-			"no copy of the bytes is alive anywhere when a re-send is refused (BANDWITH_ERROR does fire in chaos). A world " +
-			"with several nodes, the first send accepted by one and the re-send refused by another, would catch it.",
+		// With one node no copy of a refused re-send is alive, so no money
+		// moves twice; progress catches it: the failure has no justification
+		// (the txid's first send was accepted, not refused).
 	},
 	{
 		Name:       "confirm-before-solid",
@@ -179,6 +181,32 @@ var Mutants = []Mutant{
 				}
 			}}
 		},
+	},
+	{
+		Name:       "unusable-envelope",
+		Breaks:     "every envelope is signed wrongly: each first send is refused, and every withdrawal fails",
+		World:      "calm",
+		workerSign: func(s tron.Signer) tron.Signer { return badSignature{s} },
+	},
+	{
+		Name:        "amount-scale",
+		Breaks:      "the amount parser has the wrong scale (7 decimals): ten times the amount is stored, paid and confirmed, consistently",
+		intakeStore: func(w *world, s sluice.Store) sluice.Store { return scaled{s} },
+	},
+	{
+		Name:        "hash-ignores-recipient",
+		Breaks:      "the request hash leaves out the recipient: another recipient under a used id is replayed, not refused",
+		intakeStore: func(w *world, s sluice.Store) sluice.Store { return noRecipientHash{s} },
+	},
+	{
+		Name:        "history-of-another",
+		Breaks:      "a GET shows the event history of another operation",
+		intakeStore: func(w *world, s sluice.Store) sluice.Store { return otherHistory{s, w} },
+	},
+	{
+		Name:        "adopts-holder-token",
+		Breaks:      "a fenced worker re-reads the row and retries its write under the current holder's token",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return adoptToken{s, a} },
 	},
 	{
 		Name:   "lease-not-renewed",
@@ -441,7 +469,8 @@ func (m *resendRejectFails) Broadcast(ctx context.Context, tx tron.Transaction) 
 	if err == nil && m.sent[id] && tron.Read(res.Code) == tron.HardReject {
 		if owner, ok := m.a.w.store.TxidOwner(id); ok {
 			if row, gerr := m.a.w.store.Get(ctx, owner); gerr == nil {
-				m.a.w.store.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
+				// Through the worker's own store view, as the core's write would be.
+				storeView{m.a}.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
 					From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Note: "re-send rejected (mutant)"})
 			}
 		}
@@ -483,4 +512,97 @@ func forgeSuccess(a *actor, info *tron.TxInfo) {
 	}
 	info.Receipt = tron.ReceiptSuccess
 	info.Logs = []tron.Log{tron.TransferLog(tron.USDTContract, a.w.hot, row.Request.To, uint64(row.Request.Amount))}
+}
+
+// --- mutants of the oracle's issue: self-consistent bugs ---
+
+// badSignature signs, then spoils the signature, as a signer with the wrong
+// key or a core that signs the wrong bytes would.
+type badSignature struct{ tron.Signer }
+
+func (m badSignature) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
+	sig, err := m.Signer.Sign(ctx, raw)
+	if err == nil && len(sig) > 0 {
+		sig = append([]byte(nil), sig...)
+		sig[0] ^= 0xff
+	}
+	return sig, err
+}
+
+// scaled stores ten times the amount with the request hash of that amount,
+// as intake would with a parser that reads "1.5" as 15 USDT: everything
+// downstream (hash, replays, envelope, confirmation) agrees with itself.
+type scaled struct{ sluice.Store }
+
+func (m scaled) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	honest := op.RequestHash
+	op.Request.Amount *= 10
+	op.RequestHash = intake.RequestHash(op.ID, op.Request)
+	row, created, err := m.Store.Insert(ctx, op)
+	if err == nil && !created && row.RequestHash == op.RequestHash {
+		row.RequestHash = honest // the same (misread) payload: the service sees a match
+	}
+	return row, created, err
+}
+
+// noRecipientHash keys the payload comparison on a hash without the
+// recipient.
+type noRecipientHash struct{ sluice.Store }
+
+func hashWithoutRecipient(op sluice.NewOperation) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%s", op.ID, op.Request.Amount, op.Request.Asset))
+	return hex.EncodeToString(sum[:])
+}
+
+func (m noRecipientHash) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	honest := op.RequestHash
+	op.RequestHash = hashWithoutRecipient(op)
+	row, created, err := m.Store.Insert(ctx, op)
+	if err == nil && !created && row.RequestHash == op.RequestHash {
+		row.RequestHash = honest
+	}
+	return row, created, err
+}
+
+// otherHistory answers a log read with the log of the operation created just
+// before (or after, for the first one), as a query with a wrong join would.
+type otherHistory struct {
+	sluice.Store
+	w *world
+}
+
+func (m otherHistory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	ops := m.w.store.Snapshot().Operations
+	for i, op := range ops {
+		if op.ID != id || len(ops) < 2 {
+			continue
+		}
+		other := ops[max(i-1, 0)]
+		if i == 0 {
+			other = ops[1]
+		}
+		return m.Store.Events(ctx, other.ID)
+	}
+	return m.Store.Events(ctx, id)
+}
+
+// adoptToken retries a fenced write under whatever token the row now
+// carries, when the row is still in the state the worker expects: fencing
+// bypassed by "helpful" retry code.
+type adoptToken struct {
+	sluice.Store
+	a *actor
+}
+
+func (m adoptToken) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	op, err := m.Store.CAS(ctx, c)
+	if !errors.Is(err, sluice.ErrFenced) {
+		return op, err
+	}
+	row, gerr := m.a.w.store.Get(ctx, c.ID)
+	if gerr != nil || row.State != c.From || row.Token == c.Token || row.State.Terminal() {
+		return op, err
+	}
+	c.Token = row.Token
+	return m.Store.CAS(ctx, c)
 }

@@ -28,7 +28,7 @@ import (
 // ModelVersion fingerprints how the worlds model sluice. Bump it whenever a
 // change makes old traces ask different questions, so that replaying one says
 // so up front instead of diverging mysteriously.
-const ModelVersion = "worlds/4"
+const ModelVersion = "worlds/5"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -49,6 +49,9 @@ type Result struct {
 
 	// Stats are what the run did, for reports: always filled.
 	Stats Stats
+	// Outcomes say how the run's withdrawals ended and why (model's
+	// reading): always filled.
+	Outcomes model.Outcomes
 
 	// Snapshot is what the checkers looked at (only when tracing).
 	Snapshot *model.Snapshot
@@ -58,8 +61,8 @@ type Result struct {
 	Linearizability *model.LinearizabilityReport
 
 	// Wall-clock costs, measured only when Options.Now is set: the whole
-	// run, and the linearizability check within it.
-	Elapsed, LinCheck time.Duration
+	// run, and the checkers within it.
+	Elapsed, CheckTime time.Duration
 }
 
 // Failed reports whether any invariant was violated.
@@ -153,6 +156,21 @@ type world struct {
 	clients int // clients still to answer
 	seen    map[tron.Txid]bool
 	gen     map[int]int // incarnations per worker slot
+
+	// The world's own record of who did what (never the store's), for
+	// one-writer and audit-log.
+	claims    []model.ClaimRecord
+	writes    []model.WriteRecord
+	releases  []model.ReleaseRecord
+	envelopes []sluice.Envelope
+	stored    map[tron.Txid]bool // txids in envelopes
+
+	// Transactions the chain may still hear of by another path: sends a
+	// node lost, and pool entries it dropped. The relay process re-sends
+	// them as a peer would.
+	sent      map[tron.Txid]tron.Transaction // every transaction a worker broadcast
+	lostTxid  tron.Txid                      // the broadcast the node is losing right now
+	relayable []tron.Transaction
 }
 
 func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o Options) *Result {
@@ -180,6 +198,8 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		tally:  map[string]int{},
 		seen:   map[tron.Txid]bool{},
 		gen:    map[int]int{},
+		stored: map[tron.Txid]bool{},
+		sent:   map[tron.Txid]tron.Transaction{},
 	}
 	w.store = store.NewMemory(s, cfg.Lease.D())
 	w.node = mocknode.New(s, mocknode.Config{
@@ -202,6 +222,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if cfg.ChainEvents {
 		s.Spawn("chain", w.chainLoop)
 	}
+	if cfg.RelayP > 0 {
+		s.Spawn("relay", w.relayLoop)
+	}
 	s.Spawn("conductor", w.conduct)
 
 	err := s.Run()
@@ -210,18 +233,19 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		res.Pruned = true
 		return res
 	}
-	snap := w.snapshot(errors.Is(err, sim.ErrBudget))
-	res.Violations = model.Check(snap)
+	res.Tally = w.faultTally()
+	snap := w.snapshot(errors.Is(err, sim.ErrBudget), header, res.Tally)
+	var checkBegan time.Time
+	if o.Now != nil {
+		checkBegan = o.Now()
+	}
+	vs, linRep := model.CheckAll(snap, LinCheckTimeout)
+	if o.Now != nil {
+		res.CheckTime = o.Now().Sub(checkBegan)
+	}
+	res.Violations = vs
 	res.Stats = statsOf(snap)
-	var linBegan time.Time
-	if o.Now != nil {
-		linBegan = o.Now()
-	}
-	lin, linRep := model.CheckLinearizable(snap, LinCheckTimeout)
-	if o.Now != nil {
-		res.LinCheck = o.Now().Sub(linBegan)
-	}
-	res.Violations = append(res.Violations, lin...)
+	res.Outcomes = model.CountOutcomes(snap)
 	if tracing {
 		res.Linearizability = linRep
 	}
@@ -232,7 +256,6 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		res.Failure = err.Error()
 		res.Violations = append(res.Violations, model.Violation{Invariant: "panic", Message: err.Error()})
 	}
-	res.Tally = w.faultTally()
 	if tracing {
 		cfgJSON, _ := json.Marshal(header)
 		verdict, _ := json.Marshal(res.Violations)
@@ -290,8 +313,7 @@ func (w *world) spawnClients() {
 			w.count("client-duplicate")
 			continue
 		case cfg.ConflictEvery > 0 && n%cfg.ConflictEvery == 0:
-			other := sub
-			other.Amount = (amount%amountMax + 1).String()
+			other := w.conflicting(sub, amount)
 			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
 			w.spawnClient(fmt.Sprintf("c%d*", n), other, 1)
 			w.count("client-conflict")
@@ -299,6 +321,30 @@ func (w *world) spawnClients() {
 		}
 		w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
 	}
+}
+
+// conflicting is a later post under sub's id that changes one thing, drawn
+// from the data stream: the recipient, the amount, the asset, or the id's
+// letter case, alone (the same instruction, to be replayed) or together
+// with the recipient. An intake that compares payloads with a field left
+// out, or ids by their spelling, answers one of these wrongly.
+func (w *world) conflicting(sub intake.Submission, amount money.Amount) intake.Submission {
+	other := sub
+	elsewhere := tron.AddressFromBytes20([20]byte{0xd0, byte(w.data.Uint32()), byte(w.data.Uint32()), 0x42})
+	switch w.data.IntN(5) {
+	case 0:
+		other.ToAddress = elsewhere.String()
+	case 1:
+		other.Amount = (amount%amountMax + 1).String()
+	case 2:
+		other.Asset = strings.ToLower(sub.Asset) // not the asset: refused at the door
+	case 3:
+		other.OperationID = strings.ToUpper(sub.OperationID) // the same instruction
+	case 4:
+		other.OperationID = strings.ToUpper(sub.OperationID)
+		other.ToAddress = elsewhere.String()
+	}
+	return other
 }
 
 // count tallies a client fault of a kept withdrawal.
@@ -337,10 +383,9 @@ func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
 	body, _ := json.Marshal(map[string]string{
 		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
 	})
-	hash := ""
-	if op, err := intake.Normalize(sub); err == nil {
-		hash = op.RequestHash
-	}
+	// What the client means, in its own strings: the oracle reads it with
+	// its own code, never with intake's.
+	sent := model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset}
 	w.s.Spawn(name, func(p *sim.Proc) {
 		defer func() {
 			w.s.Touch("clients", true)
@@ -353,11 +398,11 @@ func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
 				w.tally["client-retry"]++
 				p.Sleep(w.cfg.ClientRetryBackoff.D())
 			}
-			rec := model.IntakeRecord{Client: name, ID: sub.OperationID, RequestHash: hash, Call: w.tick()}
-			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", body)
+			rec := model.IntakeRecord{Client: name, ID: sub.OperationID, Sent: sent, Call: w.tick()}
+			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", body, "")
 			if ok {
 				rec.Return = resp.ret
-				rec.Outcome, rec.Returned, rec.State = classifyPost(resp)
+				rec.Outcome, rec.Answer, rec.State = classifyPost(resp)
 				answered = rec.Outcome != model.Failed
 				if rec.Outcome == model.Failed {
 					rec.Return = 0 // a 5xx says nothing about whether the insert committed
@@ -383,12 +428,14 @@ type response struct {
 	replay bool
 	body   []byte
 	ret    int64
+	retLog int // the events of the operation asked for at ret (logOf)
 }
 
 // request runs one HTTP request through the real handler in a server
 // process of its own, so that the client can give up on it while it goes
-// on. ok is false if no answer came within ClientTimeout.
-func (w *world) request(client *sim.Proc, name, method, path string, body []byte) (resp response, ok bool) {
+// on. ok is false if no answer came within ClientTimeout. With logOf set,
+// the answer also counts that operation's events at the moment of return.
+func (w *world) request(client *sim.Proc, name, method, path string, body []byte, logOf string) (resp response, ok bool) {
 	waiting, done := true, false
 	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
 		p.Local = &actor{w: w, p: p, server: true}
@@ -412,6 +459,9 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 		rec := httptest.NewRecorder()
 		w.handler.ServeHTTP(rec, req)
 		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick()}
+		if logOf != "" {
+			resp.retLog = w.logLen(logOf)
+		}
 		done = true
 		if waiting {
 			client.Wake()
@@ -424,41 +474,46 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 
 // classifyPost reads an answer as the client would: the status, the replay
 // header, and the payload in the body.
-func classifyPost(r response) (model.Outcome, string, sluice.State) {
+func classifyPost(r response) (model.Outcome, model.Payload, sluice.State) {
 	switch {
 	case r.code == http.StatusCreated:
-		h, st := bodyHash(r.body)
-		return model.Created, h, st
+		p, st, _, _ := model.ReadAnswer(r.body)
+		return model.Created, p, st
 	case r.code == http.StatusOK && r.replay:
-		h, st := bodyHash(r.body)
-		return model.Replayed, h, st
+		p, st, _, _ := model.ReadAnswer(r.body)
+		return model.Replayed, p, st
 	case r.code == http.StatusConflict:
-		return model.Conflict, "", sluice.None
+		return model.Conflict, model.Payload{}, sluice.None
 	case r.code == http.StatusUnprocessableEntity:
-		return model.Invalid, "", sluice.None
+		return model.Invalid, model.Payload{}, sluice.None
 	}
-	return model.Failed, "", sluice.None
+	return model.Failed, model.Payload{}, sluice.None
 }
 
-// bodyHash is the request hash of the payload an answer carries: what the
-// client can tell about which instruction the server holds.
-func bodyHash(b []byte) (string, sluice.State) {
-	h, st, _ := intake.AnswerPayload(b)
-	return h, st
+// logLen counts an operation's events now, read straight from the store
+// (no yield point: the world looking, not a process acting).
+func (w *world) logLen(id string) int {
+	evs, err := w.store.Events(w.ctx, sluice.OperationID(strings.ToLower(id)))
+	if err != nil {
+		return 0
+	}
+	return len(evs)
 }
 
-// read GETs an operation and records what it saw; a read that gets no
-// answer tells nothing and is not recorded.
+// read GETs an operation and records what it saw, with the length of the
+// operation's log at the call and at the return: the window of instants the
+// answer must come from. A read that gets no answer tells nothing and is
+// not recorded.
 func (w *world) read(p *sim.Proc, name, id string) {
-	rec := model.ReadRecord{Client: name, ID: id, Call: w.tick()}
-	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+id, nil)
-	if !ok || (resp.code != http.StatusOK && resp.code != http.StatusNotFound) {
+	rec := model.ReadRecord{Client: name, ID: id, Call: w.tick(), Bounded: true, LogAtCall: w.logLen(id)}
+	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+id, nil, id)
+	if !ok {
 		return
 	}
-	rec.Return = resp.ret
+	rec.Return, rec.LogAtReturn, rec.Status = resp.ret, resp.retLog, resp.code
 	if resp.code == http.StatusOK {
 		rec.Present = true
-		rec.RequestHash, rec.State = bodyHash(resp.body)
+		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(resp.body)
 	}
 	w.reads = append(w.reads, rec)
 	w.tally["client-read"]++
@@ -549,10 +604,14 @@ func (w *world) spawnWorker(slot, gen int) {
 				a.node = m.workerNode(a, a.node)
 			}
 		}
+		var sign tron.Signer = signer{a: a, inner: w.sign}
+		if m, ok := mutant(w.cfg.Mutant); ok && m.workerSign != nil {
+			sign = m.workerSign(sign)
+		}
 		worker := &sluice.Worker{
 			ID: sluice.WorkerID(name),
 			Pipeline: &sluice.Pipeline{
-				Store: st, Node: a.node, Signer: signer{a: a, inner: w.sign},
+				Store: st, Node: a.node, Signer: sign,
 				Clock: clock{a}, HotWallet: w.hot, Config: w.cfg.Sluice,
 			},
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
@@ -593,7 +652,7 @@ func (w *world) restartLater(a *actor) {
 // nodeFault is the mock node's fault hook: every lie in the menu, chosen on
 // the tape, until the heal point.
 func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
-	if !w.faulty() {
+	if !w.faulty() || c.Worker == relayName {
 		return mocknode.None
 	}
 	if c.Kind != mocknode.Broadcast {
@@ -610,9 +669,55 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 		}
 	}
 	if w.s.Chance("lie", w.cfg.BroadcastLieP) {
-		return broadcastLies[w.s.Choose("lie-kind", len(broadcastLies))]
+		f := broadcastLies[w.s.Choose("lie-kind", len(broadcastLies))]
+		if f == mocknode.LoseRequest {
+			w.lostTxid = c.Txid // the node wrapper keeps the bytes for a relay
+		}
+		return f
 	}
 	return mocknode.None
+}
+
+// relayName is the node client of the relay: a peer that re-sends what
+// some node lost. The node's faults never touch it.
+const relayName = "relay"
+
+// relayLoop, until the heal point, now and then hands the chain a
+// transaction some node lost (a send that never arrived, a pool entry
+// dropped by an eviction or a restart), as a peer's pool or a relay would:
+// the send a worker believes lost can still land, while its envelope is
+// valid. Proof of death must hold against that.
+func (w *world) relayLoop(p *sim.Proc) {
+	for {
+		p.Sleep(w.cfg.ChainGaps[w.s.Choose("relay-gap", len(w.cfg.ChainGaps))].D())
+		if !w.faulty() {
+			return
+		}
+		if len(w.relayable) == 0 || !w.s.Chance("relay", w.cfg.RelayP) {
+			continue
+		}
+		k := w.s.Choose("relay-pick", len(w.relayable))
+		tx := w.relayable[k]
+		w.relayable = slices.Delete(w.relayable, k, k+1)
+		res, err := w.node.Client(relayName).Broadcast(w.ctx, tx)
+		w.s.Touch("chain", true)
+		w.tally["relay"]++
+		if w.s.Tracing() {
+			answer := string(res.Code)
+			if err != nil {
+				answer = err.Error()
+			}
+			w.s.Event(fmt.Sprintf("relay re-sends %s -> %s", tx.Txid().Short(), answer))
+		}
+	}
+}
+
+// dropped makes a transaction the node just dropped from its pool
+// relayable.
+func (w *world) dropped(id tron.Txid) {
+	if tx, ok := w.sent[id]; ok && w.cfg.RelayP > 0 {
+		w.relayable = append(w.relayable, tx)
+	}
 }
 
 var broadcastLies = []mocknode.Fault{
@@ -631,11 +736,15 @@ func (w *world) chainLoop(p *sim.Proc) {
 		}
 		switch w.s.Choose("chain-event", 3) {
 		case 0:
+			for _, id := range w.node.Pool() {
+				w.dropped(id)
+			}
 			w.node.Restart()
 			w.s.Event("node restarts: pending pool lost")
 		case 1:
 			if pool := w.node.Pool(); len(pool) > 0 {
 				id := pool[w.s.Choose("evict", len(pool))]
+				w.dropped(id)
 				w.node.Evict(id)
 				w.s.Event("node evicts " + id.Short())
 			}
@@ -668,9 +777,27 @@ func (w *world) conduct(p *sim.Proc) {
 	}
 }
 
-func (w *world) snapshot(budgetExhausted bool) *model.Snapshot {
+// snapshot is what the checkers see. The configuration they judge with is
+// the world's as named (header), not as a mutant rewrote it for the core:
+// a core that ignores its configured margin must be caught against it.
+func (w *world) snapshot(budgetExhausted bool, header Config, tally []model.Tally) *model.Snapshot {
 	ss := w.store.Snapshot()
+	faultFree := true
+	for _, t := range tally {
+		if t.Count > 0 && !benignKinds[t.Kind] {
+			faultFree = false
+		}
+	}
 	return &model.Snapshot{
+		Claims:       w.claims,
+		Writes:       w.writes,
+		Releases:     w.releases,
+		Envelopes:    w.envelopes,
+		Lease:        header.Lease.D(),
+		SafetyMargin: header.Sluice.SafetyMargin,
+		BuildsMax:    header.Sluice.BuildsMax,
+		FaultFree:    faultFree,
+
 		Operations:      ss.Operations,
 		Events:          ss.Events,
 		Wire:            w.node.Wire(),
@@ -687,6 +814,11 @@ func (w *world) snapshot(budgetExhausted bool) *model.Snapshot {
 		BudgetExhausted: budgetExhausted,
 	}
 }
+
+// benignKinds are tally kinds that are no fault to the processor: clients
+// that read, post twice, reuse an id or send garbage. A run in which only
+// these fired is fault-free, and must confirm every valid withdrawal.
+var benignKinds = map[string]bool{"client-read": true, "client-duplicate": true, "client-conflict": true, "client-invalid": true}
 
 // faultTally counts what actually fired this run: worker faults, node lies,
 // chain events and hostile clients, every known kind listed.

@@ -53,7 +53,7 @@ func TestChaosSampleIsGreenAndHostile(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"worker-crash", "worker-pause", "worker-pause-before-write", "node-lose-request",
-		"node-accept-then-timeout", "node-expiration-lie", "client-duplicate", "chain-missed-slot"} {
+		"node-accept-then-timeout", "node-expiration-lie", "client-duplicate", "chain-missed-slot", "slow-call", "relay"} {
 		if fired[k] == 0 {
 			t.Errorf("fault %s never fired in 30 seeds", k)
 		}
@@ -160,9 +160,9 @@ func TestCheckThenInsertIsCaught(t *testing.T) {
 func TestMutantTraceReplays(t *testing.T) {
 	cfg := Chaos()
 	cfg.Mutant = "check-then-insert"
-	res := Run(cfg, 3, Options{Tracing: true})
+	res := Run(cfg, 10, Options{Tracing: true})
 	if !res.Failed() {
-		t.Fatal("seed 3 of check-then-insert should fail")
+		t.Fatal("seed 10 of check-then-insert should fail")
 	}
 	tr, err := sim.ReadTrace(bytes.NewReader(res.Trace.Bytes()))
 	if err != nil {
@@ -281,7 +281,8 @@ func BenchmarkExhaustivePair(b *testing.B) {
 // write-ahead mutant needs one crash (the taker-over finds the envelope
 // too close to expiry, rebuilds, and sends a second transfer); the fencing
 // mutant needs a pause and a crash (the zombie wakes after its rival
-// rebuilt and crashed, and its stale write lands).
+// rebuilt and crashed, and its stale write lands; one-writer sees the
+// zombie write under its rival's token as soon as it happens).
 func TestExhaustiveFindsMutants(t *testing.T) {
 	pauseAndCrash := DefaultExhaustiveBounds()
 	pauseAndCrash.Pauses, pauseAndCrash.Preemptions = 1, 0
@@ -291,7 +292,7 @@ func TestExhaustiveFindsMutants(t *testing.T) {
 		invariant string
 	}{
 		{"send-before-write-ahead", DefaultExhaustiveBounds(), "at-most-once"},
-		{"cas-ignores-token", pauseAndCrash, "audit-log"},
+		{"cas-ignores-token", pauseAndCrash, "one-writer"},
 	} {
 		cfg := Pair()
 		cfg.Mutant = c.mutant
@@ -419,4 +420,67 @@ func history(s *model.Snapshot) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// Goal: a calm run pays every valid withdrawal, and says so; a core that
+// pays nobody (every envelope unusable) fails on progress, although it
+// keeps every safety invariant.
+func TestCalmConfirmsEverything(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		res := Run(Calm(), seed, Options{})
+		for _, v := range res.Violations {
+			t.Errorf("calm seed %d: %s", seed, v)
+		}
+		o := res.Outcomes
+		if o.Requested != Calm().Withdrawals || o.Confirmed != o.Requested || o.Accepted != o.Requested {
+			t.Errorf("calm seed %d: outcomes %s, want all %d confirmed", seed, o, Calm().Withdrawals)
+		}
+	}
+	cfg := Calm()
+	cfg.Mutant = "unusable-envelope"
+	res := Run(cfg, 1, Options{})
+	if !violates(res, "progress") {
+		t.Errorf("unusable-envelope on calm: violations %v, want progress", res.Violations)
+	}
+	for _, v := range res.Violations {
+		if v.Invariant != "progress" {
+			t.Errorf("unusable-envelope on calm also broke %s: the planted bug moves no money, only progress can see it", v)
+		}
+	}
+	if res.Outcomes.Confirmed != 0 || res.Outcomes.Failed != res.Outcomes.Requested {
+		t.Errorf("unusable-envelope on calm: outcomes %s, want every withdrawal failed", res.Outcomes)
+	}
+}
+
+// Goal: bugs that are wrong in a self-consistent way (the code agrees with
+// itself, so a checker that computed its expectations with it would pass)
+// are caught by the independent oracle: a wrong amount scale in the parser,
+// a request hash that leaves out the recipient, a GET that shows another
+// operation's history, a worker that adopts the current holder's token.
+func TestOracleCatchesSelfConsistentBugs(t *testing.T) {
+	for _, c := range []struct {
+		mutant    string
+		invariant string
+		seedsMax  uint64
+	}{
+		{"amount-scale", "conservation", 1},
+		{"amount-scale", "intake-uniqueness", 1},
+		{"hash-ignores-recipient", "intake-uniqueness", 5},
+		{"history-of-another", "linearizable-intake", 5},
+		{"adopts-holder-token", "one-writer", 100},
+	} {
+		cfg := Chaos()
+		cfg.Mutant = c.mutant
+		caught := uint64(0)
+		for seed := uint64(1); seed <= c.seedsMax && caught == 0; seed++ {
+			if violates(Run(cfg, seed, Options{}), c.invariant) {
+				caught = seed
+			}
+		}
+		if caught == 0 {
+			t.Errorf("%s: no %s violation within %d chaos seeds", c.mutant, c.invariant, c.seedsMax)
+		} else {
+			t.Logf("%s: %s at seed %d", c.mutant, c.invariant, caught)
+		}
+	}
 }

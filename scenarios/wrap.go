@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"sluicesim/model"
 	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -41,6 +42,16 @@ func (a *actor) pointAfter() { a.yield(true) }
 func (a *actor) yield(after bool) {
 	a.p.ExitIfDead()
 	w := a.w
+	if after && a.worker && w.faulty() && w.s.Chance("slow-call", w.cfg.SlowCallP) {
+		// The call took effect; its answer is slow to come back. Shorter
+		// than the lease, so the worker still holds its claim when it
+		// reads the answer, while the chain and other workers move on.
+		d := w.cfg.SlowCalls[w.s.Choose("slow-len", len(w.cfg.SlowCalls))].D()
+		w.tally["slow-call"]++
+		a.event("SLOW answer %s", d)
+		a.p.Sleep(d)
+		a.p.ExitIfDead()
+	}
 	if a.worker && w.faulty() && (!w.cfg.FaultsAtWork || a.busy && after) && w.s.Chance("fault", w.cfg.WorkerFaultP) {
 		switch w.s.Choose("fault-kind", 3) {
 		case 0:
@@ -174,6 +185,9 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 	}
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
 	s.a.busy = len(ops) > 0
+	for _, op := range ops {
+		s.a.w.claims = append(s.a.w.claims, model.ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()})
+	}
 	// A claim reads which rows are claimable (not their contents) and
 	// writes the rows it takes.
 	if s.a.w.s.Observing() {
@@ -205,6 +219,9 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	before := s.a.claimable(c.ID)
 	row, err := s.a.w.store.CAS(ctx, c)
 	s.a.wroteRow(c.ID, before)
+	if err == nil {
+		s.a.landed(c, row)
+	}
 	if s.a.w.s.Tracing() {
 		extra := ""
 		if c.Envelope != nil {
@@ -224,6 +241,12 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 	before := s.a.claimable(id)
 	err := s.a.w.store.Release(ctx, id, token, after)
 	s.a.wroteRow(id, before)
+	if err == nil {
+		// A stale release changes nothing in the store, and ends nothing in
+		// one-writer's reckoning either: it names a token whose lease a
+		// later claim already replaced.
+		s.a.w.releases = append(s.a.w.releases, model.ReleaseRecord{Op: id, Token: token, Proc: s.a.p.Name(), At: s.a.w.s.Now()})
+	}
 	s.a.event("release %s token=%d after=%s%s", s.a.w.name(id), token, after, errSuffix(err))
 	s.a.pointAfter()
 	return err
@@ -237,6 +260,20 @@ func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.
 	return evs, err
 }
 
+// landed records a write that the store accepted, as the world saw it: the
+// event it appended, the token the row now carries, the process that made
+// the call; and the envelope it stored, whose raw data audit-log re-derives
+// a later rebuild's evidence from.
+func (a *actor) landed(c sluice.Change, row sluice.Operation) {
+	w := a.w
+	w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: c.ID, Token: row.Token,
+		Proc: a.p.Name(), At: w.s.Now(), Terminal: c.To.Terminal()})
+	if c.Envelope != nil && !w.stored[c.Envelope.Txid] {
+		w.stored[c.Envelope.Txid] = true
+		w.envelopes = append(w.envelopes, row.Envelope)
+	}
+}
+
 // node wraps the worker's mock node client.
 type node struct {
 	a     *actor
@@ -245,7 +282,17 @@ type node struct {
 
 func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	n.a.point()
+	w := n.a.w
+	id := tx.Txid()
+	if _, ok := w.sent[id]; !ok {
+		w.sent[id] = tx
+	}
 	res, err := n.inner.Broadcast(ctx, tx)
+	if w.lostTxid == id {
+		// The node lost this send; a peer may still carry it.
+		w.lostTxid = tron.Txid{}
+		w.dropped(id)
+	}
 	n.a.w.s.Touch("chain", true)
 	if err != nil {
 		n.a.event("broadcast %s -> %v", tx.Txid().Short(), err)
