@@ -33,7 +33,10 @@ type Run struct {
 	Elapsed time.Duration
 
 	Invariants []InvariantCount // in model.Invariants order
-	Faults     []model.Tally    // sorted by kind (model.MergeTallies order)
+	// Outcomes are how the withdrawals ended, summed over seeds (nil: not
+	// counted, as for a kill table).
+	Outcomes *model.Outcomes
+	Faults   []model.Tally // sorted by kind (model.MergeTallies order)
 
 	// Transitions is the event log's edges summed over seeds, [from][to]
 	// (scenarios.Stats.Transitions added up).
@@ -53,6 +56,7 @@ type Run struct {
 // InvariantCount is one row of the invariant table.
 type InvariantCount struct {
 	Name          string
+	Doc           string // model's one-line doc
 	SeedsViolated int
 }
 
@@ -207,6 +211,7 @@ type invRow struct {
 	Name          string
 	SeedsViolated int
 	Share         string
+	Doc           string
 }
 
 type faultRow struct {
@@ -240,7 +245,7 @@ func indexView(r *Run) *indexPage {
 		if r.SeedsRun > 0 {
 			share = fmt.Sprintf("%.2f%%", 100*float64(ic.SeedsViolated)/float64(r.SeedsRun))
 		}
-		p.Invariants = append(p.Invariants, invRow{ic.Name, ic.SeedsViolated, share})
+		p.Invariants = append(p.Invariants, invRow{ic.Name, ic.SeedsViolated, share, ic.Doc})
 	}
 	for _, t := range r.Faults {
 		p.Faults = append(p.Faults, faultRow{t.Kind, t.Count})

@@ -466,6 +466,7 @@ type summary struct {
 	Violations      []seedViolation    `json:"violations"`
 	ViolationsShown int                `json:"violations_listed"`
 	Faults          []model.Tally      `json:"faults"`
+	Outcomes        model.Outcomes     `json:"outcomes"`
 	FirstFailure    *firstFailure      `json:"first_failure,omitempty"`
 	Timing          map[string]float64 `json:"timing"`
 }
@@ -559,6 +560,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		}
 	}
 	sum.Faults = agg.faults()
+	sum.Outcomes = agg.outcomes
 	sum.ViolationsShown = len(sum.Violations)
 
 	fmt.Fprintf(stdout, "world %s%s, strategy %s, seeds %d..%d", cfg.Name, mutantNote(cfg), o.strategy, o.seedStart, o.seedStart+uint64(o.seeds)-1)
@@ -566,7 +568,9 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", shard %d/%d", o.shardI, o.shardN)
 	}
 	fmt.Fprintf(stdout, ": %d seeds run, %d with violations\n\n", total, sum.SeedsFailed)
-	fmt.Fprintln(stdout, "invariant              seeds violated")
+	fmt.Fprintf(stdout, "withdrawals (all seeds): %s\n", sum.Outcomes)
+	fmt.Fprintln(stdout, outcomeVerdict(sum.Outcomes))
+	fmt.Fprintln(stdout, "\ninvariant              seeds violated")
 	for _, inv := range sortedKeys(sum.PerInvariant) {
 		fmt.Fprintf(stdout, "  %-20s %d\n", inv, sum.PerInvariant[inv])
 	}
@@ -614,7 +618,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		"seeds_per_second": float64(total) / elapsed.Seconds(),
 		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
 		"goroutines":       float64(runtime.NumGoroutine()),
-		"lin_check_share":  agg.linShare(),
+		"check_share":      agg.checkShare(),
 	}
 	if o.json != "" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
@@ -623,17 +627,32 @@ func explore(o *options, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; linearizability check %.1f%% of run time; heap in use %.0f MiB, %d goroutines)\n",
-		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel, 100*agg.linShare(),
+	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; checkers %.1f%% of run time; heap in use %.0f MiB, %d goroutines)\n",
+		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel, 100*agg.checkShare(),
 		float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine())
 	return code
+}
+
+// outcomeVerdict is one line on what the withdrawals' outcomes say, so that
+// a run that confirmed nothing, or failed many, cannot be missed.
+func outcomeVerdict(o model.Outcomes) string {
+	switch {
+	case o.Requested == 0:
+		return "  NOTHING was requested: this run tested no withdrawal"
+	case o.Confirmed == 0:
+		return "  NOTHING was confirmed: no withdrawal was paid in any seed"
+	case o.Confirmed == o.Requested:
+		return "  every valid withdrawal was confirmed"
+	}
+	return fmt.Sprintf("  %.1f%% of valid withdrawals confirmed; failures by verified reason above (progress checks each)",
+		100*float64(o.Confirmed)/float64(o.Requested))
 }
 
 func sortedKeys(m map[string]int) []string {
 	// Invariants first in their stable order, then anything else (panics).
 	var keys []string
 	seen := map[string]bool{}
-	for _, k := range model.Invariants {
+	for _, k := range model.InvariantNames() {
 		if _, ok := m[k]; ok {
 			keys = append(keys, k)
 			seen[k] = true
@@ -672,7 +691,8 @@ type aggregate struct {
 	rebuilds       []int
 	steps          []int
 	elapsed        time.Duration // summed over seeds: wall time inside runs
-	linCheck       time.Duration // of which the linearizability check
+	checkTime      time.Duration // of which the checkers
+	outcomes       model.Outcomes
 	tally          map[string]int
 	perInvariant   map[string]int
 	failed         int
@@ -693,7 +713,7 @@ func bump(h []int, i int) []int {
 func newAggregate(firstSeed uint64, stride, seeds int) *aggregate {
 	a := &aggregate{tally: map[string]int{}, perInvariant: map[string]int{},
 		firstSeed: firstSeed, stride: stride, steps: make([]int, seeds)}
-	for _, inv := range model.Invariants {
+	for _, inv := range model.InvariantNames() {
 		a.perInvariant[inv] = 0
 	}
 	return a
@@ -703,7 +723,8 @@ func (a *aggregate) add(res *scenarios.Result) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.elapsed += res.Elapsed
-	a.linCheck += res.LinCheck
+	a.checkTime += res.CheckTime
+	a.outcomes = a.outcomes.Add(res.Outcomes)
 	for i, row := range res.Stats.Transitions {
 		for j, n := range row {
 			a.transitions[i][j] += n
@@ -755,15 +776,14 @@ func (a *aggregate) sortedFailures() []*scenarios.Result {
 	return a.failures
 }
 
-// linShare is the fraction of the runs' wall time the linearizability
-// check took.
-func (a *aggregate) linShare() float64 {
+// checkShare is the fraction of the runs' wall time the checkers took.
+func (a *aggregate) checkShare() float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.elapsed == 0 {
 		return 0
 	}
-	return float64(a.linCheck) / float64(a.elapsed)
+	return float64(a.checkTime) / float64(a.elapsed)
 }
 
 func (a *aggregate) failedCount() int {

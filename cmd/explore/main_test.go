@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"sluicesim/model"
 )
 
 func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -171,11 +174,11 @@ func stripTiming(s string) string {
 func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.jsonl")
-	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "5", "-trace", path)
+	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "10", "-trace", path)
 	if code != exitViolation {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"linearizable-intake", "first failing seed: 3", "linearizability visualization: ", "-mutant check-then-insert -seed 3"} {
+	for _, want := range []string{"linearizable-intake", "first failing seed: 10", "linearizability visualization: ", "-mutant check-then-insert -seed 10"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -227,14 +230,14 @@ func TestKillTableSurvivorFails(t *testing.T) {
 // gets a page per failing seed.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "3", "-report", dir, "-trace", filepath.Join(dir, "t.jsonl"))
+	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "3", "-seed-start", "8", "-report", dir, "-trace", filepath.Join(dir, "t.jsonl"))
 	if code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	if !strings.Contains(out, "report: "+filepath.Join(dir, "index.html")) {
 		t.Errorf("output does not say where the report is:\n%s", out)
 	}
-	for _, f := range []string{"index.html", "seed-3.html", "seed-3-linearizability.html"} {
+	for _, f := range []string{"index.html", "seed-10.html", "seed-10-linearizability.html"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("report lacks %s: %v", f, err)
 		}
@@ -263,5 +266,62 @@ func TestExhaustive(t *testing.T) {
 	u, _ := strconv.Atoi(count("-max-preemptions", "-1"))
 	if u <= r {
 		t.Errorf("schedules with no preemption bound %d, with one %d: want more", u, r)
+	}
+}
+
+// Goal: the summary says how the withdrawals ended, so that a calm run that
+// confirms everything says so, and a core that pays nobody exits 1 on
+// progress; a self-consistent wrong amount scale exits 1 via the oracle.
+func TestOutcomesAndProgress(t *testing.T) {
+	code, out, errOut := cli(t, "-world", "calm", "-seeds", "3")
+	if code != exitOK {
+		t.Fatalf("calm: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"withdrawals (all seeds): 180 requested, 180 accepted: 180 confirmed, 0 failed", "every valid withdrawal was confirmed", "  progress "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("calm output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = cli(t, "-world", "calm", "-mutant", "unusable-envelope", "-seeds", "2", "-trace", filepath.Join(t.TempDir(), "u.jsonl"))
+	if code != exitViolation {
+		t.Fatalf("unusable-envelope: exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"0 confirmed, 120 failed (unjustified 120)", "NOTHING was confirmed", "progress: op "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("unusable-envelope output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = cli(t, "-mutant", "amount-scale", "-seeds", "1", "-trace", filepath.Join(t.TempDir(), "a.jsonl"))
+	if code != exitViolation || !strings.Contains(out, "conservation: ") {
+		t.Errorf("amount-scale: exit %d, want 1 with a conservation violation\n%s%s", code, out, errOut)
+	}
+}
+
+var updateReadme = flag.Bool("update-readme", false, "rewrite the README's invariant table from model.Invariants")
+
+// Goal: the README's invariant table is the model's table, not a copy that
+// drifts: names, order and one-line docs.
+func TestReadmeInvariants(t *testing.T) {
+	const path = "../../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	begin := strings.Index(s, "<!-- invariants:begin")
+	end := strings.Index(s, "<!-- invariants:end -->")
+	if begin < 0 || end < begin {
+		t.Fatalf("%s has no invariants:begin/end markers", path)
+	}
+	begin += strings.Index(s[begin:], "-->") + len("-->\n")
+	want := model.MarkdownTable()
+	if got := s[begin:end]; got != want {
+		if *updateReadme {
+			if err := os.WriteFile(path, []byte(s[:begin]+want+s[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README's invariant table differs from model.Invariants (run with -update-readme):\nwant:\n%s\ngot:\n%s", want, got)
 	}
 }

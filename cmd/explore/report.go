@@ -47,8 +47,9 @@ func writeExploreReport(o *options, cfg scenarios.Config, agg *aggregate, failur
 		Failures: failurePages(o, cfg, failures),
 	}
 	for _, inv := range model.Invariants {
-		r.Invariants = append(r.Invariants, reports.InvariantCount{Name: inv, SeedsViolated: agg.perInvariant[inv]})
+		r.Invariants = append(r.Invariants, reports.InvariantCount{Name: inv.Name, Doc: inv.Doc, SeedsViolated: agg.perInvariant[inv.Name]})
 	}
+	r.Outcomes = &agg.outcomes
 	return writeReport(o.report, r, stdout)
 }
 
@@ -67,7 +68,7 @@ func writeKillTableReport(o *options, table killTable, elapsed time.Duration, st
 		})
 	}
 	for _, inv := range model.Invariants {
-		r.Invariants = append(r.Invariants, reports.InvariantCount{Name: inv})
+		r.Invariants = append(r.Invariants, reports.InvariantCount{Name: inv.Name, Doc: inv.Doc})
 	}
 	return writeReport(o.report, r, stdout)
 }

@@ -21,10 +21,14 @@ import (
 	"sluicesim/sluice/tron"
 )
 
-// post is one request body with its normalized hash ("" if invalid).
+// post is one request body, the payload it carries in the client's own
+// strings (what the oracle judges against), and its normalized hash ("" if
+// invalid; the plan's own tests use it to check that the plan sends what it
+// means to).
 type post struct {
 	id   string // as sent
 	body []byte
+	sent model.Payload
 	hash string
 }
 
@@ -128,7 +132,7 @@ func invalidPosts(n int, r *mrand.Rand) []post {
 		default:
 			p := submission(newUUID(), to, "1")
 			p.body = bytes.Replace(p.body, []byte(`"USDT-TRC20"`), []byte(`"TRX"`), 1)
-			p.hash = ""
+			p.hash, p.sent.Asset = "", "TRX"
 			out = append(out, p)
 		}
 	}
@@ -144,7 +148,8 @@ func submission(id string, to tron.Address, amount string) post {
 	if op, err := intake.Normalize(sub); err == nil {
 		hash = op.RequestHash
 	}
-	return post{id: id, body: body, hash: hash}
+	return post{id: id, body: body, hash: hash,
+		sent: model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset}}
 }
 
 func newUUID() string {
@@ -232,10 +237,10 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 			case <-time.After(time.Duration(attempt) * 300 * time.Millisecond):
 			}
 		}
-		rec := model.IntakeRecord{Client: fmt.Sprintf("%s.%d", client, attempt), ID: p.id, RequestHash: p.hash}
+		rec := model.IntakeRecord{Client: fmt.Sprintf("%s.%d", client, attempt), ID: p.id, Sent: p.sent}
 		code, hdr, body, ok := h.do(ctx, http.MethodPost, "/v1/withdrawals", p.body, &rec.Call, &rec.Return)
 		if ok {
-			rec.Outcome, rec.Returned, rec.State = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
+			rec.Outcome, rec.Answer, rec.State = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
 		} else {
 			rec.Outcome = model.Failed
 		}
@@ -252,17 +257,20 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 	}
 }
 
-// get reads an operation; an answer other than 200 or 404 tells nothing and
-// is not recorded.
+// get reads an operation and records its answer (a read without one, a
+// transport error, tells nothing and is not recorded). The live check cannot
+// count the log at the call and the return, so the history shown is judged
+// as some prefix of the final log.
 func (h *history) get(ctx context.Context, client, id string) {
 	rec := model.ReadRecord{Client: client, ID: id}
 	code, _, body, ok := h.do(ctx, http.MethodGet, "/v1/withdrawals/"+id, nil, &rec.Call, &rec.Return)
-	if !ok || (code != http.StatusOK && code != http.StatusNotFound) {
+	if !ok {
 		return
 	}
+	rec.Status = code
 	if code == http.StatusOK {
 		rec.Present = true
-		rec.RequestHash, rec.State = bodyHash(body)
+		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(body)
 	}
 	h.mu.Lock()
 	h.reads = append(h.reads, rec)
@@ -302,24 +310,18 @@ func (h *history) do(ctx context.Context, method, path string, body []byte, call
 
 // classifyPost reads an answer as a client would: the status, the replay
 // header and the payload in the body.
-func classifyPost(code int, replay bool, body []byte) (model.Outcome, string, sluice.State) {
+func classifyPost(code int, replay bool, body []byte) (model.Outcome, model.Payload, sluice.State) {
 	switch {
 	case code == http.StatusCreated:
-		h, st := bodyHash(body)
-		return model.Created, h, st
+		p, st, _, _ := model.ReadAnswer(body)
+		return model.Created, p, st
 	case code == http.StatusOK && replay:
-		h, st := bodyHash(body)
-		return model.Replayed, h, st
+		p, st, _, _ := model.ReadAnswer(body)
+		return model.Replayed, p, st
 	case code == http.StatusConflict:
-		return model.Conflict, "", sluice.None
+		return model.Conflict, model.Payload{}, sluice.None
 	case code == http.StatusUnprocessableEntity || code == http.StatusBadRequest:
-		return model.Invalid, "", sluice.None
+		return model.Invalid, model.Payload{}, sluice.None
 	}
-	return model.Failed, "", sluice.None
-}
-
-// bodyHash is the request hash of the instruction an answer carries.
-func bodyHash(b []byte) (string, sluice.State) {
-	h, st, _ := intake.AnswerPayload(b)
-	return h, st
+	return model.Failed, model.Payload{}, sluice.None
 }

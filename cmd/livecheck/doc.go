@@ -24,8 +24,9 @@
 // Once every operation is terminal (bounded by -settle), the workers are
 // stopped, and a model.Snapshot is built from the database (rows and event
 // log) and the node's ground truth (wire, acceptances, inclusions, blocks,
-// solid head). model.Check runs the six invariants and
-// model.CheckLinearizable the client history (porcupine). livecheck prints
+// solid head). model.CheckAll runs every invariant of model.Invariants, the
+// client history's linearizability (porcupine) among them; one-writer has
+// nothing to judge here (no process can watch the claims). livecheck prints
 // the counts and the violations per invariant and exits 1 on any violation
 // or when a count is below its -min-* acceptance bound, 2 if the run could
 // not be set up. Every child process is killed on the way out, on failure

@@ -82,12 +82,15 @@ func TestClassifyPost(t *testing.T) {
 		{http.StatusServiceUnavailable, false, model.Failed},
 		{http.StatusInternalServerError, false, model.Failed},
 	} {
-		got, hash, st := classifyPost(c.code, c.replay, answer)
+		got, shown, st := classifyPost(c.code, c.replay, answer)
 		if got != c.want {
 			t.Errorf("%d replay=%v: %s, want %s", c.code, c.replay, got, c.want)
 		}
-		if (got == model.Created || got == model.Replayed) && (hash != p.orig.hash || st != sluice.Broadcast) {
-			t.Errorf("%d: hash %s state %s, want %s broadcast", c.code, hash, st, p.orig.hash)
+		if got == model.Created || got == model.Replayed {
+			want, _ := model.ReadIntent(p.orig.sent)
+			if in, bad := model.ReadIntent(shown); bad != "" || !model.SameInstruction(in, want) || st != sluice.Broadcast {
+				t.Errorf("%d: answer %+v state %s, want the original instruction %+v, broadcast", c.code, shown, st, p.orig.sent)
+			}
 		}
 	}
 }

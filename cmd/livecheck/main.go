@@ -162,7 +162,7 @@ func (r *report) print(w io.Writer) {
 		r.kills, r.restarts, r.incarnation, r.handedOver)
 	fmt.Fprintf(w, "livecheck: chain: %d blocks, %d broadcasts, %d inclusions; porcupine history of %d operations\n",
 		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
-	for _, inv := range model.Invariants {
+	for _, inv := range model.InvariantNames() {
 		fmt.Fprintf(w, "livecheck: invariant %-20s %d violations\n", inv, r.perInv[inv])
 	}
 	for _, v := range r.violations {
@@ -432,16 +432,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}
 	rep.incarnation, rep.handedOver = incarnations(events)
-	rep.violations = model.Check(snap)
-	lin, linRep := model.CheckLinearizable(snap, time.Minute)
-	rep.violations = append(rep.violations, lin...)
+	var linRep *model.LinearizabilityReport
+	rep.violations, linRep = model.CheckAll(snap, time.Minute)
 	rep.historyOps = linRep.Operations
+	linBroken := false
 	for _, v := range rep.violations {
 		rep.perInv[v.Invariant]++
+		linBroken = linBroken || v.Invariant == model.LinearizableIntake
 	}
 	rep.elapsed = time.Since(began)
 	rep.print(out)
-	if len(lin) > 0 {
+	if linBroken {
 		path := dir + "/porcupine.html"
 		if f, ferr := os.Create(path); ferr == nil {
 			if linRep.Visualize(f) == nil {

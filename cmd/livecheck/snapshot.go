@@ -62,8 +62,23 @@ func readStore(ctx context.Context, pool *pgxpool.Pool) ([]sluice.Operation, []s
 }
 
 // snapshot assembles what the checkers look at.
+//
+// The live check cannot watch who claimed what (Claims stays nil, so
+// one-writer has nothing to judge) nor every envelope stored; it hands the
+// model each row's current envelope, the one a failure after a spent build
+// budget retires, and the configuration `sluice serve` runs with.
 func snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth, h *history, healed, end time.Time, budget time.Duration) *model.Snapshot {
+	cfg := sluice.DefaultConfig()
+	var envelopes []sluice.Envelope
+	for _, op := range ops {
+		if !op.Envelope.Txid.IsZero() {
+			envelopes = append(envelopes, op.Envelope)
+		}
+	}
 	return &model.Snapshot{
+		Envelopes:      envelopes,
+		SafetyMargin:   cfg.SafetyMargin,
+		BuildsMax:      cfg.BuildsMax,
 		Operations:     ops,
 		Events:         events,
 		Wire:           truth.Wire,
