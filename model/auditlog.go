@@ -39,10 +39,10 @@ func CheckAuditLog(s *Snapshot) []Violation {
 	}
 	c := auditContext{
 		s:        s,
-		raw:      make(map[tron.Txid]tron.RawData),
-		blocks:   make(map[int64][]tron.Block),
-		onWire:   make(map[tron.Txid]bool),
-		accepted: make(map[tron.Txid]bool),
+		raw:      make(map[tron.Txid]tron.RawData, len(s.Envelopes)),
+		blocks:   make(map[int64][]tron.Block, len(s.Blocks)),
+		onWire:   make(map[tron.Txid]bool, len(s.Wire)),
+		accepted: make(map[tron.Txid]bool, len(s.Accepted)),
 		onChain:  inclusionsByTxid(s),
 	}
 	for _, b := range s.Blocks {
@@ -66,7 +66,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		}
 	}
 
-	groups := make(map[sluice.OperationID][]sluice.Event)
+	groups := make(map[sluice.OperationID][]sluice.Event, len(s.Operations))
 	for _, e := range s.Events {
 		groups[e.OperationID] = append(groups[e.OperationID], e)
 	}

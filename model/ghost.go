@@ -27,9 +27,20 @@ type ownership struct {
 }
 
 func readOwnership(s *Snapshot) ownership {
+	if s.memo != nil && s.memo.own != nil {
+		return *s.memo.own
+	}
+	o := computeOwnership(s)
+	if s.memo != nil {
+		s.memo.own = &o
+	}
+	return o
+}
+
+func computeOwnership(s *Snapshot) ownership {
 	o := ownership{
-		byOp:   make(map[sluice.OperationID][]tron.Txid),
-		owners: make(map[tron.Txid][]sluice.OperationID),
+		byOp:   make(map[sluice.OperationID][]tron.Txid, len(s.Operations)),
+		owners: make(map[tron.Txid][]sluice.OperationID, len(s.Operations)),
 	}
 	add := func(id sluice.OperationID, t tron.Txid) {
 		if t.IsZero() || slices.Contains(o.byOp[id], t) {
@@ -60,9 +71,15 @@ func moved(in mocknode.Inclusion) bool {
 // inclusionsByTxid indexes the chain. The mock node includes a txid at most
 // once; should two entries ever share one, all are kept, in chain order.
 func inclusionsByTxid(s *Snapshot) map[tron.Txid][]mocknode.Inclusion {
+	if s.memo != nil && s.memo.onChain != nil {
+		return s.memo.onChain
+	}
 	m := make(map[tron.Txid][]mocknode.Inclusion, len(s.Inclusions))
 	for _, in := range s.Inclusions {
 		m[in.Txid] = append(m[in.Txid], in)
+	}
+	if s.memo != nil {
+		s.memo.onChain = m
 	}
 	return m
 }
@@ -70,11 +87,17 @@ func inclusionsByTxid(s *Snapshot) map[tron.Txid][]mocknode.Inclusion {
 // rowsByID indexes the rows by id; with duplicate ids (an intake-uniqueness
 // violation) the first row wins.
 func rowsByID(s *Snapshot) map[sluice.OperationID]*sluice.Operation {
+	if s.memo != nil && s.memo.rows != nil {
+		return s.memo.rows
+	}
 	m := make(map[sluice.OperationID]*sluice.Operation, len(s.Operations))
 	for i := range s.Operations {
 		if _, ok := m[s.Operations[i].ID]; !ok {
 			m[s.Operations[i].ID] = &s.Operations[i]
 		}
+	}
+	if s.memo != nil {
+		s.memo.rows = m
 	}
 	return m
 }
@@ -108,7 +131,13 @@ func describeIntent(in Intent) string {
 // intake-uniqueness reports a row no request created). Never the row alone:
 // a row that disagrees with every client is what the oracle must catch.
 func intents(s *Snapshot) map[sluice.OperationID]Intent {
+	if s.memo != nil && s.memo.meant != nil {
+		return s.memo.meant
+	}
 	out := make(map[sluice.OperationID]Intent)
+	if s.memo != nil {
+		defer func() { s.memo.meant = out }()
+	}
 	for _, r := range s.Intake {
 		if r.Outcome != Created {
 			continue
@@ -189,8 +218,10 @@ type reading struct {
 // CheckAll's own copy of the snapshot (a checker called alone reads
 // without one), so the caller's snapshot is never written.
 func (s *Snapshot) read(p Payload) reading {
-	if r, ok := s.readings[p]; ok {
-		return r
+	if s.memo != nil {
+		if r, ok := s.memo.readings[p]; ok {
+			return r
+		}
 	}
 	in, bad := ReadIntent(p)
 	r := reading{in: in, bad: bad}
@@ -200,18 +231,34 @@ func (s *Snapshot) read(p Payload) reading {
 		sum := sha256.Sum256(fmt.Appendf(nil, "%s|%x|%d|%s", in.ID, in.To, in.Units, in.Asset))
 		r.key = hex.EncodeToString(sum[:])
 	}
-	if s.readings != nil {
-		s.readings[p] = r
+	if s.memo != nil {
+		s.memo.readings[p] = r
 	}
 	return r
 }
 
-// withMemo is the checkers' own shallow copy of s, with an empty memo of
-// payload readings.
+// memo holds what several checkers derive from one snapshot: payload
+// readings and the indexes. Every entry is computed on first use and only
+// read after; the checkers never change what they get from it.
+type memo struct {
+	readings map[Payload]reading
+	own      *ownership
+	onChain  map[tron.Txid][]mocknode.Inclusion
+	rows     map[sluice.OperationID]*sluice.Operation
+	meant    map[sluice.OperationID]Intent
+	judge    *judge
+}
+
+// withMemo is the checkers' own shallow copy of s with an empty memo, so
+// that the caller's snapshot is never written (a checker called alone on
+// it computes without one).
 func withMemo(s *Snapshot) *Snapshot {
-	memo := *s
-	memo.readings = make(map[Payload]reading)
-	return &memo
+	if s.memo != nil {
+		return s
+	}
+	c := *s
+	c.memo = &memo{readings: make(map[Payload]reading)}
+	return &c
 }
 
 // intent is ReadIntent(p), memoized.

@@ -84,13 +84,29 @@ func Check(s *Snapshot) []Violation {
 // CheckAll is Check with the linearizability search bounded by linTimeout,
 // returning porcupine's report too (for drawing it).
 func CheckAll(s *Snapshot, linTimeout time.Duration) ([]Violation, *LinearizabilityReport) {
+	v := Judge(s, linTimeout)
+	return v.Violations, v.Linearizability
+}
+
+// Verdict is everything the model says about one run.
+type Verdict struct {
+	Violations      []Violation
+	Linearizability *LinearizabilityReport
+	Outcomes        Outcomes
+}
+
+// Judge runs every invariant (as CheckAll) and counts the outcomes, sharing
+// one memo of what the checkers derive from the snapshot.
+func Judge(s *Snapshot, linTimeout time.Duration) Verdict {
 	c := &checking{linTimeout: linTimeout}
-	memo := withMemo(s)
-	var out []Violation
+	m := withMemo(s)
+	var v Verdict
 	for _, inv := range Invariants {
-		out = append(out, inv.check(memo, c)...)
+		v.Violations = append(v.Violations, inv.check(m, c)...)
 	}
-	return out, c.linReport
+	v.Linearizability = c.linReport
+	v.Outcomes = CountOutcomes(m)
+	return v
 }
 
 // MarkdownTable renders the table as the README shows it.

@@ -34,7 +34,7 @@ func CheckOneWriter(s *Snapshot) []Violation {
 		op    sluice.OperationID
 		token sluice.FencingToken
 	}
-	claimer := make(map[lease]ClaimRecord)
+	claimer := make(map[lease]ClaimRecord, len(s.Claims))
 	for _, c := range s.Claims {
 		k := lease{c.Op, c.Token}
 		if prev, dup := claimer[k]; dup {
@@ -83,15 +83,15 @@ func CheckOneWriter(s *Snapshot) []Violation {
 	}
 
 	// Leases, per operation in claim order.
-	byOp := make(map[sluice.OperationID][]ClaimRecord)
+	byOp := make(map[sluice.OperationID][]ClaimRecord, len(s.Operations))
 	for _, c := range s.Claims {
 		byOp[c.Op] = append(byOp[c.Op], c)
 	}
-	writesOf := make(map[lease][]WriteRecord)
+	writesOf := make(map[lease][]WriteRecord, len(s.Claims))
 	for _, w := range s.Writes {
 		writesOf[lease{w.Op, w.Token}] = append(writesOf[lease{w.Op, w.Token}], w)
 	}
-	releaseOf := make(map[lease][]time.Time)
+	releaseOf := make(map[lease][]time.Time, len(s.Claims))
 	for _, r := range s.Releases {
 		releaseOf[lease{r.Op, r.Token}] = append(releaseOf[lease{r.Op, r.Token}], r.At)
 	}

@@ -92,9 +92,12 @@ type judge struct {
 }
 
 func newJudge(s *Snapshot) *judge {
+	if s.memo != nil && s.memo.judge != nil {
+		return s.memo.judge
+	}
 	j := &judge{s: s, own: readOwnership(s), onChain: inclusionsByTxid(s),
-		firstWire: make(map[tron.Txid]mocknode.WireAttempt), accepted: make(map[tron.Txid]bool),
-		raw: make(map[tron.Txid]tron.RawData)}
+		firstWire: make(map[tron.Txid]mocknode.WireAttempt, len(s.Envelopes)), accepted: make(map[tron.Txid]bool, len(s.Envelopes)),
+		raw: make(map[tron.Txid]tron.RawData, len(s.Envelopes))}
 	for _, w := range s.Wire {
 		if prev, ok := j.firstWire[w.Txid]; !ok || w.Seq < prev.Seq {
 			j.firstWire[w.Txid] = w
@@ -110,6 +113,9 @@ func newJudge(s *Snapshot) *judge {
 		if _, ok := j.raw[e.Txid]; !ok {
 			j.raw[e.Txid] = e.Raw
 		}
+	}
+	if s.memo != nil {
+		s.memo.judge = j
 	}
 	return j
 }

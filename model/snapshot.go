@@ -67,7 +67,7 @@ type Snapshot struct {
 	LivenessBudget  time.Duration
 	BudgetExhausted bool
 
-	readings map[Payload]reading // the checkers' memo of ReadIntent
+	memo *memo // the checkers' own, on their copy only (withMemo)
 }
 
 // IntakeRecord is one client request and what it was told.

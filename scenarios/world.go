@@ -239,13 +239,13 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if o.Now != nil {
 		checkBegan = o.Now()
 	}
-	vs, linRep := model.CheckAll(snap, LinCheckTimeout)
+	verdict := model.Judge(snap, LinCheckTimeout)
 	if o.Now != nil {
 		res.CheckTime = o.Now().Sub(checkBegan)
 	}
-	res.Violations = vs
+	res.Violations, res.Outcomes = verdict.Violations, verdict.Outcomes
+	linRep := verdict.Linearizability
 	res.Stats = statsOf(snap)
-	res.Outcomes = model.CountOutcomes(snap)
 	if tracing {
 		res.Linearizability = linRep
 	}

@@ -125,6 +125,16 @@ func BenchmarkChaosSeed(b *testing.B) {
 	}
 }
 
+// BenchmarkJudge is what the model costs per chaos seed: every invariant
+// and the outcome count over seed 1's snapshot (part of BenchmarkChaosSeed).
+func BenchmarkJudge(b *testing.B) {
+	snap := Run(Chaos(), 1, Options{keepSnapshot: true}).Snapshot
+	b.ReportAllocs()
+	for b.Loop() {
+		model.Judge(snap, LinCheckTimeout)
+	}
+}
+
 // BenchmarkChaosSeedTraced is the cost of a failing seed's re-run.
 func BenchmarkChaosSeedTraced(b *testing.B) {
 	cfg := Chaos()
