@@ -32,9 +32,9 @@ type fixture struct {
 
 var fixtures = []fixture{
 	// Seed 3 fails intake-uniqueness and linearizable-intake.
-	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 8, seeds: 3, mutants: true},
+	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 1, seeds: 3, mutants: true},
 	// Seed 7 fails at-most-once and conservation (a run-wide violation).
-	{name: "zombies-send-before-write-ahead", world: "zombies", mutant: "send-before-write-ahead", start: 6, seeds: 2},
+	{name: "zombies-send-before-write-ahead", world: "zombies", mutant: "send-before-write-ahead", start: 1, seeds: 2},
 }
 
 var (
@@ -111,7 +111,7 @@ func buildRun(t testing.TB, fx fixture) *Run {
 		r.Mutants = []MutantRow{
 			{Name: "check-then-insert", Breaks: "intake looks the id up, then inserts", World: "chaos", Verdict: "killed",
 				SeedsToKill: 3, KillingSeed: 3, SeedsRun: 3, Invariants: []string{"intake-uniqueness", "linearizable-intake"},
-				Replay: "go run ./cmd/explore -world chaos -mutant check-then-insert -seed 10 -trace check-then-insert-seed10.trace.jsonl"},
+				Replay: "go run ./cmd/explore -world chaos -mutant check-then-insert -seed 2 -trace check-then-insert-seed2.trace.jsonl"},
 			{Name: "txid-not-unique", Breaks: "the store does not enforce that a txid belongs to one operation", World: "chaos",
 				Verdict: "survived-as-listed", SeedsRun: 2000, Uncaught: "the core writes the operation id into every memo"},
 			{Name: "imaginary", Breaks: "a mutant nothing catches", World: "pair", Verdict: "survived", SeedsRun: 2000},
@@ -246,7 +246,7 @@ func TestWriteLinksAndSelfContained(t *testing.T) {
 	if idx != filepath.Join(dir, "index.html") {
 		t.Errorf("Write returned %s", idx)
 	}
-	for _, want := range []string{"index.html", "seed-10.html", "seed-10-linearizability.html"} {
+	for _, want := range []string{"index.html", "seed-2.html", "seed-2-linearizability.html"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
 			t.Errorf("missing %s: %v", want, err)
 		}
@@ -279,12 +279,12 @@ func TestIndexContent(t *testing.T) {
 	}
 	idx := string(files[0].Data)
 	for _, want := range []string{
-		"world <b>chaos</b>", "mutant <b>check-then-insert</b>", "seeds 8..10",
+		"world <b>chaos</b>", "mutant <b>check-then-insert</b>", "seeds 1..3",
 		`<td>intake-uniqueness</td><td class="num">1</td>`,
 		`<tr class="zero"><td>zz-never-fired</td>`, "never fired",
 		"none → requested: ", "class=\"edge unhit\"",
 		"p50 &lt;", "Mutant kill table", `class="verdict-survived"`,
-		`<a href="seed-10.html">10</a>`,
+		`<a href="seed-2.html">2</a>`,
 	} {
 		if !strings.Contains(idx, want) {
 			t.Errorf("index.html lacks %q", want)
@@ -292,13 +292,13 @@ func TestIndexContent(t *testing.T) {
 	}
 	seed := string(files[1].Data)
 	for _, want := range []string{
-		"linearizable-intake", `href="seed-10-linearizability.html"`, "Operation op7",
-		"none → requested", "go run ./cmd/explore -replay chaos-seed10.trace.jsonl",
-		`class="lanes"`, "c7&#39;", // the twin client gets its own lane
+		"linearizable-intake", `href="seed-2-linearizability.html"`, "Operation op14",
+		"none → requested", "go run ./cmd/explore -replay chaos-seed2.trace.jsonl",
+		`class="lanes"`, "c14&#39;", // the twin client gets its own lane
 		"other clients (",
 	} {
 		if !strings.Contains(seed, want) {
-			t.Errorf("seed-10.html lacks %q", want)
+			t.Errorf("seed-2.html lacks %q", want)
 		}
 	}
 	zr := fixtureRuns(t)["zombies-send-before-write-ahead"]
@@ -307,7 +307,7 @@ func TestIndexContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	z := string(zf[1].Data)
-	for _, want := range []string{"at-most-once", "conservation", "Operation op1"} {
+	for _, want := range []string{"at-most-once", "conservation", "Operation op6"} {
 		if !strings.Contains(z, want) {
 			t.Errorf("%s lacks %q", zf[1].Name, want)
 		}

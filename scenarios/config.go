@@ -86,6 +86,9 @@ type Config struct {
 	// the lease): two reads of one step can then straddle a block.
 	SlowCallP float64
 	SlowCalls []Duration `json:",omitempty"`
+	// SignerFailP is the chance, per signing before the heal point, that
+	// the signer fails (a KMS timeout).
+	SignerFailP float64
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -141,7 +144,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("world %s: slow call %s must be positive and shorter than the lease %s", c.Name, d.D(), c.Lease.D())
 		}
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -198,6 +201,7 @@ func Chaos() Config {
 		SlowCallP:         0.01,
 		SlowCalls:         durations(2*time.Second, 5*time.Second, 12*time.Second),
 		RelayP:            0.5,
+		SignerFailP:       0.02,
 
 		HealAt:         Duration(4 * time.Minute),
 		LivenessBudget: Duration(20 * time.Minute),
@@ -242,7 +246,7 @@ func Calm() Config {
 	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
 	c.ServerStallP, c.ClientGetP, c.Reads = 0, 0, 0
 	c.ChainEvents = false
-	c.SlowCallP, c.RelayP = 0, 0
+	c.SlowCallP, c.RelayP, c.SignerFailP = 0, 0, 0
 	c.Skews = durations(0)
 	return c
 }
@@ -303,7 +307,7 @@ func WorldNames() []string {
 var TallyKinds = []string{
 	"client-conflict", "client-duplicate", "client-invalid", "client-read", "client-retry", "client-timeout", "server-stall",
 	"clock-jump", "clock-skew", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
-	"slow-call", "relay",
+	"slow-call", "relay", "signer-fail",
 }
 
 func strictJSON(b []byte, v any) error {

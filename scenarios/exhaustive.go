@@ -34,7 +34,7 @@ func ForExhaustive(c Config) Config {
 	c.ServerStallP = 0
 	c.ReceiptFailP = 0
 	c.QueryLieP = 0
-	c.SlowCallP, c.RelayP = 0, 0
+	c.SlowCallP, c.RelayP, c.SignerFailP = 0, 0, 0
 	c.FaultsAtWork = true
 	return c
 }

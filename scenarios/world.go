@@ -297,10 +297,8 @@ func (w *world) spawnClients() {
 		w.keep = len(cfg.Only) == 0 || slices.Contains(cfg.Only, n)
 		switch {
 		case cfg.InvalidEvery > 0 && n%cfg.InvalidEvery == 0:
-			// A JSON-number-looking amount: refused at the door.
-			bad := sub
-			bad.Amount = "1e6"
-			w.spawnClient(fmt.Sprintf("c%d", n), bad, 0)
+			// Refused at the door, each in its own way.
+			w.spawnClient(fmt.Sprintf("c%d", n), invalidInputs[w.data.IntN(len(invalidInputs))](sub), 0)
 			w.count("client-invalid")
 			continue
 		case cfg.DuplicateEvery > 0 && n%cfg.DuplicateEvery == 0:
@@ -321,6 +319,38 @@ func (w *world) spawnClients() {
 		}
 		w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
 	}
+}
+
+// invalidInputs spoil a valid submission in one field, near the edge of
+// what intake accepts: what a client with a serializer bug, a wrong scale
+// or another network's address sends. Intake must refuse each (the oracle
+// reads them with its own code), and must not store a thing.
+var invalidInputs = []func(intake.Submission) intake.Submission{
+	func(s intake.Submission) intake.Submission { s.Amount = "1e6"; return s },                   // a JSON number's habit
+	func(s intake.Submission) intake.Submission { s.Amount = "18446744078709.551616"; return s }, // wraps a uint64 to 5000 USDT
+	func(s intake.Submission) intake.Submission { s.Amount = "1000000000.000001"; return s },     // one unit over the maximum
+	func(s intake.Submission) intake.Submission { s.Amount = "1.0000001"; return s },             // a seventh decimal
+	func(s intake.Submission) intake.Submission { s.Amount = "0"; return s },
+	func(s intake.Submission) intake.Submission { s.Amount = "01.5"; return s },
+	func(s intake.Submission) intake.Submission { s.Amount = "-5"; return s },
+	func(s intake.Submission) intake.Submission {
+		// Another network's prefix with a valid checksum.
+		a, _ := tron.ParseAddress(s.ToAddress)
+		a[0] = 0xa0
+		s.ToAddress = a.String()
+		return s
+	},
+	func(s intake.Submission) intake.Submission { s.ToAddress = tron.USDTContract.String(); return s },
+	func(s intake.Submission) intake.Submission {
+		s.ToAddress = tron.AddressFromBytes20([20]byte{}).String()
+		return s
+	},
+	func(s intake.Submission) intake.Submission {
+		s.OperationID = "00000000-0000-0000-0000-000000000000"
+		return s
+	},
+	func(s intake.Submission) intake.Submission { s.OperationID = "{" + s.OperationID + "}"; return s },
+	func(s intake.Submission) intake.Submission { s.Asset = "TRX"; return s },
 }
 
 // conflicting is a later post under sub's id that changes one thing, drawn

@@ -340,10 +340,21 @@ type signer struct {
 
 func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 	s.a.point()
+	w := s.a.w
+	if w.faulty() && w.s.Chance("signer-fail", w.cfg.SignerFailP) {
+		// A remote signer (KMS, HSM) that times out or throttles: an
+		// operating condition, never a reason to give up on a withdrawal.
+		w.tally["signer-fail"]++
+		s.a.event("signer fails")
+		s.a.pointAfter()
+		return nil, errSignerDown
+	}
 	sig, err := s.inner.Sign(ctx, raw)
 	s.a.pointAfter()
 	return sig, err
 }
+
+var errSignerDown = errors.New("signer: deadline exceeded (injected)")
 
 // clock is the worker's wall clock: virtual time plus its skew. Reading it
 // is an interaction like any other, with its own yield points.
