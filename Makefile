@@ -69,7 +69,7 @@ test-pg:
 	$(GO) test -count=1 ./sluice/store/postgres/... ./cmd/sluice/...
 	$(GO) test -count=1 -race ./sluice/store/postgres/...
 
-## livecheck: the live check against PostgreSQL at DATABASE_URL: sluice processes on loopback (API + mock node, worker processes SIGKILLed and restarted), 1,000 withdrawals with duplicate, conflicting and invalid posts; porcupine and the six invariants; fails on any violation or a count below the acceptance bounds
+## livecheck: the live check against PostgreSQL at DATABASE_URL: sluice processes on loopback (API + mock node, worker processes SIGKILLed and restarted), 1,000 withdrawals with duplicate, conflicting and invalid posts; every invariant of the model (porcupine included); fails on any violation or a count below the acceptance bounds
 .PHONY: livecheck
 livecheck:
 	@if [ -z "$$DATABASE_URL" ]; then echo "livecheck: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
