@@ -31,9 +31,10 @@ import (
 //     than SUCCESS, or SUCCESS without a Transfer log;
 //   - failed, build budget spent: it built BuildsMax envelopes (distinct
 //     txids in its history) and its last txid is dead by the model's own
-//     reckoning (a block at or below the final solid head is at least its
-//     raw_data expiration plus the configured margin, and the txid is
-//     nowhere on chain).
+//     reckoning: never sent at all (not on the wire, never accepted or
+//     included), or a block at or below the final solid head is at least
+//     its raw_data expiration plus the configured margin, and the txid is
+//     nowhere on chain.
 func CheckProgress(s *Snapshot) []Violation {
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
@@ -160,6 +161,11 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		return "first send refused: " + w.Answer, true
 	}
 	if j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax {
+		if j.neverSent(last) {
+			// Rebuilt stale before its first send, again and again: the
+			// last envelope never left, so nothing can land.
+			return "build budget spent (last envelope never sent)", true
+		}
 		if dead, why := j.provenDead(last); dead {
 			return "build budget spent", true
 		} else {
@@ -167,6 +173,14 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		}
 	}
 	return fmt.Sprintf("no refused first send, no failed receipt on chain, %d of %d builds", len(txids), j.s.BuildsMax), false
+}
+
+// neverSent reports whether txid t never reached a node: no wire attempt,
+// no acceptance, no inclusion. Only a worker's send puts a txid on the
+// wire, and a relay only re-sends what was on it.
+func (j *judge) neverSent(t tron.Txid) bool {
+	_, sent := j.firstWire[t]
+	return !sent && !j.accepted[t] && len(j.onChain[t]) == 0
 }
 
 // provenDead is the model's own proof of death for txid t: the final chain

@@ -3,7 +3,9 @@ package model
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -186,5 +188,36 @@ func TestOutcomesAdd(t *testing.T) {
 	want := Outcomes{Requested: 6, Accepted: 6, Confirmed: 3, Failed: 2, Rejected: 1, FailedBy: []Tally{{"build budget spent", 2}}}
 	if got := a.Add(b).Add(c); !reflect.DeepEqual(got, want) {
 		t.Errorf("Add = %+v, want %+v", got, want)
+	}
+}
+
+// Goal: a build budget spent on envelopes rebuilt stale before their first
+// send justifies a failure when the last one never left (nothing can land),
+// and does not once that last txid reached a node without a proof of its
+// death. Method: opGaveUp's last envelope loses its wire record, acceptance
+// and inclusion (never sent), and its proof of death is made impossible by
+// giving it an expiration past the end of the chain.
+func TestCheckProgressBudgetSpentOnEnvelopesNeverSent(t *testing.T) {
+	neverSent := func(b *builder) tron.Txid {
+		last := b.row(opID(opGaveUp)).Envelope.Txid
+		b.s.Wire = slices.DeleteFunc(b.s.Wire, func(w mocknode.WireAttempt) bool { return w.Txid == last })
+		b.s.Accepted = slices.DeleteFunc(b.s.Accepted, func(a mocknode.Acceptance) bool { return a.Txid == last })
+		for i, e := range b.s.Envelopes {
+			if e.Txid == last {
+				b.s.Envelopes[i].Raw.Expiration = b.s.End.Add(time.Hour).UnixMilli()
+			}
+		}
+		return last
+	}
+	b := clean(t)
+	neverSent(b)
+	if got := CheckProgress(&b.s); len(got) != 0 {
+		t.Errorf("budget spent, last envelope never sent: want justified, got:\n%s", describe(got))
+	}
+	b = clean(t)
+	last := neverSent(b)
+	b.s.Wire = append(b.s.Wire, mocknode.WireAttempt{Seq: len(b.s.Wire) + 1, Worker: "w1", Txid: last, Answer: mocknode.AnswerTimeout})
+	if got := CheckProgress(&b.s); len(got) != 1 || !strings.Contains(got[0].Message, "no solid block reaches") {
+		t.Errorf("budget spent, last envelope sent and not provably dead: want one progress violation, got:\n%s", describe(got))
 	}
 }

@@ -272,6 +272,33 @@ func Zombies() Config {
 	return c
 }
 
+// Laggy is a world of slow answers inside long leases: a 5-minute lease
+// (a service configured for a slow signer or a congested node) and worker
+// calls that answer up to 3 minutes late while their holder keeps its
+// claim. Two reads of one step can then straddle not just a block but the
+// whole window a proof of death rests on (expiration + margin + the solid
+// lag), which is where the order of those reads decides whether a rebuild
+// pays twice. A relay hands the chain the sends a node lost.
+func Laggy() Config {
+	c := Chaos()
+	c.Name = "laggy"
+	c.Withdrawals = 12
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.ArrivalSpread = Duration(20 * time.Second)
+	c.Reads = 4
+	c.Workers = 3
+	c.Lease = Duration(5 * time.Minute)
+	c.SlowCallP = 0.08
+	c.SlowCalls = durations(20*time.Second, 90*time.Second, 3*time.Minute)
+	c.BroadcastLieP = 0.4
+	c.RelayP = 0.8
+	c.ChainGaps = durations(5*time.Second, 15*time.Second, 40*time.Second)
+	c.HealAt = Duration(8 * time.Minute)
+	c.LivenessBudget = Duration(30 * time.Minute)
+	c.StepsMax = 500_000
+	return c
+}
+
 // Pair2 is pair with two withdrawals: the smallest world where two
 // operations' steps interleave.
 func Pair2() Config {
@@ -281,7 +308,7 @@ func Pair2() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies}
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

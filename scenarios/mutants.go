@@ -209,6 +209,12 @@ var Mutants = []Mutant{
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return adoptToken{s, a} },
 	},
 	{
+		Name:       "stale-lookup",
+		Breaks:     "a txid's lookup is answered from a cache of its last answer: the proof of death pairs a fresh solid block with an older lookup",
+		World:      "laggy",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return &cachedLookup{Node: n, a: a, seen: map[tron.Txid]tron.TxInfo{}} },
+	},
+	{
 		Name:   "lease-not-renewed",
 		Breaks: "a CAS does not renew the lease",
 		Uncaught: "safety never rests on the lease, only on the token: a lease that lapses mid-work lets another worker " +
@@ -605,4 +611,26 @@ func (m adoptToken) CAS(ctx context.Context, c sluice.Change) (sluice.Operation,
 	}
 	c.Token = row.Token
 	return m.Store.CAS(ctx, c)
+}
+
+// cachedLookup answers a lookup of a txid last found unknown with that old
+// answer, as a client-side cache with a generous lifetime would. A proof of
+// death then rests on a lookup made before the solid block it cites: the
+// order observe exists to keep.
+type cachedLookup struct {
+	tron.Node
+	a    *actor
+	seen map[tron.Txid]tron.TxInfo
+}
+
+func (m *cachedLookup) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	if info, ok := m.seen[id]; ok {
+		delete(m.seen, id)
+		return info, nil
+	}
+	info, err := m.Node.Lookup(ctx, id)
+	if err == nil && info.Status == tron.Unknown {
+		m.seen[id] = info
+	}
+	return info, err
 }
