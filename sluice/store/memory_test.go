@@ -219,9 +219,26 @@ func (c fixedClock) Now() time.Time { return c.t }
 // Goal: concurrent inserts of one id create it exactly once (intake's
 // ON CONFLICT race). Run with -race.
 func TestConcurrentInsert(t *testing.T) {
+	t.Run("fast clock", func(t *testing.T) { concurrentInsert(t, fixedClock{storetest.Epoch}) })
+	// A clock that takes a while (a database's now() under load) widens
+	// any window between the existence check and the insert: a store that
+	// reads the clock outside its critical section is caught here, where
+	// a fast clock lets the race hide.
+	t.Run("slow clock", func(t *testing.T) { concurrentInsert(t, slowClock{storetest.Epoch}) })
+}
+
+// slowClock is a fixed clock whose every reading takes a millisecond.
+type slowClock struct{ t time.Time }
+
+func (c slowClock) Now() time.Time {
+	time.Sleep(time.Millisecond)
+	return c.t
+}
+
+func concurrentInsert(t *testing.T, clock sluice.Clock) {
 	const inserters = 32
 	ctx := t.Context()
-	m := store.NewMemory(fixedClock{storetest.Epoch}, time.Minute)
+	m := store.NewMemory(clock, time.Minute)
 	created := make([]bool, inserters)
 	var wg sync.WaitGroup
 	for i := range inserters {
