@@ -53,6 +53,11 @@ mutants:
 mutants-ci:
 	$(GO) run ./cmd/explore -mutants -seeds 2000 -json mutants.json
 
+## independent-bugs: the checker against bugs written without it (scenarios/testdata/independent-bugs); slow
+.PHONY: independent-bugs
+independent-bugs:
+	.ci/independent-bugs.sh
+
 ## bench: Go benchmarks (medians: run with -count and compare with benchstat)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./scenarios/ ./sluice/...
