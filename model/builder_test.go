@@ -12,7 +12,6 @@ package model
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -113,19 +112,6 @@ func usdt(units uint64) string {
 		return fmt.Sprint(whole)
 	}
 	return strings.TrimRight(fmt.Sprintf("%d.%06d", whole, frac), "0")
-}
-
-// shown is event e as a GET's history shows it, by the builder's own
-// formatting.
-func shown(e sluice.Event) HistoryEntry {
-	h := HistoryEntry{From: e.From.String(), To: e.To.String(), At: e.At.UTC().Format(time.RFC3339Nano)}
-	if !e.Txid.IsZero() {
-		h.Txid = hex.EncodeToString(e.Txid[:])
-	}
-	if !e.RetiredTxid.IsZero() {
-		h.RetiredTxid = hex.EncodeToString(e.RetiredTxid[:])
-	}
-	return h
 }
 
 // opb builds one operation.
@@ -246,7 +232,7 @@ func (b *builder) read(client string, id sluice.OperationID) *ReadRecord {
 	}
 	b.step += 2
 	for _, e := range b.events(id) {
-		r.History = append(r.History, shown(*e))
+		r.History = append(r.History, historyEntry(*e))
 	}
 	r.LogAtCall, r.LogAtReturn = len(r.History), len(r.History)
 	b.s.Reads = append(b.s.Reads, r)

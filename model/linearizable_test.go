@@ -35,7 +35,7 @@ func TestCheckLinearizable(t *testing.T) {
 	read := func(client string, present bool, answer Payload, call, ret int64) ReadRecord {
 		r := ReadRecord{Client: client, ID: id, Present: present, Answer: answer, Call: call, Return: ret}
 		if present {
-			r.State, r.History = sluice.Requested, []HistoryEntry{shown(created)}
+			r.State, r.History = sluice.Requested, []HistoryEntry{historyEntry(created)}
 		}
 		return r
 	}
@@ -164,7 +164,7 @@ func TestCheckReadHistoriesCatches(t *testing.T) {
 	historyOf := func(b *builder, id sluice.OperationID) []HistoryEntry {
 		var h []HistoryEntry
 		for _, e := range b.events(id) {
-			h = append(h, shown(*e))
+			h = append(h, historyEntry(*e))
 		}
 		return h
 	}

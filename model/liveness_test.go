@@ -36,7 +36,7 @@ func TestCheckLivenessCatches(t *testing.T) {
 				b.write(e).At = late
 				b.row(opID(opHappy)).UpdatedAt = late
 				r := b.readOf("r1") // read at the end, so it shows the late confirmation
-				r.History[len(r.History)-1] = shown(*e)
+				r.History[len(r.History)-1] = historyEntry(*e)
 			},
 		},
 		{
