@@ -209,10 +209,12 @@ var Mutants = []Mutant{
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return adoptToken{s, a} },
 	},
 	{
-		Name:       "stale-lookup",
-		Breaks:     "a txid's lookup is answered from a cache of its last answer: the proof of death pairs a fresh solid block with an older lookup",
-		World:      "laggy",
-		workerNode: func(a *actor, n tron.Node) tron.Node { return &cachedLookup{Node: n, a: a, seen: map[tron.Txid]tron.TxInfo{}} },
+		Name:   "stale-lookup",
+		Breaks: "a txid's lookup is answered from a cache of its last answer: the proof of death pairs a fresh solid block with an older lookup",
+		World:  "laggy",
+		workerNode: func(a *actor, n tron.Node) tron.Node {
+			return &cachedLookup{Node: n, a: a, seen: map[tron.Txid]tron.TxInfo{}}
+		},
 	},
 	{
 		Name:   "lease-not-renewed",
