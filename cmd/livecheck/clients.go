@@ -9,6 +9,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,30 @@ type tally struct {
 	retries       int
 	reads         int
 	transportErrs int
+	// answers counts every answer by class (answerClass), posts and reads.
+	answers map[string]int
+	// validFailed lists valid requests that got a 5xx other than a
+	// retryable 503, or no answer at all; validUnanswered counts valid
+	// posts that never got an answer other than those, retries included.
+	// Either fails the run: intake must answer every valid request.
+	validFailed     []string
+	validUnanswered int
+}
+
+// answerClass names an answer for the summary: "2xx", the 4xx code,
+// "503" (retryable: the client retries), "5xx", or "transport" (none).
+func answerClass(code int, ok bool) string {
+	switch {
+	case !ok:
+		return "transport"
+	case code >= 200 && code < 300:
+		return "2xx"
+	case code == http.StatusServiceUnavailable:
+		return "503"
+	case code >= 500:
+		return "5xx"
+	}
+	return strconv.Itoa(code)
 }
 
 // history is the client side of the run: records and their logical clock.
@@ -75,7 +100,7 @@ func newHistory(base string, timeout time.Duration) *history {
 		hc: &http.Client{Timeout: timeout, Transport: &http.Transport{
 			Proxy: nil, MaxIdleConnsPerHost: 128, IdleConnTimeout: 30 * time.Second,
 		}},
-		t: tally{outcomes: map[model.Outcome]int{}},
+		t: tally{outcomes: map[model.Outcome]int{}, answers: map[string]int{}},
 	}
 }
 
@@ -226,8 +251,18 @@ func (h *history) count(f func(*tally)) {
 }
 
 // post sends one body, retrying a failed answer (a 5xx or no answer) with
-// the same body; every attempt is a record.
+// the same body; every attempt is a record. A valid body (by the model's own
+// reading) must be answered: a 5xx other than a retryable 503, or no answer,
+// is counted against the run, and so is a valid post whose retries all
+// failed.
 func (h *history) post(ctx context.Context, client string, p post, retries int) {
+	_, invalid := model.ReadIntent(p.sent)
+	answered := false
+	defer func() {
+		if invalid == "" && !answered {
+			h.count(func(t *tally) { t.validUnanswered++ })
+		}
+	}()
 	for attempt := 0; attempt <= retries; attempt++ {
 		if attempt > 0 {
 			h.count(func(t *tally) { t.retries++ })
@@ -239,6 +274,13 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 		}
 		rec := model.IntakeRecord{Client: fmt.Sprintf("%s.%d", client, attempt), ID: p.id, Sent: p.sent}
 		code, hdr, body, ok := h.do(ctx, http.MethodPost, "/v1/withdrawals", p.body, &rec.Call, &rec.Return)
+		class := answerClass(code, ok)
+		h.count(func(t *tally) {
+			t.answers[class]++
+			if invalid == "" && (class == "5xx" || class == "transport") {
+				t.validFailed = append(t.validFailed, fmt.Sprintf("POST %s (%s): %s", p.id, rec.Client, class))
+			}
+		})
 		if ok {
 			rec.Outcome, rec.Answer, rec.State = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
 		} else {
@@ -252,6 +294,7 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 		h.mu.Unlock()
 		h.count(func(t *tally) { t.outcomes[rec.Outcome]++ })
 		if rec.Outcome != model.Failed {
+			answered = true
 			return
 		}
 	}
@@ -264,6 +307,13 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 func (h *history) get(ctx context.Context, client, id string) {
 	rec := model.ReadRecord{Client: client, ID: id}
 	code, _, body, ok := h.do(ctx, http.MethodGet, "/v1/withdrawals/"+id, nil, &rec.Call, &rec.Return)
+	class := answerClass(code, ok)
+	h.count(func(t *tally) {
+		t.answers[class]++
+		if class == "5xx" || class == "transport" {
+			t.validFailed = append(t.validFailed, fmt.Sprintf("GET %s (%s): %s", id, client, class))
+		}
+	})
 	if !ok {
 		return
 	}

@@ -4,13 +4,19 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"sluicesim/model"
 	"sluicesim/sluice"
+	intakepkg "sluicesim/sluice/intake"
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/store/storetest"
 )
 
 // Goal: the workload is what the report claims: twins, upper-case ids and
@@ -150,4 +156,57 @@ func TestLiveSmall(t *testing.T) {
 		t.Fatalf("live check failed: %v\n%s", f, out.String())
 	}
 	t.Log(out.String())
+}
+
+// Goal: the live check judges answers, not only invariants: an API that
+// answers some valid posts with 500 fails the run, although every
+// invariant may hold (the failed posts changed nothing); a retryable 503
+// that the client retries to success does not. Method: the clients' real
+// code posts a workload to the real intake handler over the in-memory
+// store behind a front that answers every 5th POST with the injected
+// status; the verdict is read from a report whose other counts all pass.
+func TestAnswersJudged(t *testing.T) {
+	for _, c := range []struct {
+		status   int
+		wantFail bool
+	}{
+		{0, false}, // no injection
+		{http.StatusServiceUnavailable, false},
+		{http.StatusInternalServerError, true},
+	} {
+		t.Run(strconv.Itoa(c.status), func(t *testing.T) {
+			intake := intakeHandler()
+			var posts atomic.Int64
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.status != 0 && r.Method == http.MethodPost && posts.Add(1)%5 == 0 {
+					http.Error(w, "injected", c.status)
+					return
+				}
+				intake.ServeHTTP(w, r)
+			}))
+			defer front.Close()
+			h := newHistory(front.URL, 5*time.Second)
+			for _, p := range newPlans(30, rand.New(rand.NewPCG(7, 8))) {
+				h.run(t.Context(), p, 3)
+			}
+			r := &report{withdrawals: 1000, terminal: 1000, kills: 10, tally: &h.t}
+			h.t.outcomes[model.Replayed] += 100 // the dup/conflict bound is not under test
+			f := r.failures(defaults())
+			failed := false
+			for _, s := range f {
+				failed = failed || strings.Contains(s, "valid requests got a 5xx")
+			}
+			if failed != c.wantFail {
+				t.Errorf("injected %d: failures %v; want a 5xx failure: %v", c.status, f, c.wantFail)
+			}
+			if c.status != 0 && h.t.answers[answerClass(c.status, true)] == 0 {
+				t.Errorf("injected %d: no such answer counted (%v): the injection did not happen", c.status, h.t.answers)
+			}
+		})
+	}
+}
+
+// intakeHandler is the real intake over an in-memory store.
+func intakeHandler() http.Handler {
+	return intakepkg.NewHandler(&intakepkg.Service{Store: store.NewMemory(&storetest.Clock{}, time.Minute)})
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,6 +122,20 @@ type report struct {
 	elapsed     time.Duration
 }
 
+// answerClasses lists the answer counts in class order.
+func answerClasses(m map[string]int) string {
+	classes := make([]string, 0, len(m))
+	for c := range m {
+		classes = append(classes, c)
+	}
+	slices.Sort(classes)
+	var b strings.Builder
+	for _, c := range classes {
+		fmt.Fprintf(&b, " %s %d", c, m[c])
+	}
+	return b.String()
+}
+
 // dupConflictAnswered counts the answered posts that found the id taken:
 // replays of the same instruction and refused conflicts.
 func (r *report) dupConflictAnswered() int {
@@ -146,6 +161,14 @@ func (r *report) failures(cfg config) []string {
 	if n := r.dupConflictAnswered(); n < cfg.minDupConflict {
 		out = append(out, fmt.Sprintf("%d duplicate or conflicting posts answered, want at least %d", n, cfg.minDupConflict))
 	}
+	// The invariants count violations, not answers: a run in which intake
+	// failed valid requests would pass them. Intake must answer every one.
+	if n := len(r.tally.validFailed); n > 0 {
+		out = append(out, fmt.Sprintf("%d valid requests got a 5xx or no answer (first: %s)", n, r.tally.validFailed[0]))
+	}
+	if n := r.tally.validUnanswered; n > 0 {
+		out = append(out, fmt.Sprintf("%d valid posts were never answered, retries included", n))
+	}
 	return out
 }
 
@@ -156,6 +179,8 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "livecheck: posts answered: created %d, replayed %d, conflict %d, invalid %d, failed %d; retries %d, transport errors %d, reads %d\n",
 		t.outcomes[model.Created], t.outcomes[model.Replayed], t.outcomes[model.Conflict], t.outcomes[model.Invalid], t.outcomes[model.Failed],
 		t.retries, t.transportErrs, t.reads)
+	fmt.Fprintf(w, "livecheck: answers by class:%s; valid requests failed %d, valid posts never answered %d\n",
+		answerClasses(t.answers), len(t.validFailed), t.validUnanswered)
 	fmt.Fprintf(w, "livecheck: duplicate posts sent %d, conflicting posts sent %d, invalid posts sent %d; duplicate or conflicting posts answered %d\n",
 		t.dupSent, t.conflictSent, t.invalidSent, r.dupConflictAnswered())
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
