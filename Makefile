@@ -62,10 +62,11 @@ independent-bugs:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./scenarios/ ./sluice/...
 
-## fuzz: a short fuzzing pass over the parsers
+## fuzz: a short fuzzing pass over the parsers, and the HTTP intake against the model's reference reading
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse$$ -fuzztime=30s ./sluice/money/
 	$(GO) test -run='^$$' -fuzz=FuzzParseAddress -fuzztime=30s ./sluice/tron/
+	$(GO) test -run='^$$' -fuzz=FuzzIntakeAgainstReference -fuzztime=30s ./model/
 
 ## test-pg: the PostgreSQL tier (store conformance, schema guards, real concurrency); needs DATABASE_URL (eval "$$(.ci/postgres.sh start)")
 .PHONY: test-pg

@@ -1,0 +1,95 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/intake"
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
+)
+
+// FuzzIntakeAgainstReference drives the real HTTP intake with arbitrary
+// field strings and judges every answer with the model's own reading of
+// the payload: a payload the reference reads as valid is created (201)
+// with exactly that instruction stored and shown; one it refuses is a 422
+// that stores nothing. The corpus starts from the edges the worlds' hostile
+// clients send. Run: go test ./model -fuzz FuzzIntakeAgainstReference.
+func FuzzIntakeAgainstReference(f *testing.F) {
+	id := "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b"
+	to := tron.AddressFromBytes20([20]byte{0xc0, 1, 2, 3}).String()
+	other := tron.Address{0xa0, 1, 2, 3}.String() // another network's prefix, valid checksum
+	for _, seed := range [][4]string{
+		{id, to, "1.5", sluice.Asset},
+		{strings.ToUpper(id), to, "1.50", sluice.Asset},
+		{id, to, "1e6", sluice.Asset},
+		{id, to, "18446744078709.551616", sluice.Asset},
+		{id, to, "1000000000.000001", sluice.Asset},
+		{id, to, "1000000000", sluice.Asset},
+		{id, to, "0.000001", sluice.Asset},
+		{id, to, "1.0000001", sluice.Asset},
+		{id, to, "01.5", sluice.Asset},
+		{id, to, "-5", sluice.Asset},
+		{id, to, "0", sluice.Asset},
+		{id, other, "1", sluice.Asset},
+		{id, tron.USDTContract.String(), "1", sluice.Asset},
+		{id, tron.AddressFromBytes20([20]byte{}).String(), "1", sluice.Asset},
+		{"00000000-0000-0000-0000-000000000000", to, "1", sluice.Asset},
+		{"{" + id + "}", to, "1", sluice.Asset},
+		{" " + id, to, "1", sluice.Asset},
+		{id, to, "1", "usdt-trc20"},
+		{id, to, " 1", sluice.Asset},
+		{id, to[:len(to)-1] + "1", "1", sluice.Asset},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	f.Fuzz(func(t *testing.T, id, to, amount, asset string) {
+		body, err := json.Marshal(map[string]string{"operation_id": id, "to_address": to, "amount": amount, "asset": asset})
+		if err != nil {
+			t.Skip()
+		}
+		// The strings the server will see (JSON replaces invalid UTF-8).
+		var seen map[string]string
+		if err := json.Unmarshal(body, &seen); err != nil {
+			t.Fatal(err)
+		}
+		sent := Payload{ID: seen["operation_id"], To: seen["to_address"], Amount: seen["amount"], Asset: seen["asset"]}
+		want, bad := ReadIntent(sent)
+
+		mem := store.NewMemory(&storetest.Clock{}, time.Minute)
+		h := intake.NewHandler(&intake.Service{Store: mem})
+		req := httptest.NewRequest(http.MethodPost, "/v1/withdrawals", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		rows := mem.Snapshot().Operations
+
+		if bad != "" {
+			if rec.Code != http.StatusUnprocessableEntity || len(rows) != 0 {
+				t.Fatalf("payload %+v is invalid to the reference (%s), but intake answered %d and stored %d rows: %s",
+					sent, bad, rec.Code, len(rows), rec.Body)
+			}
+			return
+		}
+		if rec.Code != http.StatusCreated || len(rows) != 1 {
+			t.Fatalf("payload %+v is valid to the reference, but intake answered %d and stored %d rows: %s", sent, rec.Code, len(rows), rec.Body)
+		}
+		if held := rowIntent(&rows[0]); !SameInstruction(held, want) {
+			t.Fatalf("payload %+v: stored %s, the reference reads %s", sent, describeIntent(held), describeIntent(want))
+		}
+		shown, _, _, ok := ReadAnswer(rec.Body.Bytes())
+		if in, bad := ReadIntent(shown); !ok || bad != "" || !SameInstruction(in, want) {
+			t.Fatalf("payload %+v: the answer shows %+v, the reference reads %s", sent, shown, describeIntent(want))
+		}
+		if _, err := mem.Get(context.Background(), want.ID); err != nil {
+			t.Fatalf("payload %+v: the row is not under the reference's id %s: %v", sent, want.ID, err)
+		}
+	})
+}
