@@ -34,7 +34,7 @@ const Lease = 30 * time.Second
 
 // Run checks the whole sluice.Store contract against stores made by newStore.
 func Run(t *testing.T, newStore Factory) {
-	for _, tc := range cases {
+	for _, tc := range append(cases[:len(cases):len(cases)], perStateCases()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{}
 			s := newStore(t, clock, Lease)
@@ -254,18 +254,25 @@ func (e *env) step(op sluice.Operation, worker sluice.WorkerID, to sluice.State)
 	return e.cas(e.change(op, worker, to))
 }
 
-// pathTo is a legal way from requested to each state.
-var pathTo = map[sluice.State][]sluice.State{
-	sluice.Requested:    {},
-	sluice.Validated:    {sluice.Validated},
-	sluice.Signing:      {sluice.Validated, sluice.Signing},
-	sluice.Signed:       {sluice.Validated, sluice.Signing, sluice.Signed},
-	sluice.Broadcasting: {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting},
-	sluice.Broadcast:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast},
-	sluice.Confirmed:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast, sluice.Confirmed},
-	sluice.Failed:       {sluice.Validated, sluice.Signing, sluice.Failed},
-	sluice.Rejected:     {sluice.Rejected},
-}
+// pathTo is the shortest legal way from requested to each state, derived
+// from the transition table (breadth first, in table order), so that a new
+// state is reachable in every test without anyone writing its path down.
+var pathTo = func() map[sluice.State][]sluice.State {
+	paths := map[sluice.State][]sluice.State{sluice.Requested: {}}
+	queue := []sluice.State{sluice.Requested}
+	for len(queue) > 0 {
+		from := queue[0]
+		queue = queue[1:]
+		for _, t := range sluice.Transitions() {
+			if _, seen := paths[t.To]; t.From != from || seen {
+				continue
+			}
+			paths[t.To] = append(slices.Clone(paths[from]), t.To)
+			queue = append(queue, t.To)
+		}
+	}
+	return paths
+}()
 
 // drive inserts operation n, claims it as worker and walks it to state. The
 // new row must be the oldest claimable one; callers leave older rows leased
@@ -1222,4 +1229,81 @@ func testCanceledContext(e *env) {
 		e.t.Error("Release with a canceled context: err = nil, want an error")
 	}
 	e.unchanged("canceled Release", id(1), before)
+}
+
+// ---------------------------------------------------------------------------
+// Rules about states, for every state.
+
+// perStateCases states the claim and fencing rules once per state of the
+// transition table, generated from it: a rule about states is only tested
+// if it is tested in every state, and a state added to the table is covered
+// without anyone remembering to.
+func perStateCases() []struct {
+	name string
+	run  func(*env)
+} {
+	var out []struct {
+		name string
+		run  func(*env)
+	}
+	add := func(name string, run func(*env)) {
+		out = append(out, struct {
+			name string
+			run  func(*env)
+		}{name, run})
+	}
+	for _, s := range sluice.States {
+		add("PerState/"+s.String()+"/ClaimableOnceTheLeaseLapses", func(e *env) { testStateClaimable(e, s) })
+		if s.Terminal() {
+			continue
+		}
+		add("PerState/"+s.String()+"/LiveLeaseIsNotTaken", func(e *env) { testStateLiveLease(e, s) })
+		add("PerState/"+s.String()+"/TakeoverFencesTheHolder", func(e *env) { testStateTakeover(e, s) })
+	}
+	return out
+}
+
+// Goal: once the holder's lease lapses, a row in a non-terminal state is
+// claimed by the next worker under the next token, in the same state; a
+// terminal row never is.
+func testStateClaimable(e *env, s sluice.State) {
+	op := e.drive(1, "w1", s)
+	e.clock.Advance(Lease)
+	if s.Terminal() {
+		e.claimNone("w2")
+		return
+	}
+	got := e.claimID("w2", id(1))
+	if got.Token != op.Token+1 || got.State != s || got.ClaimedBy != "w2" {
+		e.t.Errorf("claim of a %s row whose lease lapsed: token %d, state %s, holder %q; want token %d, %s, w2",
+			s, got.Token, got.State, got.ClaimedBy, op.Token+1, s)
+	}
+}
+
+// Goal: a row in any non-terminal state is not taken while its lease is
+// live, up to the last nanosecond.
+func testStateLiveLease(e *env, s sluice.State) {
+	e.drive(1, "w1", s)
+	e.clock.Advance(Lease - time.Nanosecond)
+	e.claimNone("w2")
+}
+
+// Goal: in every non-terminal state, once another worker has taken the row
+// over, every write the previous holder could make (each legal edge out of
+// the state) is fenced and changes nothing.
+func testStateTakeover(e *env, s sluice.State) {
+	old := e.drive(1, "w1", s)
+	e.clock.Advance(Lease)
+	e.claimID("w2", id(1))
+	for _, t := range sluice.Transitions() {
+		if t.From != s {
+			continue
+		}
+		before := e.record(id(1))
+		_, err := e.s.CAS(e.ctx, e.change(old, "w1", t.To))
+		if !errors.Is(err, sluice.ErrFenced) {
+			e.t.Errorf("the previous holder's %s->%s after a takeover: err = %v, want ErrFenced", s, t.To, err)
+		}
+		e.unchanged(fmt.Sprintf("the fenced %s->%s", s, t.To), id(1), before)
+	}
 }
