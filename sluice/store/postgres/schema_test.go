@@ -222,3 +222,117 @@ func TestNumericRoundTripsExactly(t *testing.T) {
 		t.Errorf("Get of a 10^30 row = amount %d, want an error (it does not fit in base units)", op.Request.Amount)
 	}
 }
+
+// operationColumns classifies every column of the operations table: the
+// request (fixed at intake, which raw SQL may never change) or the row's
+// moving parts. A column the schema has and this map lacks fails
+// TestRawSQLRequestColumnsImmutable, so a new column gets a decision.
+var operationColumns = map[string]bool{ // true: part of the request
+	"id": true, "seq": true, "to_address": true, "amount": true, "asset": true,
+	"request_hash": true, "created_at_ns": true,
+	"state": false, "token": false, "claimed_by": false, "lease_until_ns": false, "not_before_ns": false,
+	"txid": false, "raw_data": false, "signature": false, "builds": false, "reason": false, "updated_at_ns": false,
+}
+
+// Goal: the request never changes after intake, whichever column a raw SQL
+// session touches. Method: read the table's columns from the catalog (not
+// from a list kept here), and for each request column try an UPDATE that
+// changes only it, on a live row; each must be refused by the guard
+// (SQLSTATE SL002).
+func TestRawSQLRequestColumnsImmutable(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	rows, err := pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'operations' ORDER BY ordinal_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type column struct{ Name, Type string }
+	cols, err := pgx.CollectRows(rows, pgx.RowToStructByPos[column])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "00000000-0000-4000-8000-000000000001"
+	if _, err := pool.Exec(ctx, rawInsertSQL, id, "5"); err != nil {
+		t.Fatal(err)
+	}
+	tried := 0
+	for _, col := range cols {
+		c := struct{ name, typ string }{col.Name, col.Type}
+		request, known := operationColumns[c.name]
+		switch {
+		case !known:
+			t.Errorf("column %s (%s) of operations is neither request nor moving part in operationColumns: decide", c.name, c.typ)
+			continue
+		case !request:
+			continue
+		}
+		var change string
+		switch c.typ {
+		case "uuid":
+			change = `'00000000-0000-4000-8000-0000000000ff'`
+		case "text":
+			change = c.name + ` || 'x'`
+		case "bytea":
+			change = `decode(repeat('42', 21), 'hex')`
+		case "bigint", "numeric", "integer":
+			change = c.name + ` + 1`
+		default:
+			t.Errorf("column %s has type %s, which this test cannot change: extend it", c.name, c.typ)
+			continue
+		}
+		tried++
+		sql := `UPDATE operations SET ` + c.name + ` = ` + change + ` WHERE id = '` + id + `'`
+		if c.name == "seq" {
+			sql = `UPDATE operations SET seq = DEFAULT WHERE id = '` + id + `'` // an identity column takes no other value
+		}
+		if _, err := pool.Exec(ctx, sql); sqlState(err) != codeForbidden {
+			t.Errorf("raw UPDATE of request column %s: err = %v, want SQLSTATE %s (the request never changes)", c.name, err, codeForbidden)
+		}
+	}
+	if tried != 7 {
+		t.Errorf("tried %d request columns, want the 7 operationColumns names", tried)
+	}
+}
+
+// Goal: every list of terminal states the schema and the store's SQL keep
+// (the claim query, the CAS and release conditions, the lease constraint,
+// the live-rows index, the guard) is exactly sluice's terminal states. A
+// list that lost one would let a terminal row be claimed, keep a lease, or
+// be written; some of these (the index predicate, the lease constraint)
+// change no result a test can see, so the lists are compared as text too.
+func TestTerminalStateListsMatchGo(t *testing.T) {
+	var want []string
+	for _, s := range sluice.States {
+		if s.Terminal() {
+			want = append(want, s.String())
+		}
+	}
+	sources := map[string]string{}
+	for _, f := range []string{"migrations/0001_operations.sql", "store.go"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[f] = string(b)
+	}
+	list := regexp.MustCompile(`(?:IN|IN \(|= ` + "`" + `)\s*\(?('[a-z]+'(?:,\s*'[a-z]+')*)\)`)
+	found := 0
+	for _, f := range []string{"migrations/0001_operations.sql", "store.go"} {
+		for _, m := range list.FindAllStringSubmatch(sources[f], -1) {
+			var got []string
+			for _, q := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(m[1], -1) {
+				got = append(got, q[1])
+			}
+			found++
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: state list %s, want the terminal states %v", f, m[0], want)
+			}
+		}
+	}
+	// terminal_unleased, operations_live and operations_guard in the
+	// migration; terminalSQL in the store.
+	if found != 4 {
+		t.Errorf("found %d lists of terminal states, want 4: a list was added or removed, or written so this test misses it", found)
+	}
+}
