@@ -1,0 +1,89 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+)
+
+// Goal: in production the database's own clock judges leases (Options.Clock
+// is nil), and every time rule holds on it, not only on the manual clock the
+// conformance suite injects: a lease ends by itself, a CAS renews it, a
+// release's delay holds the row back, and the times the store writes come
+// from the database. The clock function is declared STABLE (one value per
+// statement's transaction, as now() is), neither VOLATILE (two reads in one
+// statement could disagree) nor IMMUTABLE (the planner could fold it into a
+// cached plan). Method: a lease of 600 ms, real sleeps kept short; every
+// assertion leaves a margin of a third of the lease either side, so a slow
+// machine cannot flip it.
+func TestDatabaseClock(t *testing.T) {
+	pool := freshPool(t)
+	ctx := context.Background()
+	var volatility string
+	if err := pool.QueryRow(ctx, `SELECT provolatile::text FROM pg_proc WHERE proname = 'sluice_now_ns'`).Scan(&volatility); err != nil {
+		t.Fatal(err)
+	}
+	if volatility != "s" {
+		t.Errorf("sluice_now_ns volatility = %q, want s (STABLE)", volatility)
+	}
+
+	const lease = 600 * time.Millisecond
+	s := New(pool, Options{Lease: lease}) // no Clock: the database's
+	op := sluice.NewOperation{ID: "00000000-0000-4000-8000-000000000001", RequestHash: "h",
+		Request: sluice.Request{To: [21]byte{0x41, 1}, Amount: 1, Asset: sluice.Asset}}
+	before := time.Now()
+	row, created, err := s.Insert(ctx, op)
+	if err != nil || !created {
+		t.Fatalf("Insert = %v, %v", created, err)
+	}
+	if d := row.CreatedAt.Sub(before); d < -time.Minute || d > time.Minute {
+		t.Errorf("CreatedAt %s is %s from this machine's clock: not the database's now()", row.CreatedAt, d)
+	}
+	claim := func(w sluice.WorkerID) []sluice.Operation {
+		t.Helper()
+		ops, err := s.Claim(ctx, w, 1)
+		if err != nil {
+			t.Fatalf("Claim(%s): %v", w, err)
+		}
+		return ops
+	}
+
+	// A lease ends by itself.
+	got := claim("w1")
+	if len(got) != 1 {
+		t.Fatalf("first claim took %d rows, want 1", len(got))
+	}
+	if n := len(claim("w2")); n != 0 {
+		t.Errorf("a claim right after another took %d rows: the lease is not live on the database's clock", n)
+	}
+	time.Sleep(lease + lease/3)
+	got = claim("w2")
+	if len(got) != 1 {
+		t.Fatalf("a claim after the lease lapsed took %d rows, want 1", len(got))
+	}
+
+	// A CAS renews the lease: two thirds of a lease after the claim, the
+	// write pushes its end a whole lease further.
+	time.Sleep(2 * lease / 3)
+	if _, err := s.CAS(ctx, sluice.Change{ID: op.ID, Token: got[0].Token, Worker: "w2", From: sluice.Requested, To: sluice.Validated, Note: "validated"}); err != nil {
+		t.Fatalf("CAS: %v", err)
+	}
+	time.Sleep(2 * lease / 3) // past the claim's lease, within the renewed one
+	if n := len(claim("w3")); n != 0 {
+		t.Errorf("a claim within the lease the CAS renewed took %d rows", n)
+	}
+
+	// A release holds the row back for its delay, on the database's clock.
+	if err := s.Release(ctx, op.ID, got[0].Token, lease); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if n := len(claim("w3")); n != 0 {
+		t.Errorf("a claim right after a release with a delay took %d rows", n)
+	}
+	time.Sleep(lease + lease/3)
+	if n := len(claim("w3")); n != 1 {
+		t.Errorf("a claim after the release's delay took %d rows, want 1", n)
+	}
+}
