@@ -106,7 +106,7 @@ func TestClassifyPost(t *testing.T) {
 func TestFailures(t *testing.T) {
 	cfg := defaults()
 	good := func() *report {
-		return &report{withdrawals: 1000, terminal: 1000, kills: 10,
+		return &report{withdrawals: 1000, terminal: 1000, kills: 10, takeovers: map[sluice.State]int{sluice.Broadcasting: 1},
 			tally: &tally{outcomes: map[model.Outcome]int{model.Replayed: 60, model.Conflict: 40}}}
 	}
 	if f := good().failures(cfg); len(f) != 0 {
@@ -116,10 +116,11 @@ func TestFailures(t *testing.T) {
 		"violation": func(r *report) {
 			r.violations = []model.Violation{{Invariant: model.AtMostOnce, Message: "paid twice"}}
 		},
-		"withdrawals":   func(r *report) { r.withdrawals, r.terminal = 999, 999 },
-		"not terminal":  func(r *report) { r.terminal = 998 },
-		"kills":         func(r *report) { r.kills = 9 },
-		"dup/conflicts": func(r *report) { r.tally.outcomes[model.Conflict] = 39 },
+		"withdrawals":                          func(r *report) { r.withdrawals, r.terminal = 999, 999 },
+		"not terminal":                         func(r *report) { r.terminal = 998 },
+		"kills":                                func(r *report) { r.kills = 9 },
+		"dup/conflicts":                        func(r *report) { r.tally.outcomes[model.Conflict] = 39 },
+		"no kill between write-ahead and send": func(r *report) { r.takeovers = map[sluice.State]int{sluice.Signed: 5} },
 	} {
 		r := good()
 		spoil(r)
@@ -189,7 +190,7 @@ func TestAnswersJudged(t *testing.T) {
 			for _, p := range newPlans(30, rand.New(rand.NewPCG(7, 8))) {
 				h.run(t.Context(), p, 3)
 			}
-			r := &report{withdrawals: 1000, terminal: 1000, kills: 10, tally: &h.t}
+			r := &report{withdrawals: 1000, terminal: 1000, kills: 10, tally: &h.t, takeovers: map[sluice.State]int{sluice.Broadcasting: 1}}
 			h.t.outcomes[model.Replayed] += 100 // the dup/conflict bound is not under test
 			f := r.failures(defaults())
 			failed := false

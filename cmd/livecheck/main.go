@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +38,7 @@ type config struct {
 	workersPerProc int
 	kills          int
 	killEvery      time.Duration
+	killPoint      float64 // workers' -kill-point: a self-SIGKILL after a landed write
 	lease          time.Duration
 	settle         time.Duration
 	budget         time.Duration
@@ -51,7 +53,7 @@ type config struct {
 func defaults() config {
 	return config{
 		withdrawals: 1000, invalid: 60, clients: 16, postSpan: 60 * time.Second,
-		workerProcs: 3, workersPerProc: 2, kills: 12, killEvery: 4 * time.Second,
+		workerProcs: 3, workersPerProc: 2, kills: 12, killEvery: 4 * time.Second, killPoint: 0.01,
 		lease: 5 * time.Second, settle: 3 * time.Minute, budget: 150 * time.Second, retries: 3,
 		minWithdrawals: 1000, minKills: 10, minDupConflict: 100,
 	}
@@ -69,6 +71,7 @@ func main() {
 	fs.IntVar(&cfg.workersPerProc, "workers", cfg.workersPerProc, "workers per worker process")
 	fs.IntVar(&cfg.kills, "kills", cfg.kills, "SIGKILLs of worker processes")
 	fs.DurationVar(&cfg.killEvery, "kill-every", cfg.killEvery, "pause between kills")
+	fs.Float64Var(&cfg.killPoint, "kill-point", cfg.killPoint, "chance that a worker process SIGKILLs itself right after a write it landed (kills in every state, between the write-ahead and the send too); restarted at once")
 	fs.DurationVar(&cfg.lease, "lease", cfg.lease, "workers' lease (how long a killed worker's claims stay taken)")
 	fs.DurationVar(&cfg.settle, "settle", cfg.settle, "after the clients and the killer are done, wait at most this long for every operation to be terminal")
 	fs.DurationVar(&cfg.budget, "liveness-budget", cfg.budget, "every operation must be terminal within this long after the last kill (or its creation, if later)")
@@ -119,6 +122,8 @@ type report struct {
 	historyOps  int
 	handedOver  int // operations whose log names workers of more than one process incarnation
 	incarnation int // worker process incarnations that wrote to the log
+	selfKills   int // kill points that fired (and were restarted)
+	takeovers   map[sluice.State]int
 	elapsed     time.Duration
 }
 
@@ -161,6 +166,9 @@ func (r *report) failures(cfg config) []string {
 	if n := r.dupConflictAnswered(); n < cfg.minDupConflict {
 		out = append(out, fmt.Sprintf("%d duplicate or conflicting posts answered, want at least %d", n, cfg.minDupConflict))
 	}
+	if cfg.killPoint > 0 && r.takeovers[sluice.Broadcasting] == 0 {
+		out = append(out, "no operation was taken over in broadcasting: no kill landed between a write-ahead and its send")
+	}
 	// The invariants count violations, not answers: a run in which intake
 	// failed valid requests would pass them. Intake must answer every one.
 	if n := len(r.tally.validFailed); n > 0 {
@@ -185,6 +193,7 @@ func (r *report) print(w io.Writer) {
 		t.dupSent, t.conflictSent, t.invalidSent, r.dupConflictAnswered())
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
 		r.kills, r.restarts, r.incarnation, r.handedOver)
+	fmt.Fprintf(w, "livecheck: kill points fired %d; takeovers by the state the new incarnation found:%s\n", r.selfKills, stateCounts(r.takeovers))
 	fmt.Fprintf(w, "livecheck: chain: %d blocks, %d broadcasts, %d inclusions; porcupine history of %d operations\n",
 		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
 	for _, inv := range model.InvariantNames() {
@@ -288,7 +297,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	for i := range cfg.workerProcs {
 		p := ps.add(fmt.Sprintf("worker%d", i+1), env, "serve", "-store", "postgres", "-api=false",
 			"-workers", fmt.Sprint(cfg.workersPerProc), "-node-url", "http://"+nodeAddr,
-			"-lease", cfg.lease.String(), "-idle-sleep", "100ms")
+			"-lease", cfg.lease.String(), "-idle-sleep", "100ms", "-kill-point", fmt.Sprint(cfg.killPoint))
 		if err := ps.start(p); err != nil {
 			return nil, err
 		}
@@ -355,6 +364,38 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}()
 
+	// The restarter: a worker process whose kill point fired comes back at
+	// once. It and the killer start processes under one lock.
+	var supervise sync.Mutex
+	var selfKills atomic.Int64
+	stopRestarter := make(chan struct{})
+	var stopOnce sync.Once
+	stopRestarting := func() { stopOnce.Do(func() { close(stopRestarter) }) }
+	defer stopRestarting()
+	restarterDone := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stopRestarter:
+				restarterDone <- nil
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			supervise.Lock()
+			for _, w := range workers {
+				if w.diedAtKillPoint() {
+					if err := ps.start(w); err != nil {
+						supervise.Unlock()
+						restarterDone <- err
+						return
+					}
+					selfKills.Add(1)
+				}
+			}
+			supervise.Unlock()
+		}
+	}()
+
 	// The killer.
 	var kills, restarts int
 	var healed time.Time
@@ -375,10 +416,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 				}
 			}
 			w := workers[r.IntN(len(workers))]
+			supervise.Lock()
 			w.kill()
 			kills++
 			time.Sleep(time.Duration(100+r.IntN(700)) * time.Millisecond)
-			if err := ps.start(w); err != nil {
+			err := ps.start(w)
+			supervise.Unlock()
+			if err != nil {
 				killerDone <- err
 				return
 			}
@@ -429,6 +473,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 
 	// Stop the workers, so that the database and the chain hold still, then
 	// read both.
+	stopRestarting()
+	if err := <-restarterDone; err != nil {
+		return nil, err
+	}
 	for _, w := range workers {
 		w.stop(15 * time.Second)
 	}
@@ -457,6 +505,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}
 	rep.incarnation, rep.handedOver = incarnations(events)
+	rep.selfKills, rep.takeovers = int(selfKills.Load()), takeoversByState(events)
 	var linRep *model.LinearizabilityReport
 	rep.violations, linRep = model.CheckAll(snap, time.Minute)
 	rep.historyOps = linRep.Operations
@@ -479,6 +528,49 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	return rep, nil
 }
 
+// takeoversByState counts, per state, the times an operation passed from
+// one worker process incarnation to another: the state the new incarnation
+// found the operation in (the From of its first event).
+func takeoversByState(events []sluice.Event) map[sluice.State]int {
+	last := map[sluice.OperationID]string{}
+	out := map[sluice.State]int{}
+	for _, e := range events {
+		if e.Worker == "" {
+			continue
+		}
+		inc := incarnationOf(e.Worker)
+		if prev, ok := last[e.OperationID]; ok && prev != inc {
+			out[e.From]++
+		}
+		last[e.OperationID] = inc
+	}
+	return out
+}
+
+// stateCounts lists counts in the state machine's order.
+func stateCounts(m map[sluice.State]int) string {
+	var b strings.Builder
+	for _, s := range sluice.States {
+		if m[s] > 0 {
+			fmt.Fprintf(&b, " %s %d", s, m[s])
+		}
+	}
+	if b.Len() == 0 {
+		return " none"
+	}
+	return b.String()
+}
+
+// incarnationOf is the process incarnation of a worker id
+// ("pid-startnanos-wN").
+func incarnationOf(w sluice.WorkerID) string {
+	inc := string(w)
+	if i := strings.LastIndex(inc, "-w"); i >= 0 {
+		inc = inc[:i]
+	}
+	return inc
+}
+
 // incarnations counts the worker process incarnations in the log (a worker
 // id is "pid-startnanos-wN") and the operations that more than one of them
 // worked on.
@@ -489,10 +581,7 @@ func incarnations(events []sluice.Event) (procs, handed int) {
 		if e.Worker == "" {
 			continue
 		}
-		inc := string(e.Worker)
-		if i := strings.LastIndex(inc, "-w"); i >= 0 {
-			inc = inc[:i]
-		}
+		inc := incarnationOf(e.Worker)
 		all[inc] = true
 		if per[e.OperationID] == nil {
 			per[e.OperationID] = map[string]bool{}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -91,8 +92,33 @@ func (p *proc) alive() bool {
 	}
 }
 
-// unexpected reports an incarnation that exited without being told to.
+// killPointLine opens the log line a worker writes when its kill point
+// fires (cmd/sluice -kill-point); it must match cmd/sluice's.
+const killPointLine = "kill point: SIGKILL self after"
+
+// diedAtKillPoint reports whether the current incarnation has exited by its
+// own kill point (the last line of its log says so), not by a crash.
+func (p *proc) diedAtKillPoint() bool {
+	p.mu.Lock()
+	done, killed := p.done, p.killed
+	p.mu.Unlock()
+	if done == nil || killed {
+		return false
+	}
+	select {
+	case <-done:
+	default:
+		return false
+	}
+	return strings.Contains(p.tail(1), killPointLine)
+}
+
+// unexpected reports an incarnation that exited without being told to and
+// not by its kill point.
 func (p *proc) unexpected() error {
+	if p.diedAtKillPoint() {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done == nil || p.killed {

@@ -60,6 +60,11 @@ type config struct {
 	nodeURL     string        // "": the in-process mock; else a remote node over nodehttp
 	nodeAddr    string        // with the in-process mock: also serve it (and its ground truth) here
 	nodeTimeout time.Duration // one call to a remote node, at most
+
+	// killPointP is a test hook for the live check: after each write a
+	// worker lands, the process SIGKILLs itself with this chance. 0 in
+	// production.
+	killPointP float64
 }
 
 // Limits of the HTTP server. A slow or hostile client can hold a
@@ -89,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.nodeURL, "node-url", "", "use the mock node served by another sluice process at this URL (see -node-addr) instead of one in this process")
 	fs.StringVar(&c.nodeAddr, "node-addr", "", "also serve this process's mock node, with its ground truth, on this loopback address")
 	fs.DurationVar(&c.nodeTimeout, "node-timeout", nodehttp.DefaultTimeout, "with -node-url: one node call at most")
+	fs.Float64Var(&c.killPointP, "kill-point", 0, "test hook (the live check): after each write a worker lands, SIGKILL this process with this chance; lands kills in every state, between the write-ahead and the send too. Never in production")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -109,6 +115,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		err = errors.New("-node-url and -node-addr exclude each other: only a process with the mock in it can serve it")
 	case c.nodeAddr != "" && !loopback(c.nodeAddr):
 		err = fmt.Errorf("-node-addr %q: the mock node serves its ground truth and listens on loopback only", c.nodeAddr)
+	case c.killPointP < 0 || c.killPointP >= 1:
+		err = fmt.Errorf("-kill-point %v: want a chance in [0, 1)", c.killPointP)
 	case c.nodeURL != "" && !strings.HasPrefix(c.nodeURL, "http://") && !strings.HasPrefix(c.nodeURL, "https://"):
 		err = fmt.Errorf("-node-url %q: want http(s)://host:port", c.nodeURL)
 	}
@@ -280,10 +288,14 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 			wg.Wait()
 			return err
 		}
+		var st sluice.Store = db
+		if cfg.killPointP > 0 {
+			st = &killPoint{Store: db, p: cfg.killPointP, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))), logger: logger}
+		}
 		w := &sluice.Worker{
 			ID: id,
 			Pipeline: &sluice.Pipeline{
-				Store: db, Node: node, Signer: signer,
+				Store: st, Node: node, Signer: signer,
 				Clock: clock, HotWallet: hotWallet, Config: pcfg,
 			},
 			Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))),
@@ -356,3 +368,38 @@ func runWorker(ctx context.Context, w *sluice.Worker, idle time.Duration, logger
 		}
 	}
 }
+
+// killPoint is the live check's crash hook: after a write lands, the
+// process kills itself at once with chance p, as kill -9 would, running no
+// deferred code. The write committed and the worker never acted on it: a
+// kill after the write-ahead to broadcasting is the crash between intent
+// and send, which only recovery from the chain can resolve. Its log line is
+// how the live check tells such a death from a real one.
+type killPoint struct {
+	sluice.Store
+	p      float64
+	mu     sync.Mutex
+	rng    *rand.Rand
+	logger *log.Logger
+}
+
+func (k *killPoint) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	op, err := k.Store.CAS(ctx, c)
+	if err != nil {
+		return op, err
+	}
+	k.mu.Lock()
+	hit := k.rng.Float64() < k.p
+	k.mu.Unlock()
+	if hit {
+		k.logger.Printf("%s %s->%s", killPointLine, c.From, c.To)
+		if self, ferr := os.FindProcess(os.Getpid()); ferr == nil {
+			self.Kill()
+		}
+		select {} // the signal is on its way; never act on the write
+	}
+	return op, err
+}
+
+// killPointLine opens the log line a kill point writes before it fires.
+const killPointLine = "kill point: SIGKILL self after"
