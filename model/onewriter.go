@@ -44,10 +44,14 @@ func CheckOneWriter(s *Snapshot) []Violation {
 		}
 		claimer[k] = c
 	}
-	// Seqs run from 1 without gaps, so a slice indexes the writes by the
-	// event each appended (a write naming a Seq out of range is dropped,
-	// and its event then has no write).
-	writeBySeq := make([]*WriteRecord, len(s.Events)+1)
+	// A slice indexes the writes by the event each appended (Seqs start at
+	// 1 and are dense in practice; a database sequence may skip one). A
+	// write naming a Seq no event has is dropped, and so counts for nothing.
+	var seqMax int64
+	for _, e := range s.Events {
+		seqMax = max(seqMax, e.Seq)
+	}
+	writeBySeq := make([]*WriteRecord, seqMax+1)
 	for i := range s.Writes {
 		if w := &s.Writes[i]; w.Seq > 0 && w.Seq < int64(len(writeBySeq)) {
 			writeBySeq[w.Seq] = w

@@ -20,7 +20,6 @@ import (
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/money"
-	"sluicesim/sluice/store"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
 )
@@ -77,6 +76,11 @@ type Options struct {
 	Now func() time.Time
 	// PCTDepth > 0 schedules by PCT with that depth instead of at random.
 	PCTDepth int
+
+	// Stores makes each run's store (nil: store.Memory). The store is how
+	// a world runs, not what it is: the same seed gives the same trace on
+	// every store, so it is not in the trace header.
+	Stores StoreFactory
 
 	observer     sim.Observer // exhaustive search's footprint observer
 	keepSnapshot bool         // keep Result.Snapshot without tracing
@@ -138,7 +142,7 @@ type world struct {
 	s     *sim.Sim
 	data  *rand.Rand // data stream: amounts, ids; never a scheduling decision
 	ctx   context.Context
-	store *store.Memory
+	store Store
 	node  *mocknode.Node
 	sign  *tron.HMACSigner
 	hot   tron.Address
@@ -201,7 +205,16 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		stored: map[tron.Txid]bool{},
 		sent:   map[tron.Txid]tron.Transaction{},
 	}
-	w.store = store.NewMemory(s, cfg.Lease.D())
+	stores := o.Stores
+	if stores == nil {
+		stores = MemoryStores
+	}
+	st, dispose, serr := stores(s, cfg.Lease.D())
+	if serr != nil {
+		return &Result{Seed: seed, Failure: serr.Error(), Violations: []model.Violation{{Invariant: "store", Message: serr.Error()}}}
+	}
+	defer dispose()
+	w.store = st
 	w.node = mocknode.New(s, mocknode.Config{
 		Genesis:    epoch.Add(-10 * time.Minute),
 		HotWallet:  w.hot,

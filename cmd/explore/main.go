@@ -47,7 +47,14 @@ const (
 	exitUsage     = 2
 )
 
+// fixedClock is the clock of the store made only to test the connection.
+type fixedClock struct{}
+
+func (fixedClock) Now() time.Time { return time.Unix(0, 0) }
+
 type options struct {
+	stores       scenarios.StoreFactory // nil: store.Memory
+	storeKind    string
 	seeds        int
 	seedStart    uint64
 	seed         uint64
@@ -75,9 +82,9 @@ type options struct {
 // runOptions are the scenarios options the strategy flags ask for.
 func (o *options) runOptions() scenarios.Options {
 	if o.strategy == "pct" {
-		return scenarios.Options{PCTDepth: o.pctDepth}
+		return scenarios.Options{PCTDepth: o.pctDepth, Stores: o.stores}
 	}
-	return scenarios.Options{}
+	return scenarios.Options{Stores: o.stores}
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -110,6 +117,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
 	fs.BoolVar(&o.list, "list-mutants", false, "print the mutant catalog, one a line, and exit")
 	fs.BoolVar(&o.mutants, "mutants", false, "run every mutant against its world (budget: -seeds, default 10000) and print the kill table")
+	fs.StringVar(&o.storeKind, "store", "memory", "the store the worlds run on: memory, or postgres (the real PostgreSQL store at $DATABASE_URL, a fresh schema per seed)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -180,6 +188,34 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	cfg.Mutant = o.mutant
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("-mutant: %w", err)
+	}
+	switch o.storeKind {
+	case "memory":
+	case "postgres":
+		for _, f := range []string{"mutants", "replay", "shrink"} {
+			if set[f] {
+				return nil, fmt.Errorf("-store postgres runs seeds (-seeds or -seed): drop -%s", f)
+			}
+		}
+		if o.strategy == "exhaustive" {
+			return nil, errors.New("-store postgres runs seeds: exhaustive search runs on the memory store")
+		}
+		url := os.Getenv("DATABASE_URL")
+		if url == "" {
+			return nil, errors.New("-store postgres needs DATABASE_URL (make test's private cluster: eval \"$(.ci/postgres.sh start)\")")
+		}
+		if o.stores, err = scenarios.PostgresStores(url); err != nil {
+			return nil, err
+		}
+		// One store now, so that a database that cannot be reached is a
+		// clear error before any seed runs, not a failure of every seed.
+		_, dispose, err := o.stores(fixedClock{}, time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("-store postgres: %w", err)
+		}
+		dispose()
+	default:
+		return nil, fmt.Errorf("-store %q: want memory or postgres", o.storeKind)
 	}
 	o.shardN = 1
 	if *shard != "" {
@@ -457,6 +493,7 @@ func writeTrace(path string, t *sim.Trace) error {
 type summary struct {
 	World           string             `json:"world"`
 	Strategy        string             `json:"strategy"`
+	Store           string             `json:"store"`
 	SeedStart       uint64             `json:"seed_start"`
 	Seeds           int                `json:"seeds"`
 	Shard           string             `json:"shard"`
@@ -543,7 +580,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	progressWG.Wait()
 
 	sum := summary{
-		World: cfg.Name, Strategy: o.strategy, SeedStart: o.seedStart, Seeds: o.seeds,
+		World: cfg.Name, Strategy: o.strategy, Store: o.storeKind, SeedStart: o.seedStart, Seeds: o.seeds,
 		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: total,
 		PerInvariant: agg.perInvariant, SeedsFailed: agg.failed,
 	}
@@ -563,7 +600,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	sum.Outcomes = agg.outcomes
 	sum.ViolationsShown = len(sum.Violations)
 
-	fmt.Fprintf(stdout, "world %s%s, strategy %s, seeds %d..%d", cfg.Name, mutantNote(cfg), o.strategy, o.seedStart, o.seedStart+uint64(o.seeds)-1)
+	fmt.Fprintf(stdout, "world %s%s, strategy %s, store %s, seeds %d..%d", cfg.Name, mutantNote(cfg), o.strategy, o.storeKind, o.seedStart, o.seedStart+uint64(o.seeds)-1)
 	if o.shardN > 1 {
 		fmt.Fprintf(stdout, ", shard %d/%d", o.shardI, o.shardN)
 	}

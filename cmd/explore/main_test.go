@@ -52,7 +52,24 @@ func TestBadUsageExits2(t *testing.T) {
 		{"foreign trace", []string{"-replay", foreign}, "not a sluicesim-trace/1 file"},
 		{"zero parallel", []string{"-parallel", "0"}, "-parallel 0"},
 		{"unknown mutant", []string{"-mutant", "nope"}, `unknown mutant "nope"`},
+		{"unknown store", []string{"-store", "mysql"}, `-store "mysql"`},
+		{"postgres kill table", []string{"-store", "postgres", "-mutants"}, "drop -mutants"},
+		{"postgres exhaustive", []string{"-store", "postgres", "-strategy", "exhaustive"}, "exhaustive search runs on the memory store"},
 	}
+	t.Run("postgres without DATABASE_URL", func(t *testing.T) {
+		t.Setenv("DATABASE_URL", "")
+		code, _, errOut := cli(t, "-store", "postgres", "-seeds", "1")
+		if code != exitUsage || !strings.Contains(errOut, "-store postgres needs DATABASE_URL") {
+			t.Errorf("exit %d, stderr %q; want 2 naming DATABASE_URL", code, errOut)
+		}
+	})
+	t.Run("postgres unreachable", func(t *testing.T) {
+		t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
+		code, _, errOut := cli(t, "-store", "postgres", "-seeds", "1")
+		if code != exitUsage || !strings.Contains(errOut, "-store postgres: postgres: connect") {
+			t.Errorf("exit %d, stderr %q; want 2 naming the failed connection", code, errOut)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := cli(t, tt.args...)
