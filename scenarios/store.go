@@ -49,6 +49,9 @@ func PostgresStores(url string) (StoreFactory, error) {
 	}
 	return func(clock sluice.Clock, lease time.Duration) (Store, func(), error) {
 		ctx := context.Background()
+		// A random schema name, because parallel seeds and concurrent test
+		// processes share the database; the name never reaches a trace, so
+		// the run stays a pure function of (world, tape).
 		var b [6]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return nil, nil, err
