@@ -45,13 +45,14 @@ explore:
 gate:
 	$(GO) run ./cmd/explore -seeds $(GATE_SEEDS) -seed-start $(GATE_START) -json gate.json
 
-## explore-pg: the worlds on the real PostgreSQL store at DATABASE_URL (a fresh schema per seed; same seed, same trace as on memory); fails on any violation
+## explore-pg: the worlds and the store mutants on the real PostgreSQL store at DATABASE_URL (a fresh schema per seed; same seed, same trace as on memory); fails on any violation or a surviving store mutant
 .PHONY: explore-pg
 PG_SEEDS ?= 100
 explore-pg:
 	@if [ -z "$$DATABASE_URL" ]; then echo "explore-pg: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
 	$(GO) run ./cmd/explore -store postgres -seeds $(PG_SEEDS)
 	$(GO) run ./cmd/explore -store postgres -world zombies -seeds $$(( $(PG_SEEDS) * 2 ))
+	$(GO) run ./cmd/explore -store postgres -mutants -seeds $$(( $(PG_SEEDS) / 2 ))
 
 ## mutants: the kill table, every mutant against its world, 10,000 seeds each at most
 mutants:

@@ -236,6 +236,11 @@ var Mutants = []Mutant{
 	},
 }
 
+// OnStore reports whether the mutant breaks the store a worker or intake
+// sees (the CAS, the claim, the insert, the log): the mutants that say
+// something about a store, and so are run against PostgreSQL too.
+func (m Mutant) OnStore() bool { return m.workerStore != nil || m.intakeStore != nil }
+
 func mutant(name string) (Mutant, bool) {
 	for _, m := range Mutants {
 		if m.Name == name {

@@ -117,7 +117,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
 	fs.BoolVar(&o.list, "list-mutants", false, "print the mutant catalog, one a line, and exit")
 	fs.BoolVar(&o.mutants, "mutants", false, "run every mutant against its world (budget: -seeds, default 10000) and print the kill table")
-	fs.StringVar(&o.storeKind, "store", "memory", "the store the worlds run on: memory, or postgres (the real PostgreSQL store at $DATABASE_URL, a fresh schema per seed)")
+	fs.StringVar(&o.storeKind, "store", "memory", "the store the worlds run on: memory, or postgres (the real PostgreSQL store at $DATABASE_URL, a fresh schema per seed; with -mutants, the mutants of the store)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -192,9 +192,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	switch o.storeKind {
 	case "memory":
 	case "postgres":
-		for _, f := range []string{"mutants", "replay", "shrink"} {
+		for _, f := range []string{"replay", "shrink"} {
 			if set[f] {
-				return nil, fmt.Errorf("-store postgres runs seeds (-seeds or -seed): drop -%s", f)
+				return nil, fmt.Errorf("-store postgres runs seeds (-seeds, -seed, or the store mutants with -mutants): drop -%s", f)
 			}
 		}
 		if o.strategy == "exhaustive" {

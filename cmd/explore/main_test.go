@@ -53,7 +53,7 @@ func TestBadUsageExits2(t *testing.T) {
 		{"zero parallel", []string{"-parallel", "0"}, "-parallel 0"},
 		{"unknown mutant", []string{"-mutant", "nope"}, `unknown mutant "nope"`},
 		{"unknown store", []string{"-store", "mysql"}, `-store "mysql"`},
-		{"postgres kill table", []string{"-store", "postgres", "-mutants"}, "drop -mutants"},
+		{"postgres replay", []string{"-store", "postgres", "-replay", "x"}, "drop -replay"},
 		{"postgres exhaustive", []string{"-store", "postgres", "-strategy", "exhaustive"}, "exhaustive search runs on the memory store"},
 	}
 	t.Run("postgres without DATABASE_URL", func(t *testing.T) {

@@ -101,6 +101,9 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	var kills []uint64
 	worldsUsed := map[string]bool{}
 	for i, m := range scenarios.Mutants {
+		if o.storeKind == "postgres" && !m.OnStore() {
+			continue // a mutant of the node or the configuration says nothing new about a store
+		}
 		world := m.World
 		if world == "" {
 			world = "chaos"
@@ -162,7 +165,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	}
 	table.Timing = time.Since(began).Seconds()
 
-	fmt.Fprintf(stdout, "kill table: %d mutants, strategy %s, budget %d seeds each from seed %d\n\n", len(table.Rows), o.strategyName(), budget, o.seedStart)
+	fmt.Fprintf(stdout, "kill table: %d mutants, strategy %s, store %s, budget %d seeds each from seed %d\n\n", len(table.Rows), o.strategyName(), o.storeKind, budget, o.seedStart)
 	fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", "mutant", "world", "verdict", "seeds", "caught by")
 	failed := false
 	for _, r := range table.Rows {
