@@ -127,9 +127,21 @@ func (s *pgStore) Snapshot() store.Snapshot {
 func (s *pgStore) Open() int {
 	var n int
 	s.must(s.pool.QueryRow(context.Background(),
-		`SELECT count(*) FROM operations WHERE state NOT IN ('confirmed', 'failed', 'rejected')`).Scan(&n), "open")
+		`SELECT count(*) FROM operations WHERE NOT (state::text = ANY($1))`, terminalStates).Scan(&n), "open")
 	return n
 }
+
+// terminalStates are sluice's, named as the schema's enum names them: read
+// from the Go table, so this query cannot drift from it.
+var terminalStates = func() []string {
+	var out []string
+	for _, st := range sluice.States {
+		if st.Terminal() {
+			out = append(out, st.String())
+		}
+	}
+	return out
+}()
 
 func (s *pgStore) LastSeq() int64 {
 	var n int64

@@ -2,8 +2,9 @@ package scenarios
 
 import (
 	"bytes"
-	"os"
 	"testing"
+
+	"sluicesim/sluice/store/storetest"
 )
 
 // Goal: the worlds run against the real PostgreSQL store exactly as against
@@ -14,14 +15,7 @@ import (
 // Needs DATABASE_URL (make test starts a private cluster); under CI=true
 // its absence is a failure.
 func TestPostgresStoreGivesTheSameTraces(t *testing.T) {
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DATABASE_URL is unset and CI=true: the PostgreSQL tier must run in CI")
-		}
-		t.Skip("DATABASE_URL unset: start a cluster with: eval \"$(.ci/postgres.sh start)\"")
-	}
-	pg, err := PostgresStores(url)
+	pg, err := PostgresStores(storetest.DatabaseURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

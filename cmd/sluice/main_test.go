@@ -9,13 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
 )
 
@@ -29,13 +29,7 @@ func TestServeMemory(t *testing.T) {
 
 // Goal: the same story against PostgreSQL, in a schema of its own.
 func TestServePostgres(t *testing.T) {
-	base := os.Getenv("DATABASE_URL")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DATABASE_URL is unset and CI=true: the PostgreSQL tier must run in CI")
-		}
-		t.Skip("DATABASE_URL unset: skipping (start one with: eval \"$(.ci/postgres.sh start)\")")
-	}
+	base := storetest.DatabaseURL(t)
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)

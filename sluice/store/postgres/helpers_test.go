@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -14,29 +13,13 @@ import (
 	"sluicesim/sluice/store/storetest"
 )
 
-// databaseURL finds the test database. Without one the PostgreSQL tier
-// cannot run: in CI that is a failure (a green build must mean the tier
-// ran), on a laptop a skip that says how to get one.
-func databaseURL(t *testing.T) string {
-	t.Helper()
-	url := os.Getenv("DATABASE_URL")
-	if url != "" {
-		return url
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("DATABASE_URL is unset and CI=true: the PostgreSQL tier must run in CI (start one with: eval \"$(.ci/postgres.sh start)\")")
-	}
-	t.Skip("DATABASE_URL unset: skipping the PostgreSQL tier (start a throwaway cluster with: eval \"$(.ci/postgres.sh start)\")")
-	return ""
-}
-
 // freshPool returns a pool whose connections live in a new, migrated schema
 // of their own, dropped when the test ends: every test starts from an empty
 // database without needing a database per test.
 func freshPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
-	url := databaseURL(t)
+	url := storetest.DatabaseURL(t)
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
