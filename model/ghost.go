@@ -142,7 +142,7 @@ func intents(s *Snapshot) map[sluice.OperationID]Intent {
 		if r.Outcome != Created {
 			continue
 		}
-		if in, why := s.intent(r.Sent); why == "" {
+		if in, why := s.sentIntent(&r); why == "" {
 			if _, ok := out[in.ID]; !ok {
 				out[in.ID] = in
 			}
@@ -150,7 +150,7 @@ func intents(s *Snapshot) map[sluice.OperationID]Intent {
 	}
 	rows := rowsByID(s)
 	for _, r := range s.Intake {
-		in, why := s.intent(r.Sent)
+		in, why := s.sentIntent(&r)
 		if why != "" {
 			continue
 		}
@@ -242,6 +242,7 @@ func (s *Snapshot) read(p Payload) reading {
 // read after; the checkers never change what they get from it.
 type memo struct {
 	readings map[Payload]reading
+	raw      map[*RawPost]reading
 	own      *ownership
 	onChain  map[tron.Txid][]mocknode.Inclusion
 	rows     map[sluice.OperationID]*sluice.Operation
@@ -257,8 +258,37 @@ func withMemo(s *Snapshot) *Snapshot {
 		return s
 	}
 	c := *s
-	c.memo = &memo{readings: make(map[Payload]reading)}
+	c.memo = &memo{readings: make(map[Payload]reading), raw: make(map[*RawPost]reading)}
 	return &c
+}
+
+// sent is what record r's client meant: its Sent payload, or for a raw
+// post the payload ReadPost finds in it (a form ReadPost refuses is an
+// invalid request, for the reason it gives), memoized.
+func (s *Snapshot) sent(r *IntakeRecord) reading {
+	if r.Raw == nil {
+		return s.read(r.Sent)
+	}
+	if s.memo != nil {
+		if rd, ok := s.memo.raw[r.Raw]; ok {
+			return rd
+		}
+	}
+	p, bad := ReadPost(*r.Raw)
+	rd := reading{bad: "request " + bad}
+	if bad == "" {
+		rd = s.read(p)
+	}
+	if s.memo != nil {
+		s.memo.raw[r.Raw] = rd
+	}
+	return rd
+}
+
+// sentIntent is sent(r) as (intent, why invalid).
+func (s *Snapshot) sentIntent(r *IntakeRecord) (Intent, string) {
+	rd := s.sent(r)
+	return rd.in, rd.bad
 }
 
 // intent is ReadIntent(p), memoized.

@@ -61,7 +61,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		id := opKey(r.ID)
 		row := rows[id]
 		who := fmt.Sprintf("client %s (call %d)", r.Client, r.Call)
-		sent, sentBad := s.intent(r.Sent)
+		sent, sentBad := s.sentIntent(&r)
 		switch r.Outcome {
 		case Created, Replayed:
 			if sentBad != "" {
@@ -125,7 +125,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			add(id, "op %s was created %d times: %s", id, len(created), strings.Join(clients, ", "))
 		}
 		if row := rows[id]; row != nil && len(created) > 0 {
-			if want, bad := s.intent(created[0].Sent); bad == "" && !SameInstruction(rowIntent(row), want) {
+			if want, bad := s.sentIntent(&created[0]); bad == "" && !SameInstruction(rowIntent(row), want) {
 				add(id, "op %s holds %s, not %s that its creator %s (call %d) sent",
 					id, describeIntent(rowIntent(row)), describeIntent(want), created[0].Client, created[0].Call)
 			}
@@ -161,7 +161,7 @@ func couldCreate(s *Snapshot, records []IntakeRecord, row *sluice.Operation) boo
 			return true
 		}
 		if r.Outcome == Failed {
-			if in, bad := s.intent(r.Sent); bad == "" && SameInstruction(in, rowIntent(row)) {
+			if in, bad := s.sentIntent(&r); bad == "" && SameInstruction(in, rowIntent(row)) {
 				return true
 			}
 		}

@@ -1,14 +1,17 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"sluicesim/scenarios/hostile"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/store"
@@ -55,41 +58,71 @@ func FuzzIntakeAgainstReference(f *testing.F) {
 		if err != nil {
 			t.Skip()
 		}
-		// The strings the server will see (JSON replaces invalid UTF-8).
-		var seen map[string]string
-		if err := json.Unmarshal(body, &seen); err != nil {
-			t.Fatal(err)
-		}
-		sent := Payload{ID: seen["operation_id"], To: seen["to_address"], Amount: seen["amount"], Asset: seen["asset"]}
-		want, bad := ReadIntent(sent)
-
-		mem := store.NewMemory(&storetest.Clock{}, time.Minute)
-		h := intake.NewHandler(&intake.Service{Store: mem})
-		req := httptest.NewRequest(http.MethodPost, "/v1/withdrawals", strings.NewReader(string(body)))
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		rows := mem.Snapshot().Operations
-
-		if bad != "" {
-			if rec.Code != http.StatusUnprocessableEntity || len(rows) != 0 {
-				t.Fatalf("payload %+v is invalid to the reference (%s), but intake answered %d and stored %d rows: %s",
-					sent, bad, rec.Code, len(rows), rec.Body)
-			}
-			return
-		}
-		if rec.Code != http.StatusCreated || len(rows) != 1 {
-			t.Fatalf("payload %+v is valid to the reference, but intake answered %d and stored %d rows: %s", sent, rec.Code, len(rows), rec.Body)
-		}
-		if held := rowIntent(&rows[0]); !SameInstruction(held, want) {
-			t.Fatalf("payload %+v: stored %s, the reference reads %s", sent, describeIntent(held), describeIntent(want))
-		}
-		shown, _, _, ok := ReadAnswer(rec.Body.Bytes())
-		if in, bad := ReadIntent(shown); !ok || bad != "" || !SameInstruction(in, want) {
-			t.Fatalf("payload %+v: the answer shows %+v, the reference reads %s", sent, shown, describeIntent(want))
-		}
-		if _, err := mem.Get(context.Background(), want.ID); err != nil {
-			t.Fatalf("payload %+v: the row is not under the reference's id %s: %v", sent, want.ID, err)
-		}
+		judgePost(t, RawPost{ContentType: "application/json", Body: body})
 	})
+}
+
+// FuzzPostAgainstReference drives the real HTTP intake with whole requests,
+// a media type and body bytes, starting from every case of the
+// hostile-client generator, and judges each answer by the model's own
+// reading (ReadPost, then ReadIntent). Run:
+// go test ./model -fuzz FuzzPostAgainstReference.
+func FuzzPostAgainstReference(f *testing.F) {
+	r := rand.New(rand.NewPCG(13, 13))
+	for _, b := range []hostile.Fields{
+		{ID: "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b", To: tron.AddressFromBytes20([20]byte{0xc0, 1, 2, 3}).String(), Amount: "1.5", Asset: sluice.Asset},
+		{ID: "9e8d7c6b-5a49-4837-a625-1403f2e1d0c9", To: tron.AddressFromBytes20([20]byte{0x01, 0xff}).String(), Amount: "1000", Asset: sluice.Asset},
+	} {
+		for _, p := range hostile.Corpus(b, r) {
+			f.Add(p.ContentType, p.Body)
+		}
+	}
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		judgePost(t, RawPost{ContentType: contentType, Body: body})
+	})
+}
+
+// judgePost posts raw to a fresh intake and holds the answer to the
+// reference: a request it reads as a valid withdrawal is created (201)
+// with exactly that instruction stored and shown; one it refuses is a 415
+// or 422 that stores nothing.
+func judgePost(t *testing.T, raw RawPost) {
+	t.Helper()
+	fields, bad := ReadPost(raw)
+	var want Intent
+	if bad == "" {
+		want, bad = ReadIntent(fields)
+	}
+
+	mem := store.NewMemory(&storetest.Clock{}, time.Minute)
+	h := intake.NewHandler(&intake.Service{Store: mem})
+	req := httptest.NewRequest(http.MethodPost, "/v1/withdrawals", bytes.NewReader(raw.Body))
+	if raw.ContentType != "" {
+		req.Header.Set("Content-Type", raw.ContentType)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	rows := mem.Snapshot().Operations
+
+	if bad != "" {
+		if (rec.Code != http.StatusUnprocessableEntity && rec.Code != http.StatusUnsupportedMediaType) || len(rows) != 0 {
+			t.Fatalf("request %q (type %q) is invalid to the reference (%s), but intake answered %d and stored %d rows: %s",
+				raw.Body, raw.ContentType, bad, rec.Code, len(rows), rec.Body)
+		}
+		return
+	}
+	if rec.Code != http.StatusCreated || len(rows) != 1 {
+		t.Fatalf("request %q (type %q) is valid to the reference, but intake answered %d and stored %d rows: %s",
+			raw.Body, raw.ContentType, rec.Code, len(rows), rec.Body)
+	}
+	if held := rowIntent(&rows[0]); !SameInstruction(held, want) {
+		t.Fatalf("request %q: stored %s, the reference reads %s", raw.Body, describeIntent(held), describeIntent(want))
+	}
+	shown, _, _, ok := ReadAnswer(rec.Body.Bytes())
+	if in, bad := ReadIntent(shown); !ok || bad != "" || !SameInstruction(in, want) {
+		t.Fatalf("request %q: the answer shows %+v, the reference reads %s", raw.Body, shown, describeIntent(want))
+	}
+	if _, err := mem.Get(context.Background(), want.ID); err != nil {
+		t.Fatalf("request %q: the row is not under the reference's id %s: %v", raw.Body, want.ID, err)
+	}
 }

@@ -201,7 +201,7 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 		}
 		history = append(history, porcupine.Operation{
 			ClientId: client(r.Client),
-			Input:    linInput{ID: string(opKey(r.ID)), Hash: s.key(r.Sent)},
+			Input:    linInput{ID: string(opKey(r.ID)), Hash: s.sent(&r).key},
 			Call:     r.Call,
 			Output:   linOutput{Outcome: r.Outcome, Returned: s.key(r.Answer)},
 			Return:   ret,

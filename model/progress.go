@@ -75,7 +75,7 @@ func CheckProgress(s *Snapshot) []Violation {
 func validIDs(s *Snapshot) []sluice.OperationID {
 	ids := make(map[sluice.OperationID]bool)
 	for _, r := range s.Intake {
-		if in, bad := s.intent(r.Sent); bad == "" {
+		if in, bad := s.sentIntent(&r); bad == "" {
 			ids[in.ID] = true
 		}
 	}

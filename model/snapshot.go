@@ -79,7 +79,11 @@ type IntakeRecord struct {
 	ID string
 	// Sent is the payload the client sent, its own strings: the intent the
 	// oracle judges intake against.
-	Sent    Payload
+	Sent Payload
+	// Raw, when set, is the whole request as sent (media type and body
+	// bytes): a hostile client's. The model then reads the payload from it
+	// with ReadPost, and Sent is ignored.
+	Raw     *RawPost
 	Outcome Outcome // Created, Replayed, Conflict, Invalid, Failed (store error / crashed)
 	// Answer is, for Created/Replayed, the payload the answer's body
 	// carried (what the client was told the server holds).

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"sluicesim/scenarios/hostile"
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
 )
@@ -42,11 +43,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 type Config struct {
 	Name string
 
-	Withdrawals    int      // client requests, each a fresh operation id
-	DuplicateEvery int      // every Nth is posted twice at the same instant (0: never)
-	ConflictEvery  int      // every Nth id is reused later with another payload
-	InvalidEvery   int      // every Nth request is invalid
-	ArrivalSpread  Duration // clients arrive over this much virtual time
+	Withdrawals    int // client requests, each a fresh operation id
+	DuplicateEvery int // every Nth is posted twice at the same instant (0: never)
+	ConflictEvery  int // every Nth id is reused later with another payload
+	InvalidEvery   int // every Nth request is invalid
+	// HostileEvery: every Nth request comes from the hostile-client
+	// generator (package hostile), drawn from the Hostile categories (all
+	// of them when empty); the model decides which are valid.
+	HostileEvery  int      `json:",omitempty"`
+	Hostile       []string `json:",omitempty"`
+	ArrivalSpread Duration // clients arrive over this much virtual time
 
 	// Clients talk to the real HTTP handler. One that has no answer within
 	// ClientTimeout gives up on the request (the server may still finish
@@ -126,6 +132,14 @@ func (c Config) Validate() error {
 	case c.ClientTimeout <= 0 || c.ClientRetries < 0 || c.ClientRetryBackoff < 0 || c.Reads < 0 || len(c.ServerStalls) == 0:
 		return fmt.Errorf("world %s: client timeout must be positive, retries, backoff and reads not negative, and the stall menu non-empty", c.Name)
 	}
+	if c.HostileEvery < 0 {
+		return fmt.Errorf("world %s: HostileEvery %d is negative", c.Name, c.HostileEvery)
+	}
+	for _, h := range c.Hostile {
+		if _, ok := hostile.Lookup(h); !ok {
+			return fmt.Errorf("world %s: unknown hostile category %q (known: %s)", c.Name, h, strings.Join(hostile.Names(), ", "))
+		}
+	}
 	for _, n := range c.Only {
 		if n < 1 || n > c.Withdrawals {
 			return fmt.Errorf("world %s: Only names withdrawal %d of %d", c.Name, n, c.Withdrawals)
@@ -173,6 +187,7 @@ func Chaos() Config {
 		DuplicateEvery: 7,
 		ConflictEvery:  11,
 		InvalidEvery:   13,
+		HostileEvery:   5,
 		ArrivalSpread:  Duration(60 * time.Second),
 
 		ClientTimeout:      Duration(5 * time.Second),
@@ -225,7 +240,7 @@ func Pair() Config {
 	c.Lease = Duration(20 * time.Second)
 	c.Sluice.ExpirationWindow = 30 * time.Second
 	c.Withdrawals = 1
-	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
 	c.ArrivalSpread = Duration(time.Second)
 	c.Reads = 2
 	c.Workers = 2
@@ -242,7 +257,7 @@ func Pair() Config {
 func Calm() Config {
 	c := Chaos()
 	c.Name = "calm"
-	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
 	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
 	c.ServerStallP, c.ClientGetP, c.Reads = 0, 0, 0
 	c.ChainEvents = false
@@ -259,7 +274,7 @@ func Zombies() Config {
 	c := Chaos()
 	c.Name = "zombies"
 	c.Withdrawals = 8
-	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
 	c.ArrivalSpread = Duration(10 * time.Second)
 	c.Reads = 0
 	c.Workers = 3
@@ -283,7 +298,7 @@ func Laggy() Config {
 	c := Chaos()
 	c.Name = "laggy"
 	c.Withdrawals = 12
-	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0
+	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
 	c.ArrivalSpread = Duration(20 * time.Second)
 	c.Reads = 4
 	c.Workers = 3
@@ -332,7 +347,7 @@ func WorldNames() []string {
 // TallyKinds are the world's own fault kinds, listed even when they did not
 // fire; the node's lies and chain events are added from the node's own lists.
 var TallyKinds = []string{
-	"client-conflict", "client-duplicate", "client-invalid", "client-read", "client-retry", "client-timeout", "server-stall",
+	"client-conflict", "client-duplicate", "client-hostile", "client-invalid", "client-read", "client-retry", "client-timeout", "server-stall",
 	"clock-jump", "clock-skew", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
 	"slow-call", "relay", "signer-fail",
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"sluicesim/sluice"
@@ -32,6 +33,9 @@ type Mutant struct {
 	// Uncaught explains, for a mutant that no world here can catch, why,
 	// and what would catch it. Such a mutant is still run and reported.
 	Uncaught string
+	// Category, for an intake-edge mutant, is the hostile-client category
+	// (package hostile) that alone catches it.
+	Category string
 
 	configure   func(*Config)
 	intakeStore func(w *world, s sluice.Store) sluice.Store
@@ -39,10 +43,14 @@ type Mutant struct {
 	workerNode  func(a *actor, n tron.Node) tron.Node
 	workerSign  func(s tron.Signer) tron.Signer
 	rawBody     bool // requests carry their raw body's hash in the context
+	// handler wraps the intake HTTP handler: a lenient reading of requests.
+	handler func(http.Handler) http.Handler
 }
 
-// Mutants is the catalog, in a fixed order.
-var Mutants = []Mutant{
+// Mutants is the catalog, in a fixed order: the core's, then intake's edges.
+var Mutants = append(coreMutants, intakeMutants...)
+
+var coreMutants = []Mutant{
 	{
 		Name:   "cas-ignores-token",
 		Breaks: "the CAS is not fenced on the token: a zombie's write lands when the state still matches",

@@ -10,12 +10,15 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"sluicesim/model"
+	"sluicesim/scenarios/hostile"
 	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
@@ -27,7 +30,7 @@ import (
 // ModelVersion fingerprints how the worlds model sluice. Bump it whenever a
 // change makes old traces ask different questions, so that replaying one says
 // so up front instead of diverging mysteriously.
-const ModelVersion = "worlds/5"
+const ModelVersion = "worlds/6"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -290,7 +293,9 @@ func (w *world) name(id sluice.OperationID) string {
 	if n, ok := w.names[id]; ok {
 		return n
 	}
-	return string(id)
+	// Not one of the world's ids: a malformed one a client sent, which may
+	// hold spaces or newlines that must not break a trace line.
+	return strconv.Quote(string(id))
 }
 
 // spawnClients creates the withdrawals and their clients: duplicates posted
@@ -328,6 +333,18 @@ func (w *world) spawnClients() {
 			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
 			w.spawnClient(fmt.Sprintf("c%d*", n), other, 1)
 			w.count("client-conflict")
+			continue
+		case cfg.HostileEvery > 0 && n%cfg.HostileEvery == 0:
+			h := hostile.Draw(w.data, cfg.Hostile, hostile.Fields{ID: id, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset})
+			w.spawnPost(fmt.Sprintf("c%d", n), hostilePost(h), 0)
+			// Half the time the client then posts the tidy request under
+			// the same id: it must replay what a valid hostile request
+			// created (or be refused if that meant another instruction),
+			// and create what an invalid one did not.
+			if w.data.IntN(2) == 0 {
+				w.spawnClient(fmt.Sprintf("c%d~", n), sub, 1)
+			}
+			w.count("client-hostile")
 			continue
 		}
 		w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
@@ -411,24 +428,56 @@ func pad(a money.Amount) string {
 	return ".0"
 }
 
+// clientPost is one request a client sends, and what the oracle is told it
+// meant: a tidy client's own strings (sent), or a hostile client's whole
+// request (raw), which the model reads itself.
+type clientPost struct {
+	id          string // the operation id as spelled in the request
+	body        []byte
+	contentType string // "" sends no Content-Type
+	sent        model.Payload
+	raw         *model.RawPost
+	label       string // for traces: the hostile category and case
+}
+
+// tidyPost is sub as a well-behaved client sends it.
+func tidyPost(sub intake.Submission) clientPost {
+	body, _ := json.Marshal(map[string]string{
+		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
+	})
+	return clientPost{
+		id: sub.OperationID, body: body, contentType: "application/json",
+		sent: model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
+	}
+}
+
+// hostilePost is a request from the hostile-client generator. Which of them
+// are valid is for the model to say (model.ReadPost, model.ReadIntent).
+func hostilePost(h hostile.Post) clientPost {
+	return clientPost{
+		id: h.ID, body: h.Body, contentType: h.ContentType,
+		raw:   &model.RawPost{ContentType: h.ContentType, Body: h.Body},
+		label: " (hostile " + h.Category + "/" + h.Case + ")",
+	}
+}
+
 // spawnClient posts sub through the real HTTP handler after an arrival
 // delay; later waves (>0) wait for the first so that they post to a used id.
 // A client that gets no answer within ClientTimeout gives up on that request
 // (the server may still finish it) and retries with the same id. After an
 // answer it may read the operation back.
 func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
+	w.spawnPost(name, tidyPost(sub), wave)
+}
+
+// spawnPost is spawnClient for any request.
+func (w *world) spawnPost(name string, post clientPost, wave int) {
 	arrive := time.Duration(w.data.Int64N(int64(w.cfg.ArrivalSpread.D()/time.Second)+1)) * time.Second
 	arrive += time.Duration(wave) * w.cfg.ArrivalSpread.D()
 	if !w.keep {
 		return
 	}
 	w.clients++
-	body, _ := json.Marshal(map[string]string{
-		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
-	})
-	// What the client means, in its own strings: the oracle reads it with
-	// its own code, never with intake's.
-	sent := model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset}
 	w.s.Spawn(name, func(p *sim.Proc) {
 		defer func() {
 			w.s.Touch("clients", true)
@@ -441,8 +490,8 @@ func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
 				w.tally["client-retry"]++
 				p.Sleep(w.cfg.ClientRetryBackoff.D())
 			}
-			rec := model.IntakeRecord{Client: name, ID: sub.OperationID, Sent: sent, Call: w.tick()}
-			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", body, "")
+			rec := model.IntakeRecord{Client: name, ID: post.id, Sent: post.sent, Raw: post.raw, Call: w.tick()}
+			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", post.body, post.contentType, "")
 			if ok {
 				rec.Return = resp.ret
 				rec.Outcome, rec.Answer, rec.State = classifyPost(resp)
@@ -456,11 +505,11 @@ func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
 			}
 			w.intake = append(w.intake, rec)
 			if w.s.Tracing() {
-				w.s.Event(fmt.Sprintf("client %s POST -> %s", w.name(sluice.OperationID(strings.ToLower(sub.OperationID))), rec.Outcome))
+				w.s.Event(fmt.Sprintf("client %s POST%s -> %s", w.name(sluice.OperationID(strings.ToLower(post.id))), post.label, rec.Outcome))
 			}
 		}
 		if answered && w.s.Chance("client-get", w.cfg.ClientGetP) {
-			w.read(p, name+".get", sub.OperationID)
+			w.read(p, name+".get", post.id)
 		}
 	})
 }
@@ -478,7 +527,7 @@ type response struct {
 // process of its own, so that the client can give up on it while it goes
 // on. ok is false if no answer came within ClientTimeout. With logOf set,
 // the answer also counts that operation's events at the moment of return.
-func (w *world) request(client *sim.Proc, name, method, path string, body []byte, logOf string) (resp response, ok bool) {
+func (w *world) request(client *sim.Proc, name, method, path string, body []byte, contentType, logOf string) (resp response, ok bool) {
 	waiting, done := true, false
 	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
 		p.Local = &actor{w: w, p: p, server: true}
@@ -496,8 +545,8 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 		if w.rawBody {
 			req = req.WithContext(context.WithValue(w.ctx, rawBodyKey{}, bodyDigest(body)))
 		}
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
 		}
 		rec := httptest.NewRecorder()
 		w.handler.ServeHTTP(rec, req)
@@ -527,7 +576,7 @@ func classifyPost(r response) (model.Outcome, model.Payload, sluice.State) {
 		return model.Replayed, p, st
 	case r.code == http.StatusConflict:
 		return model.Conflict, model.Payload{}, sluice.None
-	case r.code == http.StatusUnprocessableEntity:
+	case r.code == http.StatusUnprocessableEntity, r.code == http.StatusUnsupportedMediaType:
 		return model.Invalid, model.Payload{}, sluice.None
 	}
 	return model.Failed, model.Payload{}, sluice.None
@@ -549,7 +598,9 @@ func (w *world) logLen(id string) int {
 // not recorded.
 func (w *world) read(p *sim.Proc, name, id string) {
 	rec := model.ReadRecord{Client: name, ID: id, Call: w.tick(), Bounded: true, LogAtCall: w.logLen(id)}
-	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+id, nil, id)
+	// A hostile client's id may hold spaces or worse: the path carries it
+	// escaped, and the server reads it back unescaped.
+	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+url.PathEscape(id), nil, "", id)
 	if !ok {
 		return
 	}
@@ -587,10 +638,15 @@ func (w *world) tick() int64 {
 // flight at once, each in its own process); an intake mutant breaks it here.
 func (w *world) newHandler() http.Handler {
 	var st sluice.Store = serverStore{w}
-	if m, ok := mutant(w.cfg.Mutant); ok && m.intakeStore != nil {
+	m, _ := mutant(w.cfg.Mutant)
+	if m.intakeStore != nil {
 		st = m.intakeStore(w, st)
 	}
-	return intake.NewHandler(&intake.Service{Store: st})
+	h := intake.NewHandler(&intake.Service{Store: st})
+	if m.handler != nil {
+		h = m.handler(h)
+	}
+	return h
 }
 
 // serverStore is the store seen by intake: each call goes through the
@@ -861,7 +917,7 @@ func (w *world) snapshot(budgetExhausted bool, header Config, tally []model.Tall
 // benignKinds are tally kinds that are no fault to the processor: clients
 // that read, post twice, reuse an id or send garbage. A run in which only
 // these fired is fault-free, and must confirm every valid withdrawal.
-var benignKinds = map[string]bool{"client-read": true, "client-duplicate": true, "client-conflict": true, "client-invalid": true}
+var benignKinds = map[string]bool{"client-read": true, "client-duplicate": true, "client-conflict": true, "client-invalid": true, "client-hostile": true}
 
 // faultTally counts what actually fired this run: worker faults, node lies,
 // chain events and hostile clients, every known kind listed.

@@ -53,7 +53,7 @@ func TestChaosSampleIsGreenAndHostile(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"worker-crash", "worker-pause", "worker-pause-before-write", "node-lose-request",
-		"node-accept-then-timeout", "node-expiration-lie", "client-duplicate", "chain-missed-slot", "slow-call", "relay"} {
+		"node-accept-then-timeout", "node-expiration-lie", "client-duplicate", "client-hostile", "chain-missed-slot", "slow-call", "relay"} {
 		if fired[k] == 0 {
 			t.Errorf("fault %s never fired in 30 seeds", k)
 		}
@@ -150,14 +150,16 @@ func BenchmarkChaosSeedTraced(b *testing.B) {
 func TestCheckThenInsertIsCaught(t *testing.T) {
 	cfg := Chaos()
 	cfg.Mutant = "check-then-insert"
+	// The race needs two posts of one id to interleave just so: about one
+	// chaos seed in twenty (19, 33 and 34 of the first 60).
 	caught := map[string]bool{}
-	for seed := uint64(1); seed <= 10; seed++ {
+	for seed := uint64(1); seed <= 40 && !(caught["linearizable-intake"] && caught["intake-uniqueness"]); seed++ {
 		for _, v := range Run(cfg, seed, Options{}).Violations {
 			caught[v.Invariant] = true
 		}
 	}
 	if !caught["linearizable-intake"] || !caught["intake-uniqueness"] {
-		t.Errorf("check-then-insert over 10 seeds caught by %v, want linearizable-intake and intake-uniqueness", caught)
+		t.Errorf("check-then-insert over 40 seeds caught by %v, want linearizable-intake and intake-uniqueness", caught)
 	}
 	for seed := uint64(1); seed <= 10; seed++ {
 		if vs := Run(Chaos(), seed, Options{}).Violations; len(vs) > 0 {
@@ -224,9 +226,14 @@ func TestStatsAgreeWithTheLog(t *testing.T) {
 func TestShrink(t *testing.T) {
 	cfg := Chaos()
 	cfg.Mutant = "send-before-write-ahead"
-	orig := Run(cfg, 1, Options{Tracing: true})
+	// The first failing seed, found rather than pinned, so that the test
+	// follows the world as it changes.
+	var orig *Result
+	for seed := uint64(1); seed <= 20 && (orig == nil || !orig.Failed()); seed++ {
+		orig = Run(cfg, seed, Options{Tracing: true})
+	}
 	if !orig.Failed() {
-		t.Fatal("seed 1 of send-before-write-ahead should fail")
+		t.Fatal("no seed up to 20 of send-before-write-ahead fails")
 	}
 	tr, _ := sim.ReadTrace(bytes.NewReader(orig.Trace.Bytes()))
 	sr, err := Shrink(tr, 100, nil)

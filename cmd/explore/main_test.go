@@ -319,24 +319,32 @@ func TestOutcomesAndProgress(t *testing.T) {
 	}
 }
 
-var updateReadme = flag.Bool("update-readme", false, "rewrite the README's invariant table from model.Invariants")
+var updateReadme = flag.Bool("update-readme", false, "rewrite the README's generated tables (invariants, hostile categories)")
 
 // Goal: the README's invariant table is the model's table, not a copy that
 // drifts: names, order and one-line docs.
-func TestReadmeInvariants(t *testing.T) {
+func TestReadmeInvariants(t *testing.T) { readmeSection(t, "invariants", model.MarkdownTable()) }
+
+// Goal: the README lists the hostile-client categories as the generator
+// has them, each with the mutant only it catches.
+func TestReadmeHostile(t *testing.T) { readmeSection(t, "hostile", scenarios.HostileMarkdownTable()) }
+
+// readmeSection checks (or with -update-readme rewrites) the README text
+// between "<!-- name:begin ... -->" and "<!-- name:end -->".
+func readmeSection(t *testing.T, name, want string) {
+	t.Helper()
 	const path = "../../README.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
-	begin := strings.Index(s, "<!-- invariants:begin")
-	end := strings.Index(s, "<!-- invariants:end -->")
+	begin := strings.Index(s, "<!-- "+name+":begin")
+	end := strings.Index(s, "<!-- "+name+":end -->")
 	if begin < 0 || end < begin {
-		t.Fatalf("%s has no invariants:begin/end markers", path)
+		t.Fatalf("%s has no %s:begin/end markers", path, name)
 	}
 	begin += strings.Index(s[begin:], "-->") + len("-->\n")
-	want := model.MarkdownTable()
 	if got := s[begin:end]; got != want {
 		if *updateReadme {
 			if err := os.WriteFile(path, []byte(s[:begin]+want+s[end:]), 0o644); err != nil {
@@ -344,7 +352,7 @@ func TestReadmeInvariants(t *testing.T) {
 			}
 			return
 		}
-		t.Errorf("README's invariant table differs from model.Invariants (run with -update-readme):\nwant:\n%s\ngot:\n%s", want, got)
+		t.Errorf("README's %s table differs from the code (run with -update-readme):\nwant:\n%s\ngot:\n%s", name, want, got)
 	}
 }
 

@@ -1,0 +1,136 @@
+package model
+
+// The model's own reading of a whole POST: the media type and the body, up
+// to the four strings of a Payload. Like reference.go it is written from the
+// API's written contract, not from intake's decoder: a decoder that is wrong
+// in a self-consistent way (it keeps the last of two duplicate keys, reads
+// only the first BodyMax bytes, ignores the Content-Type) would otherwise
+// agree with itself.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"strconv"
+	"strings"
+)
+
+// RawPost is a request exactly as a client sent it: its Content-Type
+// header ("" when it sent none) and its body bytes.
+type RawPost struct {
+	ContentType string
+	Body        []byte
+}
+
+// PostBodyMax is the contract's limit on a request body, in bytes. A body
+// of exactly this many bytes is read; one byte more is refused whole, even
+// when its first PostBodyMax bytes are a valid request.
+const PostBodyMax = 16 << 10
+
+// postFields are the four names of a submission, spelled exactly (keys are
+// case-sensitive: "Amount" is not "amount").
+var postFields = [4]string{"operation_id", "to_address", "amount", "asset"}
+
+// ReadPost reads a raw POST as intake must: the media type is absent or
+// application/json (type and subtype in any letter case, a charset only if
+// it is UTF-8), the body at most PostBodyMax bytes and exactly one JSON
+// object, whose keys are exactly the four field names, each once, each
+// value a JSON string; only whitespace may follow it. reason is "" when the
+// request's form is acceptable, and then p holds the four strings (which
+// ReadIntent still has to judge); otherwise reason says why the request is
+// refused before any field is read.
+func ReadPost(r RawPost) (p Payload, reason string) {
+	if r.ContentType != "" {
+		// RFC 2045's grammar, read by the standard library: the rule is
+		// about what the header says, and any HTTP client writes it so.
+		mt, params, err := mime.ParseMediaType(r.ContentType)
+		switch {
+		case err != nil:
+			return Payload{}, "content type is unreadable"
+		case mt != "application/json": // ParseMediaType lowercases it
+			return Payload{}, "content type is not application/json"
+		}
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			return Payload{}, "content type names a charset other than UTF-8"
+		}
+	}
+	if len(r.Body) > PostBodyMax {
+		return Payload{}, "body is longer than " + strconv.Itoa(PostBodyMax) + " bytes"
+	}
+	vals, why := refObject(r.Body)
+	if why != "" {
+		return Payload{}, "body " + why
+	}
+	return Payload{ID: vals[0], To: vals[1], Amount: vals[2], Asset: vals[3]}, ""
+}
+
+// refObject reads body as one JSON object of the four string fields, token
+// by token: every value must itself be a single string token.
+func refObject(body []byte) ([4]string, string) {
+	var vals [4]string
+	var seen [4]bool
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	next := func() (json.Token, string) {
+		t, err := d.Token()
+		if err == nil {
+			return t, ""
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, "ends early"
+		}
+		return nil, "is not JSON"
+	}
+	t, why := next()
+	if why != "" {
+		return vals, why
+	}
+	if t != json.Delim('{') {
+		return vals, "is not a JSON object"
+	}
+	for {
+		t, why = next()
+		if why != "" {
+			return vals, why
+		}
+		if t == json.Delim('}') {
+			break
+		}
+		key := t.(string) // the decoder only yields strings in key position
+		i := -1
+		for j, f := range postFields {
+			if key == f {
+				i = j
+			}
+		}
+		if i < 0 {
+			return vals, "has an unknown key " + strconv.Quote(key)
+		}
+		if seen[i] {
+			return vals, "has the key " + key + " twice"
+		}
+		seen[i] = true
+		v, why := next()
+		if why != "" {
+			return vals, why
+		}
+		s, ok := v.(string)
+		if !ok {
+			return vals, "has a " + key + " that is not a JSON string"
+		}
+		vals[i] = s
+	}
+	// Anything but whitespace after the object is a second value (or
+	// garbage): the body is not one object.
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return vals, "has data after the object"
+	}
+	for i, ok := range seen {
+		if !ok {
+			return vals, "has no " + postFields[i]
+		}
+	}
+	return vals, ""
+}

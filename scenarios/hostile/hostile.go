@@ -1,0 +1,539 @@
+package hostile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+)
+
+// BodyMax is the API's written limit on a request body, in bytes; the
+// body-size cases sit on either side of it. (A test pins it to intake's.)
+const BodyMax = 16 << 10
+
+// Fields are the four fields of a valid submission, the starting point of
+// every case.
+type Fields struct {
+	ID, To, Amount, Asset string
+}
+
+// Post is one hostile request, ready to send.
+type Post struct {
+	Category, Case string
+	// ContentType is the header to send; "" sends none.
+	ContentType string
+	Body        []byte
+	// ID is the operation id the body carries, as spelled in it: the
+	// record's id for matching answers to rows.
+	ID string
+}
+
+// Rand is the randomness a case draws from (math/rand/v2's *Rand has it):
+// the world's data stream, or a fixed seed for the corpus.
+type Rand interface {
+	IntN(n int) int
+	Uint32() uint32
+}
+
+// Category is one family of edge inputs.
+type Category struct {
+	Name string
+	// Doc says what the category sends, in one line (the README's table).
+	Doc   string
+	Cases []Case
+}
+
+// Case is one way of spoiling or re-spelling a submission.
+type Case struct {
+	Name string
+	make func(b Fields, r Rand) Post
+}
+
+// Make builds the case's request from b.
+func (c Case) Make(b Fields, r Rand) Post { return c.make(b, r) }
+
+const jsonType = "application/json"
+
+// Categories is the generator's catalog, in a fixed order.
+var Categories = []Category{
+	{
+		Name: "id-spelling",
+		Doc:  "operation ids in other letter cases (one operation), and wrapped in whitespace, braces, `urn:uuid:`, without hyphens or with look-alike hyphens (refused)",
+		Cases: []Case{
+			idCase("upper", strings.ToUpper),
+			{"mixed", func(b Fields, r Rand) Post {
+				id := []byte(b.ID)
+				for i, c := range id {
+					if 'a' <= c && c <= 'f' && r.IntN(2) == 0 {
+						id[i] = c - 'a' + 'A'
+					}
+				}
+				b.ID = string(id)
+				return plain(b)
+			}},
+			idCase("space-before", func(s string) string { return " " + s }),
+			idCase("newline-after", func(s string) string { return s + "\n" }),
+			idCase("tabs", func(s string) string { return "\t" + s + "\t" }),
+			idCase("nbsp-after", func(s string) string { return s + "\u00a0" }),
+			idCase("braces", func(s string) string { return "{" + s + "}" }),
+			idCase("urn", func(s string) string { return "urn:uuid:" + s }),
+			idCase("no-hyphens", func(s string) string { return strings.ReplaceAll(s, "-", "") }),
+			idCase("unicode-hyphen", func(s string) string { return strings.Replace(s, "-", "\u2010", 1) }),
+		},
+	},
+	{
+		Name: "address",
+		Doc:  "recipients with every prefix byte and payload length under a valid checksum, flipped checksum or payload bits, hex forms, look-alike characters, whitespace; other valid accounts",
+		Cases: []Case{
+			addrCase("prefix-byte", func(a []byte, r Rand) string {
+				p := byte(r.IntN(255))
+				if p >= 0x41 {
+					p++ // every byte but 0x41
+				}
+				a[0] = p
+				return base58Check(a)
+			}),
+			addrCase("checksum-bit", func(a []byte, r Rand) string {
+				raw := withChecksum(a)
+				i := 21 + r.IntN(4)
+				raw[i] ^= 1 << r.IntN(8)
+				return base58(raw)
+			}),
+			addrCase("payload-bit", func(a []byte, r Rand) string {
+				raw := withChecksum(a)
+				raw[1+r.IntN(20)] ^= 1 << r.IntN(8)
+				return base58(raw)
+			}),
+			addrCase("short", func(a []byte, r Rand) string { return base58Check(a[:20]) }),
+			addrCase("long", func(a []byte, r Rand) string { return base58Check(append(a, byte(r.Uint32()))) }),
+			addrCase("length", func(a []byte, r Rand) string {
+				n := r.IntN(40)
+				if n >= 21 {
+					n++ // every length but 21
+				}
+				p := make([]byte, n)
+				for i := range p {
+					p[i] = byte(r.Uint32())
+				}
+				if n > 0 {
+					p[0] = 0x41
+				}
+				return base58Check(p)
+			}),
+			addrCase("hex", func(a []byte, r Rand) string { return hex.EncodeToString(a) }),
+			addrCase("0x-hex", func(a []byte, r Rand) string { return "0x" + hex.EncodeToString(a[1:]) }),
+			addrCase("look-alike", func(a []byte, r Rand) string {
+				s := []byte(base58Check(a))
+				s[1+r.IntN(len(s)-1)] = "0OIl"[r.IntN(4)]
+				return string(s)
+			}),
+			addrCase("whitespace", func(a []byte, r Rand) string { return base58Check(a) + " " }),
+			addrCase("other-account", func(a []byte, r Rand) string {
+				for i := 1; i < 21; i++ {
+					a[i] = byte(r.Uint32())
+				}
+				a[1] |= 0x80 // never the all-zero account
+				return base58Check(a)
+			}),
+			addrCase("near-zero-account", func(a []byte, r Rand) string {
+				clear(a[1:])
+				a[20] = byte(1 + r.IntN(255))
+				return base58Check(a)
+			}),
+		},
+	},
+	{
+		Name: "amount",
+		Doc:  "amounts with leading zeros, signs, exponents, seven decimals, trailing zeros past six, huge values, commas, spaces, other digits (refused); exactly six decimals, the smallest unit (accepted)",
+		Cases: []Case{
+			amountCase("leading-zeros", func(a string, r Rand) string { return strings.Repeat("0", 1+r.IntN(3)) + a }),
+			amountCase("plus", func(a string, r Rand) string { return "+" + a }),
+			amountCase("minus", func(a string, r Rand) string { return "-" + a }),
+			amountCase("exponent", func(a string, r Rand) string {
+				return pick(r, a+"e0", a+"E0", "1e6", "15e-1", "1.5E+2")
+			}),
+			amountCase("seven-decimals", func(a string, r Rand) string { return sixDecimals(a) + string(rune('1'+r.IntN(9))) }),
+			amountCase("trailing-zeros", func(a string, r Rand) string { return sixDecimals(a) + strings.Repeat("0", 1+r.IntN(3)) }),
+			amountCase("six-decimals", func(a string, r Rand) string { return sixDecimals(a) }),
+			amountCase("smallest-unit", func(a string, r Rand) string { return "0.000001" }),
+			amountCase("huge", func(a string, r Rand) string {
+				return pick(r, "1000000000.000001", "1000000001", "99999999999999999999", "18446744073709.551616",
+					"18446744073709551616", "1"+strings.Repeat("0", 70))
+			}),
+			amountCase("point-edge", func(a string, r Rand) string {
+				whole, _, _ := strings.Cut(a, ".")
+				return pick(r, "."+whole, whole+".", whole+"..5", whole+".5.0")
+			}),
+			amountCase("spaces", func(a string, r Rand) string { return pick(r, " "+a, a+" ", a+"\n") }),
+			amountCase("comma", func(a string, r Rand) string {
+				return pick(r, strings.Replace(sixDecimals(a), ".", ",", 1), "1,000")
+			}),
+			amountCase("other-digits", func(a string, r Rand) string { return pick(r, "\uff11", "\u0661.5", "0x10", "NaN", "Infinity") }),
+			amountCase("zero-decimals", func(a string, r Rand) string { return pick(r, "0.000000", "0.0000001", "00") }),
+		},
+	},
+	{
+		Name: "body-size",
+		Doc:  "bodies of exactly the limit and one byte under (accepted), one byte over, over the limit with a valid request in the first part, and a valid request after the limit (refused)",
+		Cases: []Case{
+			sizeCase("at-limit", func(obj []byte, r Rand) []byte { return padTo(obj, BodyMax) }),
+			sizeCase("under-limit", func(obj []byte, r Rand) []byte { return padTo(obj, BodyMax-1) }),
+			sizeCase("inside-padding-at-limit", func(obj []byte, r Rand) []byte {
+				// The padding sits between the tokens, not after them.
+				pad := strings.Repeat(" ", BodyMax-len(obj))
+				return append([]byte("{"+pad), obj[1:]...)
+			}),
+			sizeCase("over-by-one", func(obj []byte, r Rand) []byte { return padTo(obj, BodyMax+1) }),
+			sizeCase("valid-prefix", func(obj []byte, r Rand) []byte {
+				// The first BodyMax bytes are a whole valid request.
+				b := padTo(obj, BodyMax)
+				return append(b, pick(r, "x", "garbage after the limit", string(obj))...)
+			}),
+			sizeCase("json-after-limit", func(obj []byte, r Rand) []byte {
+				return append(bytes.Repeat([]byte(" "), BodyMax+r.IntN(64)), obj...)
+			}),
+		},
+	},
+	{
+		Name: "json-shape",
+		Doc:  "unknown keys, keys in another case, duplicate keys (same or other value), numbers, nulls, arrays, missing keys, trailing data, a byte-order mark (refused); reordered keys, escaped keys and values, whitespace between tokens (accepted)",
+		Cases: []Case{
+			shapeCase("reordered", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				for i := len(kv) - 1; i > 0; i-- {
+					j := r.IntN(i + 1)
+					kv[i], kv[j] = kv[j], kv[i]
+				}
+				return object(kv)
+			}),
+			shapeCase("escaped-key", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				i := r.IntN(4)
+				kv[i][0] = `"` + strings.Replace(kv[i][0][1:len(kv[i][0])-1], "_", `\u005f`, 1) + `"`
+				if !strings.Contains(kv[i][0], `\u`) { // "asset" and "amount" have no underscore
+					kv[i][0] = `"\u` + fmt.Sprintf("%04x", kv[i][0][1]) + kv[i][0][2:]
+				}
+				return object(kv)
+			}),
+			shapeCase("escaped-value", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				i := r.IntN(4)
+				v := kv[i][1]
+				kv[i][1] = `"\u` + fmt.Sprintf("%04x", v[1]) + v[2:]
+				return object(kv)
+			}),
+			shapeCase("whitespace-between", func(b Fields, r Rand) string {
+				ws := func() string { return pick(r, "\n", "\t", "\r\n  ", " ") }
+				var sb strings.Builder
+				sb.WriteString(ws() + "{")
+				for i, kv := range pairs(b) {
+					if i > 0 {
+						sb.WriteString(ws() + ",")
+					}
+					sb.WriteString(ws() + kv[0] + ws() + ":" + ws() + kv[1])
+				}
+				sb.WriteString(ws() + "}" + ws())
+				return sb.String()
+			}),
+			shapeCase("unknown-key", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				extra := [2]string{pick(r, `"memo"`, `"network"`, `"id"`, `""`), `"x"`}
+				return object(slices.Insert(kv, r.IntN(5), extra))
+			}),
+			shapeCase("key-case", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				i := r.IntN(4)
+				kv[i][0] = pick(r, strings.ToUpper(kv[i][0]), `"`+strings.ToUpper(kv[i][0][1:2])+kv[i][0][2:])
+				return object(kv)
+			}),
+			shapeCase("duplicate-same", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				i := r.IntN(4)
+				return object(append(kv, kv[i]))
+			}),
+			shapeCase("duplicate-other", func(b Fields, r Rand) string {
+				// The first value is the client's; a second one, later in
+				// the body, says something else.
+				kv := pairs(b)
+				other := b
+				other.Amount = "1" + strings.TrimPrefix(b.Amount, "0")
+				if other.Amount == b.Amount {
+					other.Amount = "2"
+				}
+				other.To = otherAccount(b.To, r)
+				i := 1 + r.IntN(2) // the recipient or the amount
+				return object(append(kv, pairs(other)[i]))
+			}),
+			shapeCase("number-value", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				kv[2][1] = b.Amount // a JSON number
+				return object(kv)
+			}),
+			shapeCase("null-value", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				kv[r.IntN(4)][1] = "null"
+				return object(kv)
+			}),
+			shapeCase("nested-value", func(b Fields, r Rand) string {
+				kv := pairs(b)
+				i := r.IntN(4)
+				kv[i][1] = pick(r, "["+kv[i][1]+"]", `{"value":`+kv[i][1]+"}")
+				return object(kv)
+			}),
+			shapeCase("missing-key", func(b Fields, r Rand) string {
+				i := r.IntN(4)
+				return object(slices.Delete(pairs(b), i, i+1))
+			}),
+			shapeCase("trailing-data", func(b Fields, r Rand) string {
+				o := object(pairs(b))
+				return o + pick(r, o, "x", "{}", ",", "null")
+			}),
+			shapeCase("not-an-object", func(b Fields, r Rand) string {
+				o := object(pairs(b))
+				return pick(r, "["+o+"]", `"`+strings.ReplaceAll(o, `"`, `\"`)+`"`, "", " ", "null", o[:len(o)-1], strings.TrimSuffix(o, "}")+",}")
+			}),
+			shapeCase("byte-order-mark", func(b Fields, r Rand) string { return "\ufeff" + object(pairs(b)) }),
+		},
+	},
+	{
+		Name: "content-type",
+		Doc:  "no Content-Type, `charset=UTF-8`, upper-case type, no space (accepted); text/plain, forms, multipart, other charsets, look-alike and malformed types (refused)",
+		Cases: []Case{
+			typeCase("absent", ""),
+			typeCase("charset-upper", "application/json; charset=UTF-8"),
+			typeCase("type-upper", "Application/JSON"),
+			typeCase("no-space", "application/json;charset=utf-8"),
+			typeCase("text-plain", "text/plain"),
+			typeCase("form", "application/x-www-form-urlencoded"),
+			typeCase("multipart", "multipart/form-data; boundary=x"),
+			typeCase("latin1", "application/json; charset=iso-8859-1"),
+			typeCase("utf16", "application/json; charset=utf-16"),
+			typeCase("look-alike", "application/jsonl"),
+			typeCase("problem-json", "application/problem+json"),
+			typeCase("text-json", "text/json"),
+			typeCase("malformed", "application/json; charset"),
+		},
+	},
+}
+
+// Names lists the categories' names in order.
+func Names() []string {
+	out := make([]string, len(Categories))
+	for i, c := range Categories {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Lookup returns the named category.
+func Lookup(name string) (Category, bool) {
+	for _, c := range Categories {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Category{}, false
+}
+
+// Draw spoils b one way: a category from cats (every category when cats is
+// empty; unknown names are the caller's to refuse, see Lookup), then one of
+// its cases, each uniformly.
+func Draw(r Rand, cats []string, b Fields) Post {
+	cat := Categories[r.IntN(len(Categories))]
+	if len(cats) > 0 {
+		cat, _ = Lookup(cats[r.IntN(len(cats))])
+	}
+	c := cat.Cases[r.IntN(len(cat.Cases))]
+	p := c.make(b, r)
+	p.Category, p.Case = cat.Name, c.Name
+	return p
+}
+
+// Corpus is every case of every category once, made from b with r: the fuzz
+// target's seed corpus and the generator's own tests.
+func Corpus(b Fields, r Rand) []Post {
+	var out []Post
+	for _, cat := range Categories {
+		for _, c := range cat.Cases {
+			p := c.make(b, r)
+			p.Category, p.Case = cat.Name, c.Name
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// plain is b as a tidy JSON request.
+func plain(b Fields) Post {
+	return Post{ContentType: jsonType, Body: []byte(object(pairs(b))), ID: b.ID}
+}
+
+func idCase(name string, f func(string) string) Case {
+	return Case{name, func(b Fields, r Rand) Post { b.ID = f(b.ID); return plain(b) }}
+}
+
+func addrCase(name string, f func(a []byte, r Rand) string) Case {
+	return Case{name, func(b Fields, r Rand) Post {
+		a := addressBytes(b.To)
+		b.To = f(a[:], r)
+		return plain(b)
+	}}
+}
+
+func amountCase(name string, f func(a string, r Rand) string) Case {
+	return Case{name, func(b Fields, r Rand) Post { b.Amount = f(b.Amount, r); return plain(b) }}
+}
+
+func sizeCase(name string, f func(obj []byte, r Rand) []byte) Case {
+	return Case{name, func(b Fields, r Rand) Post {
+		p := plain(b)
+		p.Body = f(p.Body, r)
+		return p
+	}}
+}
+
+func shapeCase(name string, f func(b Fields, r Rand) string) Case {
+	return Case{name, func(b Fields, r Rand) Post {
+		p := plain(b)
+		p.Body = []byte(f(b, r))
+		return p
+	}}
+}
+
+func typeCase(name, ct string) Case {
+	return Case{name, func(b Fields, r Rand) Post {
+		p := plain(b)
+		p.ContentType = ct
+		return p
+	}}
+}
+
+// pairs are b's keys and values as JSON text, in the API's order.
+func pairs(b Fields) [][2]string {
+	return [][2]string{
+		{`"operation_id"`, quote(b.ID)},
+		{`"to_address"`, quote(b.To)},
+		{`"amount"`, quote(b.Amount)},
+		{`"asset"`, quote(b.Asset)},
+	}
+}
+
+func object(kv [][2]string) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, p := range kv {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(p[0] + ":" + p[1])
+	}
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// quote is s as a JSON string.
+func quote(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
+}
+
+func pick(r Rand, options ...string) string { return options[r.IntN(len(options))] }
+
+// padTo appends spaces to obj up to n bytes (JSON allows whitespace after
+// the value).
+func padTo(obj []byte, n int) []byte {
+	out := make([]byte, n)
+	copy(out, obj)
+	for i := len(obj); i < n; i++ {
+		out[i] = ' '
+	}
+	return out
+}
+
+// sixDecimals writes a with exactly six decimals ("1.5" -> "1.500000").
+func sixDecimals(a string) string {
+	whole, frac, _ := strings.Cut(a, ".")
+	if len(frac) > 6 {
+		return a
+	}
+	return whole + "." + frac + strings.Repeat("0", 6-len(frac))
+}
+
+// otherAccount is a valid address other than to.
+func otherAccount(to string, r Rand) string {
+	a := addressBytes(to)
+	a[1+r.IntN(20)] ^= byte(1 + r.IntN(255))
+	if a == [21]byte{0x41} {
+		a[20] = 1
+	}
+	return base58Check(a[:])
+}
+
+// addressBytes decodes a base58check address into its 21-byte payload. The
+// base fields are the world's own valid addresses; anything else is a bug
+// in the caller.
+func addressBytes(s string) [21]byte {
+	raw := Unbase58(s)
+	if len(raw) != 25 {
+		panic("hostile: base address " + s + " is not 25 bytes of base58")
+	}
+	return [21]byte(raw[:21])
+}
+
+const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// base58Check encodes payload followed by its 4-byte double-sha256
+// checksum.
+func base58Check(payload []byte) string { return base58(withChecksum(payload)) }
+
+func withChecksum(payload []byte) []byte {
+	h := sha256.Sum256(payload)
+	h = sha256.Sum256(h[:])
+	return append(slices.Clone(payload), h[:4]...)
+}
+
+// base58 and unbase58 are the plain big-number codec: the generator only
+// needs them to be right, not fast.
+func base58(b []byte) string {
+	n := new(big.Int).SetBytes(b)
+	var out []byte
+	mod := new(big.Int)
+	for n.Sign() > 0 {
+		n.DivMod(n, big.NewInt(58), mod)
+		out = append(out, alphabet[mod.Int64()])
+	}
+	for _, c := range b {
+		if c != 0 {
+			break
+		}
+		out = append(out, '1')
+	}
+	slices.Reverse(out)
+	return string(out)
+}
+
+// Unbase58 decodes a base58 string to its bytes (nil if a character is
+// outside the alphabet), checksum and all: no check of any kind.
+func Unbase58(s string) []byte {
+	n := new(big.Int)
+	zeros := 0
+	for zeros < len(s) && s[zeros] == '1' {
+		zeros++
+	}
+	for i := 0; i < len(s); i++ {
+		d := strings.IndexByte(alphabet, s[i])
+		if d < 0 {
+			return nil
+		}
+		n.Mul(n, big.NewInt(58))
+		n.Add(n, big.NewInt(int64(d)))
+	}
+	return append(make([]byte, zeros), n.Bytes()...)
+}

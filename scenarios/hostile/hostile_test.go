@@ -1,0 +1,132 @@
+package hostile_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/scenarios/hostile"
+	"sluicesim/sluice"
+	"sluicesim/sluice/intake"
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
+)
+
+func base(r *rand.Rand) hostile.Fields {
+	var acct [20]byte
+	for i := range acct {
+		acct[i] = byte(r.Uint32())
+	}
+	acct[0] |= 1
+	amounts := []string{"1", "1.5", "12.25", "999.999999", "0.1", "1000"}
+	return hostile.Fields{
+		ID:     "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b",
+		To:     tron.AddressFromBytes20(acct).String(),
+		Amount: amounts[r.IntN(len(amounts))],
+		Asset:  sluice.Asset,
+	}
+}
+
+// accepted are the cases whose author meant them to be valid requests. The
+// worlds never use this list (the reference reading decides there); it is
+// a second, independent opinion that the test holds the reference to.
+var accepted = map[string]bool{
+	"id-spelling/upper": true, "id-spelling/mixed": true,
+	"address/other-account": true, "address/near-zero-account": true,
+	"amount/six-decimals": true, "amount/smallest-unit": true,
+	"body-size/at-limit": true, "body-size/under-limit": true, "body-size/inside-padding-at-limit": true,
+	"json-shape/reordered": true, "json-shape/escaped-key": true, "json-shape/escaped-value": true, "json-shape/whitespace-between": true,
+	"content-type/absent": true, "content-type/charset-upper": true, "content-type/type-upper": true, "content-type/no-space": true,
+}
+
+// TestCasesMeanWhatTheySay draws every case many times and holds three
+// readings to one another: the author's intent (accepted), the model's
+// reference (ReadPost, ReadIntent) and the real HTTP handler. A case that
+// is sometimes valid and sometimes not, a reference that disagrees with the
+// author, or an intake that disagrees with the reference fails it.
+func TestCasesMeanWhatTheySay(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, cat := range hostile.Categories {
+		valid, invalid := 0, 0
+		for _, c := range cat.Cases {
+			name := cat.Name + "/" + c.Name
+			for range 40 {
+				b := base(r)
+				p := c.Make(b, r)
+				raw := model.RawPost{ContentType: p.ContentType, Body: p.Body}
+				fields, why := model.ReadPost(raw)
+				if why == "" {
+					_, why = model.ReadIntent(fields)
+				}
+				if (why == "") != accepted[name] {
+					t.Fatalf("%s: the reference reads %q (body %.200q, type %q) as valid=%v, its author meant valid=%v",
+						name, why, p.Body, p.ContentType, why == "", accepted[name])
+				}
+				code := post(t, p)
+				if want := why == ""; (code == http.StatusCreated) != want || (!want && code != 422 && code != 415) {
+					t.Fatalf("%s: intake answered %d to %.200q (type %q); the reference says %q", name, code, p.Body, p.ContentType, why)
+				}
+				if why == "" {
+					valid++
+				} else {
+					invalid++
+				}
+			}
+		}
+		if valid == 0 || invalid == 0 {
+			t.Errorf("category %s: %d valid and %d invalid requests; each category needs both", cat.Name, valid, invalid)
+		}
+	}
+}
+
+func post(t *testing.T, p hostile.Post) int {
+	t.Helper()
+	mem := store.NewMemory(&storetest.Clock{}, time.Minute)
+	req := httptest.NewRequest(http.MethodPost, "/v1/withdrawals", bytes.NewReader(p.Body))
+	if p.ContentType != "" {
+		req.Header.Set("Content-Type", p.ContentType)
+	}
+	rec := httptest.NewRecorder()
+	intake.NewHandler(&intake.Service{Store: mem}).ServeHTTP(rec, req)
+	return rec.Code
+}
+
+func TestCorpusIsReproducible(t *testing.T) {
+	b := base(rand.New(rand.NewPCG(3, 4)))
+	one := hostile.Corpus(b, rand.New(rand.NewPCG(5, 6)))
+	two := hostile.Corpus(b, rand.New(rand.NewPCG(5, 6)))
+	if !reflect.DeepEqual(one, two) {
+		t.Fatal("the same seed made two different corpora")
+	}
+	n := 0
+	for _, c := range hostile.Categories {
+		n += len(c.Cases)
+	}
+	if len(one) != n {
+		t.Fatalf("corpus has %d posts, the catalog %d cases", len(one), n)
+	}
+}
+
+func TestDrawKeepsToItsCategories(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	b := base(r)
+	for range 200 {
+		if p := hostile.Draw(r, []string{"amount", "content-type"}, b); p.Category != "amount" && p.Category != "content-type" {
+			t.Fatalf("drew %s/%s from amount and content-type", p.Category, p.Case)
+		}
+	}
+}
+
+// TestBodyMaxIsTheContract pins the three copies of the limit: the API's,
+// the generator's and the reference's.
+func TestBodyMaxIsTheContract(t *testing.T) {
+	if hostile.BodyMax != intake.BodyMax || model.PostBodyMax != intake.BodyMax {
+		t.Fatalf("body limits: hostile %d, model %d, intake %d", hostile.BodyMax, model.PostBodyMax, intake.BodyMax)
+	}
+}
