@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"sluicesim/model"
-	"sluicesim/scenarios"
+	"sluicesim/sim"
 	"sluicesim/sluice"
 )
 
@@ -80,10 +80,19 @@ type Failure struct {
 	// "go run ./cmd/explore -replay chaos-seed3.trace.jsonl" and
 	// "go run ./cmd/explore -world chaos -mutant m -seed 3 -trace ...".
 	Replay, Rerun string
-	// Result is a re-run of the seed with Options{Tracing: true}: its
-	// Trace, Snapshot and Linearizability draw the page. Nil gives a page
-	// with the violations and commands only.
-	Result *scenarios.Result
+	// Traced is the seed re-run with tracing: it draws the page. Nil gives
+	// a page with the violations and commands only.
+	Traced *Traced
+}
+
+// Traced is what a traced re-run of a seed shows: the caller copies it
+// from the simulator's result (reports knows nothing of the worlds).
+type Traced struct {
+	Steps           int
+	Virtual         time.Duration // virtual time the run covered
+	Trace           *sim.Trace
+	Snapshot        *model.Snapshot
+	Linearizability *model.LinearizabilityReport
 }
 
 // TimingsClass is the class of the one element that holds wall-clock
@@ -158,7 +167,7 @@ func Render(r *Run) ([]File, error) {
 		out = append(out, File{seedFile(f.Seed), b})
 		if fv.LinLink {
 			var buf bytes.Buffer
-			if err := f.Result.Linearizability.Visualize(&buf); err != nil {
+			if err := f.Traced.Linearizability.Visualize(&buf); err != nil {
 				return nil, fmt.Errorf("seed %d: linearizability visualization: %w", f.Seed, err)
 			}
 			out = append(out, File{linFile(f.Seed), buf.Bytes()})

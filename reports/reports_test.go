@@ -64,47 +64,26 @@ func buildRun(t testing.TB, fx fixture) *Run {
 	cfg.Mutant = fx.mutant
 	r := &Run{World: fx.world, Strategy: "random", Mutant: fx.mutant, SeedStart: fx.start, Seeds: fx.seeds, Shard: "0/1",
 		Elapsed: 1234 * time.Millisecond}
-	perInv := map[string]int{}
-	tally := [][]model.Tally{}
+	agg := NewAggregate(fx.start, 1, fx.seeds, 1000)
 	for seed := fx.start; seed < fx.start+uint64(fx.seeds); seed++ {
 		res := scenarios.Run(cfg, seed, scenarios.Options{})
 		r.SeedsRun++
-		tally = append(tally, res.Tally)
-		for i, row := range res.Stats.Transitions {
-			for j, n := range row {
-				r.Transitions[i][j] += n
-			}
-		}
-		for _, d := range res.Stats.ConfirmTimes {
-			r.ConfirmSeconds = bump(r.ConfirmSeconds, int(d/time.Second))
-		}
-		for _, k := range res.Stats.Rebuilds {
-			r.Rebuilds = bump(r.Rebuilds, k)
-		}
-		r.StepsPerSeed = append(r.StepsPerSeed, res.Steps)
+		agg.Add(&Seed{Seed: seed, Steps: res.Steps, Violations: res.Violations, Tally: res.Tally,
+			Outcomes: res.Outcomes, Stats: res.Stats})
 		if !res.Failed() {
 			continue
 		}
-		r.SeedsFailed++
-		var seen []string
-		for _, v := range res.Violations {
-			if !slices.Contains(seen, v.Invariant) {
-				seen = append(seen, v.Invariant)
-				perInv[v.Invariant]++
-			}
-		}
 		trace := fmt.Sprintf("%s-seed%d.trace.jsonl", fx.world, seed)
+		traced := scenarios.Run(cfg, seed, scenarios.Options{Tracing: true})
 		r.Failures = append(r.Failures, Failure{
 			Seed: seed, Violations: res.Violations,
 			Replay: "go run ./cmd/explore -replay " + trace,
 			Rerun:  fmt.Sprintf("go run ./cmd/explore -world %s -mutant %s -seed %d -trace %s", fx.world, fx.mutant, seed, trace),
-			Result: scenarios.Run(cfg, seed, scenarios.Options{Tracing: true}),
+			Traced: &Traced{Steps: traced.Steps, Virtual: traced.Virtual, Trace: traced.Trace,
+				Snapshot: traced.Snapshot, Linearizability: traced.Linearizability},
 		})
 	}
-	for _, inv := range model.Invariants {
-		r.Invariants = append(r.Invariants, InvariantCount{Name: inv.Name, Doc: inv.Doc, SeedsViolated: perInv[inv.Name]})
-	}
-	r.Faults = model.MergeTallies(tally...)
+	agg.Fill(r)
 	// A kind that never fired must show: add one the worlds do not have.
 	r.Faults = model.MergeTallies(r.Faults, []model.Tally{{Kind: "zz-never-fired", Count: 0}})
 	if fx.mutants {
@@ -118,14 +97,6 @@ func buildRun(t testing.TB, fx fixture) *Run {
 		}
 	}
 	return r
-}
-
-func bump(h []int, i int) []int {
-	for len(h) <= i {
-		h = append(h, 0)
-	}
-	h[i]++
-	return h
 }
 
 // timingsRe matches the one element allowed to differ between runs.

@@ -59,7 +59,7 @@ func failureView(r *Run, f *Failure) *seedPage {
 	if r.Mutant != "" {
 		p.Title += " (mutant " + r.Mutant + ")"
 	}
-	res := f.Result
+	res := f.Traced
 	lin := slices.ContainsFunc(f.Violations, func(v model.Violation) bool { return v.Invariant == model.LinearizableIntake })
 	p.LinLink = lin && res != nil && res.Linearizability != nil
 	if res == nil {

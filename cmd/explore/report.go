@@ -14,7 +14,7 @@ import (
 const reportPagesMax = 10
 
 // failurePages re-runs failing seeds with tracing for their report pages.
-func failurePages(o *options, cfg scenarios.Config, failures []*scenarios.Result) []reports.Failure {
+func failurePages(o *options, cfg scenarios.Config, failures []*reports.Seed) []reports.Failure {
 	var out []reports.Failure
 	for _, res := range failures[:min(len(failures), reportPagesMax)] {
 		ro := o.runOptions()
@@ -29,28 +29,35 @@ func failurePages(o *options, cfg scenarios.Config, failures []*scenarios.Result
 			Replay: "go run ./cmd/explore -replay " + trace,
 			Rerun: fmt.Sprintf("go run ./cmd/explore -world %s%s%s -seed %d -trace %s",
 				cfg.Name, o.strategyFlags(), mutant, res.Seed, trace),
-			Result: scenarios.Run(cfg, res.Seed, ro),
+			Traced: tracedOf(scenarios.Run(cfg, res.Seed, ro)),
 		})
 	}
 	return out
 }
 
 // writeExploreReport renders the HTML report of a seed-range run.
-func writeExploreReport(o *options, cfg scenarios.Config, agg *aggregate, failures []*scenarios.Result,
+func writeExploreReport(o *options, cfg scenarios.Config, agg *reports.Aggregate, failures []*reports.Seed,
 	total int, elapsed time.Duration, stdout io.Writer) error {
 	r := &reports.Run{
 		World: cfg.Name, Strategy: o.strategyName(), Mutant: cfg.Mutant,
-		SeedStart: o.seedStart, Seeds: o.seeds, SeedsRun: total, SeedsFailed: agg.failed,
+		SeedStart: o.seedStart, Seeds: o.seeds, SeedsRun: total,
 		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), Elapsed: elapsed,
-		Faults: agg.faults(), Transitions: agg.transitions,
-		ConfirmSeconds: agg.confirmSeconds, Rebuilds: agg.rebuilds, StepsPerSeed: agg.steps,
 		Failures: failurePages(o, cfg, failures),
 	}
-	for _, inv := range model.Invariants {
-		r.Invariants = append(r.Invariants, reports.InvariantCount{Name: inv.Name, Doc: inv.Doc, SeedsViolated: agg.perInvariant[inv.Name]})
-	}
-	r.Outcomes = &agg.outcomes
+	agg.Fill(r)
 	return writeReport(o.report, r, stdout)
+}
+
+// seedOf is what a run contributes to a report.
+func seedOf(res *scenarios.Result) *reports.Seed {
+	return &reports.Seed{Seed: res.Seed, Steps: res.Steps, Violations: res.Violations, Tally: res.Tally,
+		Outcomes: res.Outcomes, Stats: res.Stats, Elapsed: res.Elapsed, CheckTime: res.CheckTime}
+}
+
+// tracedOf is what a traced run shows on its report page.
+func tracedOf(res *scenarios.Result) *reports.Traced {
+	return &reports.Traced{Steps: res.Steps, Virtual: res.Virtual, Trace: res.Trace,
+		Snapshot: res.Snapshot, Linearizability: res.Linearizability}
 }
 
 // writeKillTableReport renders the kill table, with a page for each

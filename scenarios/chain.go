@@ -1,0 +1,117 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+
+	"sluicesim/sim"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+// nodeFault is the mock node's fault hook: every lie in the menu, chosen on
+// the tape, until the heal point.
+func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
+	if !w.faulty() || c.Worker == relayName {
+		return mocknode.None
+	}
+	if c.Kind != mocknode.Broadcast {
+		if w.s.Chance("query-lie", w.cfg.QueryLieP) {
+			return mocknode.QueryTimeout
+		}
+		return mocknode.None
+	}
+	if !w.seen[c.Txid] {
+		w.seen[c.Txid] = true
+		if w.s.Chance("receipt-fail", w.cfg.ReceiptFailP) {
+			r := []string{tron.ReceiptRevert, tron.ReceiptOutOfEnergy}[w.s.Choose("receipt", 2)]
+			w.node.SetOutcome(c.Txid, r)
+		}
+	}
+	if w.s.Chance("lie", w.cfg.BroadcastLieP) {
+		f := broadcastLies[w.s.Choose("lie-kind", len(broadcastLies))]
+		if f == mocknode.LoseRequest {
+			w.lostTxid = c.Txid // the node wrapper keeps the bytes for a relay
+		}
+		return f
+	}
+	return mocknode.None
+}
+
+// relayName is the node client of the relay: a peer that re-sends what
+// some node lost. The node's faults never touch it.
+const relayName = "relay"
+
+// relayLoop, until the heal point, now and then hands the chain a
+// transaction some node lost (a send that never arrived, a pool entry
+// dropped by an eviction or a restart), as a peer's pool or a relay would:
+// the send a worker believes lost can still land, while its envelope is
+// valid. Proof of death must hold against that.
+func (w *world) relayLoop(p *sim.Proc) {
+	for {
+		p.Sleep(w.cfg.ChainGaps[w.s.Choose("relay-gap", len(w.cfg.ChainGaps))].D())
+		if !w.faulty() {
+			return
+		}
+		if len(w.relayable) == 0 || !w.s.Chance("relay", w.cfg.RelayP) {
+			continue
+		}
+		k := w.s.Choose("relay-pick", len(w.relayable))
+		tx := w.relayable[k]
+		w.relayable = slices.Delete(w.relayable, k, k+1)
+		res, err := w.node.Client(relayName).Broadcast(w.ctx, tx)
+		w.s.Touch("chain", true)
+		w.tally["relay"]++
+		if w.s.Tracing() {
+			answer := string(res.Code)
+			if err != nil {
+				answer = err.Error()
+			}
+			w.s.Event(fmt.Sprintf("relay re-sends %s -> %s", tx.Txid().Short(), answer))
+		}
+	}
+}
+
+// dropped makes a transaction the node just dropped from its pool
+// relayable.
+func (w *world) dropped(id tron.Txid) {
+	if tx, ok := w.sent[id]; ok && w.cfg.RelayP > 0 {
+		w.relayable = append(w.relayable, tx)
+	}
+}
+
+var broadcastLies = []mocknode.Fault{
+	mocknode.LoseRequest, mocknode.AcceptThenTimeout, mocknode.Busy, mocknode.NoConnection,
+	mocknode.UnknownCode, mocknode.RelayFailAfterAccept, mocknode.OtherErrorAfterAccept,
+	mocknode.ExpirationLie, mocknode.TaposLie, mocknode.BandwidthExhausted,
+}
+
+// chainLoop injects chain and pool events until the heal point: node
+// restarts (pool lost), evictions, missed slots.
+func (w *world) chainLoop(p *sim.Proc) {
+	for {
+		p.Sleep(w.cfg.ChainGaps[w.s.Choose("chain-gap", len(w.cfg.ChainGaps))].D())
+		if !w.faulty() {
+			return
+		}
+		switch w.s.Choose("chain-event", 3) {
+		case 0:
+			for _, id := range w.node.Pool() {
+				w.dropped(id)
+			}
+			w.node.Restart()
+			w.s.Event("node restarts: pending pool lost")
+		case 1:
+			if pool := w.node.Pool(); len(pool) > 0 {
+				id := pool[w.s.Choose("evict", len(pool))]
+				w.dropped(id)
+				w.node.Evict(id)
+				w.s.Event("node evicts " + id.Short())
+			}
+		case 2:
+			k := 1 + w.s.Choose("skip-slots", 3)
+			w.node.SkipSlots(k)
+			w.s.Event(fmt.Sprintf("producers miss %d slots", k))
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/scenarios/hostile"
+	"sluicesim/sim"
+	"sluicesim/sluice"
+	"sluicesim/sluice/intake"
+	"sluicesim/sluice/money"
+	"sluicesim/sluice/tron"
+)
+
+// spawnClients creates the withdrawals and their clients: duplicates posted
+// concurrently, conflicting payloads under used ids, invalid requests.
+func (w *world) spawnClients() {
+	cfg := w.cfg
+	for i := range cfg.Withdrawals {
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", w.data.Uint32(), i+1)
+		w.names[sluice.OperationID(id)] = fmt.Sprintf("op%d", i+1)
+		w.ids = append(w.ids, id)
+		amount := money.Amount(1 + w.data.Int64N(int64(amountMax)))
+		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(w.data.Uint32())})
+		sub := intake.Submission{OperationID: id, ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
+		n := i + 1
+		// A shrunk world keeps only some withdrawals; the others still
+		// draw their data, so the kept ones look exactly as before.
+		w.keep = len(cfg.Only) == 0 || slices.Contains(cfg.Only, n)
+		switch {
+		case cfg.InvalidEvery > 0 && n%cfg.InvalidEvery == 0:
+			// Refused at the door, each in its own way.
+			w.spawnClient(fmt.Sprintf("c%d", n), invalidInputs[w.data.IntN(len(invalidInputs))](sub), 0)
+			w.count("client-invalid")
+			continue
+		case cfg.DuplicateEvery > 0 && n%cfg.DuplicateEvery == 0:
+			// Posted twice at the same instant; the twin writes the amount
+			// differently but means the same instruction.
+			twin := sub
+			twin.Amount = amount.String() + pad(amount)
+			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+			w.spawnClient(fmt.Sprintf("c%d'", n), twin, 0)
+			w.count("client-duplicate")
+			continue
+		case cfg.ConflictEvery > 0 && n%cfg.ConflictEvery == 0:
+			other := w.conflicting(sub, amount)
+			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+			w.spawnClient(fmt.Sprintf("c%d*", n), other, 1)
+			w.count("client-conflict")
+			continue
+		case cfg.HostileEvery > 0 && n%cfg.HostileEvery == 0:
+			h := hostile.Draw(w.data, cfg.Hostile, hostile.Fields{ID: id, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset})
+			w.spawnPost(fmt.Sprintf("c%d", n), hostilePost(h), 0)
+			// Half the time the client then posts the tidy request under
+			// the same id: it must replay what a valid hostile request
+			// created (or be refused if that meant another instruction),
+			// and create what an invalid one did not.
+			if w.data.IntN(2) == 0 {
+				w.spawnClient(fmt.Sprintf("c%d~", n), sub, 1)
+			}
+			w.count("client-hostile")
+			continue
+		}
+		w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+	}
+}
+
+// invalidInputs spoil a valid submission in one field, near the edge of
+// what intake accepts: what a client with a serializer bug, a wrong scale
+// or another network's address sends. Intake must refuse each (the oracle
+// reads them with its own code), and must not store a thing.
+var invalidInputs = []func(intake.Submission) intake.Submission{
+	func(s intake.Submission) intake.Submission { s.Amount = "1e6"; return s },                   // a JSON number's habit
+	func(s intake.Submission) intake.Submission { s.Amount = "18446744078709.551616"; return s }, // wraps a uint64 to 5000 USDT
+	func(s intake.Submission) intake.Submission { s.Amount = "1000000000.000001"; return s },     // one unit over the maximum
+	func(s intake.Submission) intake.Submission { s.Amount = "1.0000001"; return s },             // a seventh decimal
+	func(s intake.Submission) intake.Submission { s.Amount = "0"; return s },
+	func(s intake.Submission) intake.Submission { s.Amount = "01.5"; return s },
+	func(s intake.Submission) intake.Submission { s.Amount = "-5"; return s },
+	func(s intake.Submission) intake.Submission {
+		// Another network's prefix with a valid checksum.
+		a, _ := tron.ParseAddress(s.ToAddress)
+		a[0] = 0xa0
+		s.ToAddress = a.String()
+		return s
+	},
+	func(s intake.Submission) intake.Submission { s.ToAddress = tron.USDTContract.String(); return s },
+	func(s intake.Submission) intake.Submission {
+		s.ToAddress = tron.AddressFromBytes20([20]byte{}).String()
+		return s
+	},
+	func(s intake.Submission) intake.Submission {
+		s.OperationID = "00000000-0000-0000-0000-000000000000"
+		return s
+	},
+	func(s intake.Submission) intake.Submission { s.OperationID = "{" + s.OperationID + "}"; return s },
+	func(s intake.Submission) intake.Submission { s.Asset = "TRX"; return s },
+}
+
+// conflicting is a later post under sub's id that changes one thing, drawn
+// from the data stream: the recipient, the amount, the asset, or the id's
+// letter case, alone (the same instruction, to be replayed) or together
+// with the recipient. An intake that compares payloads with a field left
+// out, or ids by their spelling, answers one of these wrongly.
+func (w *world) conflicting(sub intake.Submission, amount money.Amount) intake.Submission {
+	other := sub
+	elsewhere := tron.AddressFromBytes20([20]byte{0xd0, byte(w.data.Uint32()), byte(w.data.Uint32()), 0x42})
+	switch w.data.IntN(5) {
+	case 0:
+		other.ToAddress = elsewhere.String()
+	case 1:
+		other.Amount = (amount%amountMax + 1).String()
+	case 2:
+		other.Asset = strings.ToLower(sub.Asset) // not the asset: refused at the door
+	case 3:
+		other.OperationID = strings.ToUpper(sub.OperationID) // the same instruction
+	case 4:
+		other.OperationID = strings.ToUpper(sub.OperationID)
+		other.ToAddress = elsewhere.String()
+	}
+	return other
+}
+
+// count tallies a client fault of a kept withdrawal.
+func (w *world) count(kind string) {
+	if w.keep {
+		w.tally[kind]++
+	}
+}
+
+// pad returns trailing zeros that keep amount's meaning ("1.5" -> "1.50").
+func pad(a money.Amount) string {
+	s := a.String()
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			if len(s)-i-1 < money.Decimals {
+				return "0"
+			}
+			return ""
+		}
+	}
+	return ".0"
+}
+
+// clientPost is one request a client sends, and what the oracle is told it
+// meant: a tidy client's own strings (sent), or a hostile client's whole
+// request (raw), which the model reads itself.
+type clientPost struct {
+	id          string // the operation id as spelled in the request
+	body        []byte
+	contentType string // "" sends no Content-Type
+	sent        model.Payload
+	raw         *model.RawPost
+	label       string // for traces: the hostile category and case
+}
+
+// tidyPost is sub as a well-behaved client sends it.
+func tidyPost(sub intake.Submission) clientPost {
+	body, _ := json.Marshal(map[string]string{
+		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
+	})
+	return clientPost{
+		id: sub.OperationID, body: body, contentType: "application/json",
+		sent: model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
+	}
+}
+
+// hostilePost is a request from the hostile-client generator. Which of them
+// are valid is for the model to say (model.ReadPost, model.ReadIntent).
+func hostilePost(h hostile.Post) clientPost {
+	return clientPost{
+		id: h.ID, body: h.Body, contentType: h.ContentType,
+		raw:   &model.RawPost{ContentType: h.ContentType, Body: h.Body},
+		label: " (hostile " + h.Category + "/" + h.Case + ")",
+	}
+}
+
+// spawnClient posts sub through the real HTTP handler after an arrival
+// delay; later waves (>0) wait for the first so that they post to a used id.
+// A client that gets no answer within ClientTimeout gives up on that request
+// (the server may still finish it) and retries with the same id. After an
+// answer it may read the operation back.
+func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
+	w.spawnPost(name, tidyPost(sub), wave)
+}
+
+// spawnPost is spawnClient for any request.
+func (w *world) spawnPost(name string, post clientPost, wave int) {
+	arrive := time.Duration(w.data.Int64N(int64(w.cfg.ArrivalSpread.D()/time.Second)+1)) * time.Second
+	arrive += time.Duration(wave) * w.cfg.ArrivalSpread.D()
+	if !w.keep {
+		return
+	}
+	w.clients++
+	w.s.Spawn(name, func(p *sim.Proc) {
+		defer func() {
+			w.s.Touch("clients", true)
+			w.clients--
+		}()
+		p.Sleep(arrive)
+		answered := false
+		for attempt := 0; attempt <= w.cfg.ClientRetries && !answered; attempt++ {
+			if attempt > 0 {
+				w.tally["client-retry"]++
+				p.Sleep(w.cfg.ClientRetryBackoff.D())
+			}
+			rec := model.IntakeRecord{Client: name, ID: post.id, Sent: post.sent, Raw: post.raw, Call: w.tick()}
+			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", post.body, post.contentType, "")
+			if ok {
+				rec.Return = resp.ret
+				rec.Outcome, rec.Answer, rec.State = classifyPost(resp)
+				answered = rec.Outcome != model.Failed
+				if rec.Outcome == model.Failed {
+					rec.Return = 0 // a 5xx says nothing about whether the insert committed
+				}
+			} else {
+				rec.Outcome = model.Failed // timed out: open-ended
+				w.tally["client-timeout"]++
+			}
+			w.intake = append(w.intake, rec)
+			if w.s.Tracing() {
+				w.s.Event(fmt.Sprintf("client %s POST%s -> %s", w.name(sluice.OperationID(strings.ToLower(post.id))), post.label, rec.Outcome))
+			}
+		}
+		if answered && w.s.Chance("client-get", w.cfg.ClientGetP) {
+			w.read(p, name+".get", post.id)
+		}
+	})
+}
+
+// classifyPost reads an answer as the client would: the status, the replay
+// header, and the payload in the body.
+func classifyPost(r response) (model.Outcome, model.Payload, sluice.State) {
+	switch {
+	case r.code == http.StatusCreated:
+		p, st, _, _ := model.ReadAnswer(r.body)
+		return model.Created, p, st
+	case r.code == http.StatusOK && r.replay:
+		p, st, _, _ := model.ReadAnswer(r.body)
+		return model.Replayed, p, st
+	case r.code == http.StatusConflict:
+		return model.Conflict, model.Payload{}, sluice.None
+	case r.code == http.StatusUnprocessableEntity, r.code == http.StatusUnsupportedMediaType:
+		return model.Invalid, model.Payload{}, sluice.None
+	}
+	return model.Failed, model.Payload{}, sluice.None
+}
+
+// logLen counts an operation's events now, read straight from the store
+// (no yield point: the world looking, not a process acting).
+func (w *world) logLen(id string) int {
+	evs, err := w.store.Events(w.ctx, sluice.OperationID(strings.ToLower(id)))
+	if err != nil {
+		return 0
+	}
+	return len(evs)
+}
+
+// read GETs an operation and records what it saw, with the length of the
+// operation's log at the call and at the return: the window of instants the
+// answer must come from. A read that gets no answer tells nothing and is
+// not recorded.
+func (w *world) read(p *sim.Proc, name, id string) {
+	rec := model.ReadRecord{Client: name, ID: id, Call: w.tick(), Bounded: true, LogAtCall: w.logLen(id)}
+	// A hostile client's id may hold spaces or worse: the path carries it
+	// escaped, and the server reads it back unescaped.
+	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+url.PathEscape(id), nil, "", id)
+	if !ok {
+		return
+	}
+	rec.Return, rec.LogAtReturn, rec.Status = resp.ret, resp.retLog, resp.code
+	if resp.code == http.StatusOK {
+		rec.Present = true
+		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(resp.body)
+	}
+	w.reads = append(w.reads, rec)
+	w.tally["client-read"]++
+}
+
+// readerLoop reads operations at random while clients are posting: some
+// before they exist, some while they are being created.
+func (w *world) readerLoop(ids []string) func(p *sim.Proc) {
+	return func(p *sim.Proc) {
+		for i := range w.cfg.Reads {
+			p.Sleep(time.Duration(1+w.s.Choose("read-gap", 10)) * time.Second)
+			w.read(p, fmt.Sprintf("reader.%d", i), ids[w.s.Choose("read-id", len(ids))])
+		}
+	}
+}

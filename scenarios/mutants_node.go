@@ -1,0 +1,152 @@
+package scenarios
+
+import (
+	"context"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// --- node-side mutants ---
+
+type timeSource int
+
+const (
+	wallClock timeSource = iota
+	headTime
+)
+
+// solidTime answers SolidBlock with another notion of "now": the wall clock
+// or the head block's time, which is what a proof judged by them sees.
+type solidTime struct {
+	tron.Node
+	a   *actor
+	src timeSource
+}
+
+func (m solidTime) SolidBlock(ctx context.Context) (tron.Block, error) {
+	b, err := m.Node.SolidBlock(ctx)
+	if err != nil {
+		return b, err
+	}
+	switch m.src {
+	case wallClock:
+		b.Time = m.a.w.s.Now().Add(m.a.skew)
+	case headTime:
+		return m.Node.HeadBlock(ctx)
+	}
+	return b, nil
+}
+
+// believer takes a word from the node (an expiration or TAPoS answer, or a
+// timeout) as proof of death: the next observation of that txid reports it
+// unknown under a solid block far past its deadline.
+type believer struct {
+	tron.Node
+	a         *actor
+	onCode    bool
+	onTimeout bool
+	dead      map[tron.Txid]bool
+	pending   bool
+}
+
+func (m *believer) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	res, err := m.Node.Broadcast(ctx, tx)
+	if (m.onTimeout && err != nil) || (m.onCode && err == nil && tron.Read(res.Code) == tron.NotProof) {
+		if m.dead == nil {
+			m.dead = map[tron.Txid]bool{}
+		}
+		m.dead[tx.Txid()] = true
+		m.pending = true
+	}
+	return res, err
+}
+
+func (m *believer) SolidBlock(ctx context.Context) (tron.Block, error) {
+	b, err := m.Node.SolidBlock(ctx)
+	if err == nil && m.pending {
+		b.Time = b.Time.Add(48 * time.Hour)
+	}
+	return b, err
+}
+
+func (m *believer) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	if m.dead[id] {
+		delete(m.dead, id)
+		m.pending = len(m.dead) > 0
+		return tron.TxInfo{Txid: id, Status: tron.Unknown}, nil
+	}
+	return m.Node.Lookup(ctx, id)
+}
+
+// timeoutRefuses turns a broadcast timeout into a hard reject, which a first
+// send reads as a refusal for good.
+type timeoutRefuses struct{ tron.Node }
+
+func (m timeoutRefuses) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	res, err := m.Node.Broadcast(ctx, tx)
+	if err != nil {
+		return tron.BroadcastResult{Code: tron.CodeSigError, Message: "timeout read as refusal (mutant)"}, nil
+	}
+	return res, err
+}
+
+// resendRejectFails fails the operation when a re-send is hard-rejected, as
+// a core that made such a reject terminal would.
+type resendRejectFails struct {
+	tron.Node
+	a    *actor
+	sent map[tron.Txid]bool
+}
+
+func (m *resendRejectFails) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	id := tx.Txid()
+	res, err := m.Node.Broadcast(ctx, tx)
+	if err == nil && m.sent[id] && tron.Read(res.Code) == tron.HardReject {
+		if owner, ok := m.a.w.store.TxidOwner(id); ok {
+			if row, gerr := m.a.w.store.Get(ctx, owner); gerr == nil {
+				// Through the worker's own store view, as the core's write would be.
+				storeView{m.a}.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
+					From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Note: "re-send rejected (mutant)"})
+			}
+		}
+	}
+	m.sent[id] = true
+	return res, err
+}
+
+// lookupRewrite edits lookup answers as a broken confirmation check would
+// misread them.
+type lookupRewrite struct {
+	tron.Node
+	a    *actor
+	edit func(a *actor, info *tron.TxInfo)
+}
+
+func (m lookupRewrite) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	info, err := m.Node.Lookup(ctx, id)
+	if err == nil && info.Status == tron.Included {
+		m.edit(m.a, &info)
+	}
+	return info, err
+}
+
+func markSolid(_ *actor, info *tron.TxInfo) { info.Solid = true }
+
+// forgeSuccess reads any receipt as SUCCESS with the expected Transfer log.
+func forgeSuccess(a *actor, info *tron.TxInfo) {
+	if info.Receipt == tron.ReceiptSuccess {
+		return
+	}
+	owner, ok := a.w.store.TxidOwner(info.Txid)
+	if !ok {
+		return
+	}
+	row, err := a.w.store.Get(context.Background(), owner)
+	if err != nil {
+		return
+	}
+	info.Receipt = tron.ReceiptSuccess
+	info.Logs = []tron.Log{tron.TransferLog(tron.USDTContract, a.w.hot, row.Request.To, uint64(row.Request.Amount))}
+}

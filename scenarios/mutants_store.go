@@ -1,0 +1,133 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// --- store-side mutants ---
+
+// casRewrite edits each Change against the row as it really is (read
+// without a yield point, as the broken SQL would see it) before the CAS.
+type casRewrite struct {
+	sluice.Store
+	a    *actor
+	edit func(row sluice.Operation, c *sluice.Change)
+}
+
+func (m casRewrite) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	if row, err := m.a.w.store.Get(ctx, c.ID); err == nil {
+		m.edit(row, &c)
+	}
+	return m.Store.CAS(ctx, c)
+}
+
+// leaseBreaker drops every live lease on claimable rows before claiming, so
+// the claim takes rows that another worker holds.
+type leaseBreaker struct {
+	sluice.Store
+	a *actor
+}
+
+func (m leaseBreaker) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	now := m.a.w.s.Now()
+	for _, row := range m.a.w.store.Snapshot().Operations {
+		if !row.State.Terminal() && row.ClaimedBy != "" && row.LeaseUntil.After(now) && !row.NotBefore.After(now) {
+			m.a.w.store.Release(ctx, row.ID, row.Token, 0)
+		}
+	}
+	return m.Store.Claim(ctx, worker, limit)
+}
+
+// sendFirst sends the envelope before the write-ahead CAS: a crash between
+// the two leaves bytes on the wire and a row that says signed.
+type sendFirst struct {
+	sluice.Store
+	a *actor
+}
+
+func (m sendFirst) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	if c.To == sluice.Broadcasting {
+		if row, err := m.a.w.store.Get(ctx, c.ID); err == nil && row.Token == c.Token && row.State == c.From {
+			m.a.node.Broadcast(ctx, tron.Transaction{Raw: row.Envelope.Raw, Signature: row.Envelope.Signature})
+		}
+	}
+	return m.Store.CAS(ctx, c)
+}
+
+// carryOn turns a fenced write into a pretended success: the worker goes on
+// with its stale view, its state advanced as if the write had landed.
+type carryOn struct {
+	sluice.Store
+	a *actor
+}
+
+func (m carryOn) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	op, err := m.Store.CAS(ctx, c)
+	if !errors.Is(err, sluice.ErrFenced) {
+		return op, err
+	}
+	row, gerr := m.a.w.store.Get(ctx, c.ID)
+	if gerr != nil {
+		return op, err
+	}
+	row.State, row.Token = c.To, c.Token
+	if c.Envelope != nil {
+		row.Envelope = *c.Envelope
+	}
+	return row, nil
+}
+
+// rawHash keys the payload comparison on the raw request body's hash.
+type rawHash struct{ sluice.Store }
+
+type rawBodyKey struct{}
+
+func (m rawHash) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	raw, _ := ctx.Value(rawBodyKey{}).(string)
+	normalized := op.RequestHash
+	op.RequestHash = raw
+	row, created, err := m.Store.Insert(ctx, op)
+	if err == nil && !created && row.RequestHash == raw {
+		row.RequestHash = normalized // same bytes: the service sees a match
+	}
+	return row, created, err
+}
+
+func bodyDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// noCompare makes every existing row look like the caller's payload.
+type noCompare struct{ sluice.Store }
+
+func (m noCompare) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	row, created, err := m.Store.Insert(ctx, op)
+	if err == nil && !created {
+		row.RequestHash = op.RequestHash
+	}
+	return row, created, err
+}
+
+// checkThenInsert is the classic intake race: a lookup, then an insert, as
+// two separate store calls. Between them another request for the same id can
+// insert first; the loser never learns, and tells its client "created".
+type checkThenInsert struct{ sluice.Store }
+
+func (c checkThenInsert) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	row, err := c.Store.Get(ctx, op.ID)
+	if err == nil {
+		return row, false, nil
+	}
+	if !errors.Is(err, sluice.ErrNotFound) {
+		return row, false, err
+	}
+	row, _, err = c.Store.Insert(ctx, op)
+	return row, err == nil, err
+}

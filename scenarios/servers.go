@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"sluicesim/sim"
+	"sluicesim/sluice"
+	"sluicesim/sluice/intake"
+)
+
+// response is what a server process handed back.
+type response struct {
+	code   int
+	replay bool
+	body   []byte
+	ret    int64
+	retLog int // the events of the operation asked for at ret (logOf)
+}
+
+// request runs one HTTP request through the real handler in a server
+// process of its own, so that the client can give up on it while it goes
+// on. ok is false if no answer came within ClientTimeout. With logOf set,
+// the answer also counts that operation's events at the moment of return.
+func (w *world) request(client *sim.Proc, name, method, path string, body []byte, contentType, logOf string) (resp response, ok bool) {
+	waiting, done := true, false
+	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
+		p.Local = &actor{w: w, p: p, server: true}
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		// A server-side request built directly: httptest.NewRequest parses
+		// a whole HTTP request from text, a tenth of the run in profiles.
+		req, err := http.NewRequestWithContext(w.ctx, method, path, rd)
+		if err != nil {
+			panic(fmt.Sprintf("building %s %s: %v", method, path, err))
+		}
+		req.RequestURI = path
+		if w.rawBody {
+			req = req.WithContext(context.WithValue(w.ctx, rawBodyKey{}, bodyDigest(body)))
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		rec := httptest.NewRecorder()
+		w.handler.ServeHTTP(rec, req)
+		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick()}
+		if logOf != "" {
+			resp.retLog = w.logLen(logOf)
+		}
+		done = true
+		if waiting {
+			client.Wake()
+		}
+	})
+	client.Wait(w.cfg.ClientTimeout.D())
+	waiting = false
+	return resp, done
+}
+
+// newHandler builds the one HTTP handler of the run. Its store routes each
+// call to the view of the server process making it (several requests are in
+// flight at once, each in its own process); an intake mutant breaks it here.
+func (w *world) newHandler() http.Handler {
+	var st sluice.Store = serverStore{w}
+	m, _ := mutant(w.cfg.Mutant)
+	if m.intakeStore != nil {
+		st = m.intakeStore(w, st)
+	}
+	h := intake.NewHandler(&intake.Service{Store: st})
+	if m.handler != nil {
+		h = m.handler(h)
+	}
+	return h
+}
+
+// serverStore is the store seen by intake: each call goes through the
+// calling server process's own view, with its yield points.
+type serverStore struct{ w *world }
+
+func (s serverStore) view() storeView { return storeView{s.w.s.Current().Local.(*actor)} }
+
+func (s serverStore) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
+	return s.view().Insert(ctx, op)
+}
+func (s serverStore) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
+	return s.view().Get(ctx, id)
+}
+func (s serverStore) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	return s.view().Claim(ctx, worker, limit)
+}
+func (s serverStore) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	return s.view().CAS(ctx, c)
+}
+func (s serverStore) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
+	return s.view().Release(ctx, id, token, after)
+}
+func (s serverStore) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	return s.view().Events(ctx, id)
+}

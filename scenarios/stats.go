@@ -1,0 +1,42 @@
+package scenarios
+
+import (
+	"sort"
+
+	"sluicesim/model"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+// benignKinds are tally kinds that are no fault to the processor: clients
+// that read, post twice, reuse an id or send garbage. A run in which only
+// these fired is fault-free, and must confirm every valid withdrawal.
+var benignKinds = map[string]bool{"client-read": true, "client-duplicate": true, "client-conflict": true, "client-invalid": true, "client-hostile": true}
+
+// faultTally counts what actually fired this run: worker faults, node lies,
+// chain events and hostile clients, every known kind listed.
+func (w *world) faultTally() []model.Tally {
+	counts := map[string]int{}
+	for _, k := range TallyKinds {
+		counts[k] = 0
+	}
+	for k, v := range w.tally {
+		counts[k] += v
+	}
+	for _, f := range w.node.FaultsFired() {
+		counts["node-"+f.Fault.String()] += f.Count
+	}
+	for _, e := range w.node.Events() {
+		// Only the chain events the world injects are faults; a pool
+		// entry aging out or an insufficient balance is just the chain.
+		switch e.Event {
+		case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
+			counts["chain-"+e.Event.String()] += e.Count
+		}
+	}
+	out := make([]model.Tally, 0, len(counts))
+	for k, v := range counts {
+		out = append(out, model.Tally{Kind: k, Count: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}

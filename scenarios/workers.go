@@ -1,0 +1,84 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"sluicesim/sim"
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// spawnWorker starts incarnation gen of worker slot. Its wall clock gets a
+// skew chosen on the tape; its jitter comes from the data stream.
+func (w *world) spawnWorker(slot, gen int) {
+	name := fmt.Sprintf("w%d", slot+1)
+	if gen > 0 {
+		name = fmt.Sprintf("w%d.%d", slot+1, gen)
+	}
+	w.s.Spawn(name, func(p *sim.Proc) {
+		a := &actor{w: w, p: p, worker: true}
+		if w.faulty() {
+			a.skew = w.cfg.Skews[w.s.Choose("skew", len(w.cfg.Skews))].D()
+			if a.skew != 0 {
+				w.tally["clock-skew"]++
+			}
+		}
+		// The worker's random stream is drawn from the world's data stream
+		// here, in the worker's first step, so the order in which workers
+		// start decides who gets which draw: the step touches the stream.
+		w.s.Touch("data", true)
+		var st sluice.Store = storeView{a}
+		a.node = node{a: a, inner: w.node.Client(name)}
+		if m, ok := mutant(w.cfg.Mutant); ok {
+			if m.workerStore != nil {
+				st = m.workerStore(a, st)
+			}
+			if m.workerNode != nil {
+				a.node = m.workerNode(a, a.node)
+			}
+		}
+		var sign tron.Signer = signer{a: a, inner: w.sign}
+		if m, ok := mutant(w.cfg.Mutant); ok && m.workerSign != nil {
+			sign = m.workerSign(sign)
+		}
+		worker := &sluice.Worker{
+			ID: sluice.WorkerID(name),
+			Pipeline: &sluice.Pipeline{
+				Store: st, Node: a.node, Signer: sign,
+				Clock: clock{a}, HotWallet: w.hot, Config: w.cfg.Sluice,
+			},
+			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
+		}
+		for {
+			rep, err := worker.Tick(w.ctx)
+			if err != nil {
+				// Fencing is handled inside Tick; anything else is a bug in
+				// the core or the store, and a failure of the run.
+				panic(fmt.Sprintf("%s: Tick: %v", name, err))
+			}
+			if rep.Fenced {
+				a.event("fenced: stops")
+			}
+			if rep.Claimed == 0 {
+				p.Sleep(w.cfg.IdlePoll.D())
+			}
+		}
+	})
+}
+
+// restartLater brings a crashed worker back as a fresh incarnation after a
+// delay chosen on the tape. Its lease stays until it expires.
+func (w *world) restartLater(a *actor) {
+	var slot int
+	fmt.Sscanf(a.p.Name(), "w%d", &slot)
+	slot--
+	delay := w.cfg.RestartDelays[w.s.Choose("restart-delay", len(w.cfg.RestartDelays))].D()
+	w.gen[slot]++
+	gen := w.gen[slot]
+	w.s.Spawn(fmt.Sprintf("restart-w%d", slot+1), func(p *sim.Proc) {
+		p.Sleep(delay)
+		w.tally["worker-restart"]++
+		w.spawnWorker(slot, gen)
+	})
+}
