@@ -73,21 +73,32 @@ func newWorld(t *testing.T) *world {
 // submit inserts a withdrawal of amount (a decimal string) to alice.
 func (w *world) submit(amount string) sluice.OperationID {
 	w.t.Helper()
-	w.seq++
 	a, err := money.Parse(amount)
 	if err != nil {
 		w.t.Fatalf("money.Parse(%q): %v", amount, err)
 	}
+	id, err := w.insert(a)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return id
+}
+
+// insert is submit for callers that print a refused insert rather than
+// fail on it. Ids are minted in order, so the n-th operation has the same
+// id in every run.
+func (w *world) insert(a money.Amount) (sluice.OperationID, error) {
+	w.seq++
 	id := sluice.OperationID(fmt.Sprintf("00000000-0000-4000-8000-%012d", w.seq))
 	_, created, err := w.store.Insert(w.ctx, sluice.NewOperation{
 		ID:          id,
 		Request:     sluice.Request{To: alice, Amount: a, Asset: sluice.Asset},
 		RequestHash: fmt.Sprintf("hash-%d", w.seq),
 	})
-	if err != nil || !created {
-		w.t.Fatalf("Insert(%s) = created %v, %v", id, created, err)
+	if err == nil && !created {
+		err = fmt.Errorf("Insert(%s) found the id taken", id)
 	}
-	return id
+	return id, err
 }
 
 // proc is one worker incarnation with its hookable dependencies.
@@ -99,6 +110,9 @@ type proc struct {
 	signer *hookSigner
 	store  *hookStore
 	dead   bool
+	// crashedAt is the where of the crash that killed the proc, so that a
+	// trace can say at which boundary the process died.
+	crashedAt string
 }
 
 func (w *world) spawn(name string) *proc {
@@ -123,19 +137,29 @@ func (p *proc) tick() (rep sluice.TickReport, crashed bool) {
 	if p.dead {
 		p.w.t.Fatalf("%s is dead and ticked again", p.name)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(crash); !ok {
-				panic(r)
-			}
-			p.dead, crashed = true, true
-		}
-	}()
-	rep, err := p.worker.Tick(p.w.ctx)
+	rep, crashed, err := p.tryTick()
 	if err != nil {
 		p.w.t.Fatalf("%s: Tick: %v", p.name, err)
 	}
-	return rep, false
+	return rep, crashed
+}
+
+// tryTick is tick for callers that report a Tick error instead of failing
+// on it: the scripts print it into their golden output. Any panic other than
+// a crash (a bug in the core, or a script error raised inside a hook) goes
+// on up.
+func (p *proc) tryTick() (rep sluice.TickReport, crashed bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, ok := r.(crash)
+			if !ok {
+				panic(r)
+			}
+			p.dead, p.crashedAt, crashed = true, c.where, true
+		}
+	}()
+	rep, err = p.worker.Tick(p.w.ctx)
+	return rep, false, err
 }
 
 // run ticks the live procs, advancing the clock one second whenever nobody
@@ -148,15 +172,6 @@ func (w *world) run(budget time.Duration, procs ...*proc) {
 		if w.clock.Now().After(deadline) {
 			w.t.Fatalf("not settled within %s of virtual time:\n%s", budget, w.dump())
 		}
-		w.round(procs)
-	}
-}
-
-// runFor ticks for d of virtual time whether or not things settle.
-func (w *world) runFor(d time.Duration, procs ...*proc) {
-	w.t.Helper()
-	end := w.clock.Now().Add(d)
-	for w.clock.Now().Before(end) {
 		w.round(procs)
 	}
 }
@@ -225,17 +240,6 @@ func (w *world) inclusions() []tron.Txid {
 	return ids
 }
 
-// wireBy counts broadcasts made by worker name (all workers if name is "").
-func (w *world) wireBy(name string) int {
-	n := 0
-	for _, a := range w.node.Wire() {
-		if name == "" || a.Worker == name {
-			n++
-		}
-	}
-	return n
-}
-
 func (w *world) rebuilds(id sluice.OperationID) []sluice.Event {
 	var out []sluice.Event
 	for _, e := range w.events(id) {
@@ -246,6 +250,39 @@ func (w *world) rebuilds(id sluice.OperationID) []sluice.Event {
 	return out
 }
 
+// auditEvidence re-checks a rebuild's (or give-up's) evidence against the
+// chain, from outside the core: the proof must be one anyone could verify
+// after the fact. It returns what does not check out, nothing if all does.
+func (w *world) auditEvidence(e sluice.Event) []string {
+	ev := e.Evidence
+	if ev == nil {
+		return []string{fmt.Sprintf("event #%d carries no evidence", e.Seq)}
+	}
+	var bad []string
+	if !ev.Proves() || ev.Txid != e.RetiredTxid {
+		bad = append(bad, fmt.Sprintf("evidence %s does not prove the death of %s", ev, e.RetiredTxid.Short()))
+	}
+	var blk tron.Block
+	ok := false
+	for _, b := range w.node.Blocks() {
+		if b.Number == ev.SolidNumber {
+			blk, ok = b, true
+		}
+	}
+	if !ok || !blk.Time.Equal(ev.SolidTime) {
+		bad = append(bad, fmt.Sprintf("evidence solid block #%d@%s, chain has %v (found %v)", ev.SolidNumber, ev.SolidTime, blk.Time, ok))
+	}
+	if blk.Time.Before(ev.Expiration.Add(ev.Margin)) {
+		bad = append(bad, fmt.Sprintf("solid time %s is before expiration %s + margin %s", blk.Time, ev.Expiration, ev.Margin))
+	}
+	for _, id := range w.inclusions() {
+		if id == e.RetiredTxid {
+			bad = append(bad, fmt.Sprintf("retired txid %s is on chain", id.Short()))
+		}
+	}
+	return bad
+}
+
 func (w *world) wantState(id sluice.OperationID, want sluice.State) sluice.Operation {
 	w.t.Helper()
 	op := w.op(id)
@@ -253,33 +290,6 @@ func (w *world) wantState(id sluice.OperationID, want sluice.State) sluice.Opera
 		w.t.Fatalf("%s state = %s, want %s (reason %q)\n%s", id, op.State, want, op.Reason, w.dump())
 	}
 	return op
-}
-
-// wantOnePayment checks that exactly one successful transfer of the amount
-// reached alice, and that it is the operation's current txid.
-func (w *world) wantOnePayment(id sluice.OperationID, amount money.Amount) {
-	w.t.Helper()
-	op := w.op(id)
-	var ok []tron.Txid
-	for _, in := range w.node.Inclusions() {
-		if in.Receipt == tron.ReceiptSuccess {
-			ok = append(ok, in.Txid)
-		}
-	}
-	if len(ok) != 1 || ok[0] != op.Envelope.Txid {
-		w.t.Errorf("successful inclusions = %v, want exactly [%s]", shorts(ok), op.Envelope.Txid.Short())
-	}
-	if got := w.node.Balance(alice); got != uint64(amount) {
-		w.t.Errorf("alice's balance = %d, want %d", got, amount)
-	}
-}
-
-func shorts(ids []tron.Txid) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = id.Short()
-	}
-	return out
 }
 
 // --- hookable dependencies ---
@@ -331,14 +341,32 @@ func (h *hookSigner) Sign(ctx context.Context, raw tron.RawData) ([]byte, error)
 
 type hookStore struct {
 	sluice.Store
-	// beforeCAS runs before the change reaches the store; the zombie test
-	// lets the rest of the world move on inside it.
+	// beforeCAS runs before the change reaches the store; the zombie stories
+	// let the rest of the world move on inside it.
 	beforeCAS func(c sluice.Change)
+	// afterCAS sees every write's outcome, fenced ones included: the
+	// scripts' trace is made of these.
+	afterCAS func(c sluice.Change, op sluice.Operation, err error)
+	// afterClaim sees what each claim took, so a tick can say which rows
+	// (and which tokens) it worked.
+	afterClaim func(ops []sluice.Operation, err error)
 }
 
 func (h *hookStore) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
 	if h.beforeCAS != nil {
 		h.beforeCAS(c)
 	}
-	return h.Store.CAS(ctx, c)
+	op, err := h.Store.CAS(ctx, c)
+	if h.afterCAS != nil {
+		h.afterCAS(c, op, err)
+	}
+	return op, err
+}
+
+func (h *hookStore) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	ops, err := h.Store.Claim(ctx, worker, limit)
+	if h.afterClaim != nil {
+		h.afterClaim(ops, err)
+	}
+	return ops, err
 }
