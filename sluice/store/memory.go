@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -55,17 +54,16 @@ func NewMemory(clock sluice.Clock, lease time.Duration) *Memory {
 }
 
 // Insert creates the operation in state requested with its creation event,
-// or returns the existing row unchanged. It does not compare payloads: that
-// is intake's job (ErrPayloadMismatch), which needs the stored row to do it.
+// or returns the existing row unchanged. An argument sluice.CheckNewOperation
+// refuses is refused before the id is looked up, even for an existing id. It
+// does not compare payloads: that is intake's job (ErrPayloadMismatch), which
+// needs the stored row to do it.
 func (m *Memory) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, false, fmt.Errorf("insert %s: %w", op.ID, err)
 	}
-	if op.ID == "" {
-		return sluice.Operation{}, false, errors.New("insert: empty operation id")
-	}
-	if op.RequestHash == "" {
-		return sluice.Operation{}, false, fmt.Errorf("insert %s: empty request hash", op.ID)
+	if err := sluice.CheckNewOperation(op); err != nil {
+		return sluice.Operation{}, false, fmt.Errorf("insert: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -78,20 +78,18 @@ const opColumns = `o.id::text, o.to_address, o.amount::text, o.asset, o.request_
 	o.txid, o.raw_data, o.signature, o.builds, o.reason, o.created_at_ns, o.updated_at_ns, o.seq`
 
 // Insert creates the operation in state requested with its creation event, or
-// returns the existing row unchanged. ON CONFLICT DO NOTHING makes concurrent
-// inserts of one id collapse into one row and exactly one "created".
+// returns the existing row unchanged. An argument sluice.CheckNewOperation
+// refuses is refused before any SQL runs, even for an existing id. ON
+// CONFLICT DO NOTHING makes concurrent inserts of one id collapse into one
+// row and exactly one "created".
 func (s *Store) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, false, fmt.Errorf("insert %s: %w", op.ID, err)
 	}
-	if op.ID == "" {
-		return sluice.Operation{}, false, errors.New("insert: empty operation id")
-	}
-	if op.RequestHash == "" {
-		return sluice.Operation{}, false, fmt.Errorf("insert %s: empty request hash", op.ID)
-	}
-	if !isUUID(op.ID) {
-		return sluice.Operation{}, false, fmt.Errorf("insert %q: operation id is not a canonical lowercase uuid", op.ID)
+	// Before the database sees it: an id that is not a canonical lowercase
+	// UUID would be a uuid syntax error, or come back under another spelling.
+	if err := sluice.CheckNewOperation(op); err != nil {
+		return sluice.Operation{}, false, fmt.Errorf("insert: %w", err)
 	}
 	var (
 		out     sluice.Operation
@@ -594,10 +592,11 @@ func toTxid(b []byte) (tron.Txid, error) {
 }
 
 // isUUID reports whether id is a canonical lowercase UUID, the only form
-// intake mints and the form a uuid column reads back. Any other string is
-// simply not found, as in the in-memory store, rather than a uuid syntax
-// error from the database; Insert refuses it, since the row would come back
-// under another spelling of its id.
+// intake mints and the form a uuid column reads back. Get, CAS, Release and
+// Events use it so that any other string is simply not found, as in the
+// in-memory store, rather than a uuid syntax error from the database. Insert
+// does not: sluice.CheckNewOperation decides what it accepts (the same form,
+// and not the nil UUID), for every store alike.
 func isUUID(id sluice.OperationID) bool {
 	s := string(id)
 	if len(s) != 36 {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,9 @@ const Lease = 30 * time.Second
 
 // Run checks the whole sluice.Store contract against stores made by newStore.
 func Run(t *testing.T, newStore Factory) {
-	for _, tc := range append(cases[:len(cases):len(cases)], perStateCases()...) {
+	all := append(cases[:len(cases):len(cases)], perStateCases()...)
+	all = append(all, refusedInsertCases()...)
+	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{}
 			s := newStore(t, clock, Lease)
@@ -52,7 +55,6 @@ var cases = []struct {
 }{
 	{"Insert/CreatesRequestedRowAndEvent", testInsertCreates},
 	{"Insert/ReplayChangesNothing", testInsertReplay},
-	{"Insert/RejectsEmptyIDOrHash", testInsertValidation},
 	{"UnknownOperation", testUnknownOperation},
 	{"Claim/LeasesAndBumpsToken", testClaimLeases},
 	{"Claim/RejectsBadArguments", testClaimValidation},
@@ -401,28 +403,101 @@ func testInsertReplay(e *env) {
 	}
 }
 
-// Goal: a row without an id or a request hash is refused before it exists.
-func testInsertValidation(e *env) {
-	noID := newOp(1)
-	noID.ID = ""
-	noHash := newOp(2)
-	noHash.RequestHash = ""
-	for _, tc := range []struct {
+// badInserts has one row for each way an insert can break a rule of
+// sluice.CheckNewOperation, several for the id, whose form has many ways to
+// go wrong. Each mutates a valid operation; refusedInsertCases turns every
+// row into a subtest, so every store runs every row.
+var badInserts = []struct {
+	name   string
+	mutate func(*sluice.NewOperation)
+}{
+	{"ID/Empty", func(op *sluice.NewOperation) { op.ID = "" }},
+	{"ID/UpperCase", func(op *sluice.NewOperation) { op.ID = "0A1B2C3D-4E5F-4A6B-8C7D-8E9FA0B1C2D3" }},
+	{"ID/MixedCase", func(op *sluice.NewOperation) { op.ID = "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2D3" }},
+	{"ID/Braced", func(op *sluice.NewOperation) { op.ID = "{" + op.ID + "}" }},
+	{"ID/URN", func(op *sluice.NewOperation) { op.ID = "urn:uuid:" + op.ID }},
+	{"ID/NoHyphens", func(op *sluice.NewOperation) { op.ID = sluice.OperationID(strings.ReplaceAll(string(op.ID), "-", "")) }},
+	{"ID/HyphenMisplaced", func(op *sluice.NewOperation) { op.ID = "0000000-00000-4000-8000-000000000002" }},
+	{"ID/NonHexDigit", func(op *sluice.NewOperation) { op.ID = "0000000g-0000-4000-8000-000000000002" }},
+	{"ID/TooShort", func(op *sluice.NewOperation) { op.ID = op.ID[:len(op.ID)-1] }},
+	{"ID/TrailingSpace", func(op *sluice.NewOperation) { op.ID += " " }},
+	{"ID/Long", func(op *sluice.NewOperation) { op.ID = sluice.OperationID(strings.Repeat("a", 1000)) }},
+	{"ID/Nil", func(op *sluice.NewOperation) { op.ID = "00000000-0000-0000-0000-000000000000" }},
+	{"RequestHash/Empty", func(op *sluice.NewOperation) { op.RequestHash = "" }},
+	{"Asset/Empty", func(op *sluice.NewOperation) { op.Request.Asset = "" }},
+	{"Amount/Zero", func(op *sluice.NewOperation) { op.Request.Amount = 0 }},
+	{"To/ZeroAddress", func(op *sluice.NewOperation) { op.Request.To = tron.Address{} }},
+}
+
+// refusedInsertCases makes one subtest per row of badInserts.
+func refusedInsertCases() []struct {
+	name string
+	run  func(*env)
+} {
+	var out []struct {
 		name string
+		run  func(*env)
+	}
+	for _, bad := range badInserts {
+		out = append(out, struct {
+			name string
+			run  func(*env)
+		}{"Insert/Refuses/" + bad.name, func(e *env) { testInsertRefused(e, bad.mutate) }})
+	}
+	return out
+}
+
+// Goal: an insert that breaks a rule of sluice.CheckNewOperation is refused
+// with an error matching sluice.ErrInvalidOperation, and stores nothing.
+// Method: with one row in the store, insert a new operation broken by mutate,
+// then (if the id is still valid) the same breakage under the existing id,
+// which a store that looked the id up first would answer as a replay. After
+// each, the existing row and its log are unchanged, the refused id is not
+// found, and a claim of everything finds only the existing row: no row was
+// created under any spelling.
+func testInsertRefused(e *env, mutate func(*sluice.NewOperation)) {
+	e.insert(1)
+	e.clock.Advance(time.Second)
+	before := e.record(id(1))
+
+	fresh, existing := newOp(2), newOp(1)
+	mutate(&fresh)
+	mutate(&existing)
+	attempts := []struct {
+		what string
 		op   sluice.NewOperation
-	}{{"empty id", noID}, {"empty request hash", noHash}} {
-		_, created, err := e.s.Insert(e.ctx, tc.op)
+	}{{"a new id", fresh}}
+	if existing.ID == id(1) {
+		attempts = append(attempts, struct {
+			what string
+			op   sluice.NewOperation
+		}{"the existing id", existing})
+	}
+
+	for _, a := range attempts {
+		_, created, err := e.s.Insert(e.ctx, a.op)
 		if err == nil || created {
-			e.t.Errorf("Insert(%s) = created %v, err %v; want an error", tc.name, created, err)
+			e.t.Errorf("Insert under %s = created %v, err %v; want refused", a.what, created, err)
+		}
+		if !errors.Is(err, sluice.ErrInvalidOperation) {
+			e.t.Errorf("Insert under %s: err = %v, want one matching sluice.ErrInvalidOperation", a.what, err)
 		}
 		if isSentinel(err) {
-			e.t.Errorf("Insert(%s) error %v is an operating-condition sentinel; want a plain error", tc.name, err)
+			e.t.Errorf("Insert under %s: err = %v is an operating-condition sentinel; want only ErrInvalidOperation", a.what, err)
+		}
+		e.unchanged("the refused insert under "+a.what, id(1), before)
+	}
+	if fresh.ID != "" && fresh.ID != id(2) {
+		if _, err := e.s.Get(e.ctx, fresh.ID); !errors.Is(err, sluice.ErrNotFound) {
+			e.t.Errorf("Get(%.40q) after the refused insert: err = %v, want ErrNotFound", fresh.ID, err)
 		}
 	}
 	if _, err := e.s.Get(e.ctx, id(2)); !errors.Is(err, sluice.ErrNotFound) {
-		e.t.Errorf("Get of the refused row: err = %v, want ErrNotFound", err)
+		e.t.Errorf("Get(%s) after the refused insert: err = %v, want ErrNotFound", id(2), err)
 	}
-	e.claimNone("w1")
+	if ops := e.claim("w1", 100); len(ops) != 1 || ops[0].ID != id(1) {
+		e.t.Errorf("Claim(w1, 100) after the refused insert = %v, want only %s: the refused insert left a row", ids(ops), id(1))
+	}
 }
 
 // Goal: every read and write of an unknown id says so; Release, a no-op
