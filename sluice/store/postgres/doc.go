@@ -29,13 +29,13 @@
 // forever (txid_owners plus a foreign key from operations), that a txid is
 // the sha256 of its raw_data, and that amounts are NUMERIC(38,0) > 0.
 //
-// # One difference of representation
+// # Ids are a uuid column
 //
-// Operation ids are a uuid column, so Insert refuses an id that is not a
-// canonical lowercase UUID (the only form intake mints) rather than store it
-// under another spelling; Get, CAS and Events treat such an id as not found
-// and Release as a no-op, exactly as the in-memory store treats an unknown
-// id.
+// Insert refuses an id that is not a canonical lowercase UUID, as every
+// store does (sluice.CheckNewOperation decides it for both). Get, CAS and
+// Events treat such an id as not found and Release as a no-op, exactly as
+// the in-memory store treats an unknown id: the uuid column could not even
+// be asked about it.
 //
 // # How the methods map to SQL
 //
