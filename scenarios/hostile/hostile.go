@@ -62,7 +62,7 @@ const jsonType = "application/json"
 var Categories = []Category{
 	{
 		Name: "id-spelling",
-		Doc:  "operation ids in other letter cases (one operation), and wrapped in whitespace, braces, `urn:uuid:`, without hyphens or with look-alike hyphens (refused)",
+		Doc:  "operation ids in other letter cases (one operation), and wrapped in whitespace, braces, `urn:uuid:`, without hyphens, with look-alike hyphens or control bytes one case bit from a digit (refused)",
 		Cases: []Case{
 			idCase("upper", strings.ToUpper),
 			{"mixed", func(b Fields, r Rand) Post {
@@ -83,6 +83,27 @@ var Categories = []Category{
 			idCase("urn", func(s string) string { return "urn:uuid:" + s }),
 			idCase("no-hyphens", func(s string) string { return strings.ReplaceAll(s, "-", "") }),
 			idCase("unicode-hyphen", func(s string) string { return strings.Replace(s, "-", "\u2010", 1) }),
+			{"case-bit-on-digit", func(b Fields, r Rand) Post {
+				// A digit with its letter-case bit cleared is a control
+				// byte (0x10-0x19): a parser that folds case with a bit
+				// trick (c|0x20) reads it as the digit.
+				id := []byte(b.ID)
+				var digits []int
+				for i, c := range id {
+					if '0' <= c && c <= '9' {
+						digits = append(digits, i)
+					}
+				}
+				if len(digits) == 0 {
+					digits = []int{0} // an id without digits: spoil its first byte
+				}
+				for k := 0; k <= r.IntN(len(digits)); k++ {
+					i := digits[r.IntN(len(digits))]
+					id[i] &^= 0x20
+				}
+				b.ID = string(id)
+				return plain(b)
+			}},
 		},
 	},
 	{
@@ -200,7 +221,7 @@ var Categories = []Category{
 	},
 	{
 		Name: "json-shape",
-		Doc:  "unknown keys, keys in another case, duplicate keys (same or other value), numbers, nulls, arrays, missing keys, trailing data, a byte-order mark (refused); reordered keys, escaped keys and values, whitespace between tokens (accepted)",
+		Doc:  "unknown keys, keys in another case, duplicate keys (same or other value), numbers, nulls, arrays, missing keys, trailing data (another value, a stray `}` or `]`, garbage), a byte-order mark (refused); reordered keys, escaped keys and values, whitespace between tokens (accepted)",
 		Cases: []Case{
 			shapeCase("reordered", func(b Fields, r Rand) string {
 				kv := pairs(b)
@@ -290,7 +311,7 @@ var Categories = []Category{
 			}),
 			shapeCase("trailing-data", func(b Fields, r Rand) string {
 				o := object(pairs(b))
-				return o + pick(r, o, "x", "{}", ",", "null")
+				return o + pick(r, o, "x", "{}", ",", "null", "}", "]", " }", "\n]", ":")
 			}),
 			shapeCase("not-an-object", func(b Fields, r Rand) string {
 				o := object(pairs(b))
