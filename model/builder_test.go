@@ -597,7 +597,3 @@ func describe(vs []Violation) string {
 }
 
 func txidFor(s string) tron.Txid { return sha256.Sum256([]byte(s)) }
-
-type fixedClock struct{ t time.Time }
-
-func (c *fixedClock) Now() time.Time { return c.t }

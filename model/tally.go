@@ -3,8 +3,6 @@ package model
 import (
 	"fmt"
 	"strings"
-
-	"sluicesim/sluice/tron/mocknode"
 )
 
 // Tally is how often one kind of fault or event fired in a run. A run reports
@@ -28,27 +26,6 @@ func MergeTallies(ts ...[]Tally) []Tally {
 	out := make([]Tally, 0, len(sum))
 	for _, kind := range sortedKeys(sum) {
 		out = append(out, Tally{Kind: kind, Count: sum[kind]})
-	}
-	return out
-}
-
-// AddTally sums two tallies: MergeTallies(dst, src).
-func AddTally(dst, src []Tally) []Tally { return MergeTallies(dst, src) }
-
-// FaultTally is the node's FaultsFired as a tally, zeros included.
-func FaultTally(fs []mocknode.FaultCount) []Tally {
-	out := make([]Tally, len(fs))
-	for i, f := range fs {
-		out[i] = Tally{Kind: f.Fault.String(), Count: f.Count}
-	}
-	return out
-}
-
-// EventTally is the node's Events as a tally, zeros included.
-func EventTally(es []mocknode.EventCount) []Tally {
-	out := make([]Tally, len(es))
-	for i, e := range es {
-		out[i] = Tally{Kind: e.Event.String(), Count: e.Count}
 	}
 	return out
 }

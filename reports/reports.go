@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
@@ -26,6 +27,12 @@ type Run struct {
 	SeedsRun        int    // seeds this process ran (fewer than Seeds under -shard)
 	SeedsFailed     int    // seeds with at least one violation
 	Shard           string // "I/N"; "" or "0/1" when not sharded
+	// What, when set, says what was run in place of the seed range (a
+	// single seed, a replayed or shrunk trace, an exhaustive search).
+	What string
+	// Notes are lines shown under the title (the kill table's real-core
+	// baseline, an exhaustive search's bounds, a shrink's edits), in order.
+	Notes []string
 
 	// Elapsed is wall-clock time. It is shown (with seeds/s) in the single
 	// element of class TimingsClass, the only part of a report that changes
@@ -49,8 +56,13 @@ type Run struct {
 	// StepsPerSeed has one entry per seed run, in seed order.
 	StepsPerSeed []int
 
-	Mutants  []MutantRow // the kill table, when -mutants ran; in catalog order
-	Failures []Failure   // failing seeds, lowest first; the caller caps how many
+	// Mutants is the kill table, when -mutants ran; in catalog order. A
+	// kill table's index leads with it and leaves out the sections that
+	// sum over seeds: a kill table runs no seed range of its own.
+	Mutants []MutantRow
+	// Failures are the failing seeds, lowest first (the caller caps how
+	// many), or for a kill table each kill (Failure.Mutant set).
+	Failures []Failure
 }
 
 // InvariantCount is one row of the invariant table.
@@ -70,20 +82,48 @@ type MutantRow struct {
 	Invariants          []string
 	Replay              string
 	Uncaught            string // why no world catches it, for listed mutants
+	// Recorded is the seeds to kill measured for the mutant before (0 if
+	// none): a survivor under a smaller budget is not a checker miss.
+	Recorded uint64
 }
 
 // Failure is one failing seed and its traced re-run.
 type Failure struct {
 	Seed       uint64
 	Violations []model.Violation
+	// World and Mutant are set when the failing run is not of the Run's
+	// world and mutant: each kill of a kill table is another mutant's. The
+	// page is then titled, and its files named, after them.
+	World, Mutant string
 	// Replay and Rerun are shell commands shown verbatim, e.g.
-	// "go run ./cmd/explore -replay chaos-seed3.trace.jsonl" and
-	// "go run ./cmd/explore -world chaos -mutant m -seed 3 -trace ...".
+	// "go run ./cmd/explore -replay report/chaos-seed3.trace.jsonl" and
+	// "go run ./cmd/explore -world chaos -mutant m -seed 3 -trace ...";
+	// either may be empty (a shrunk world has no seed to re-run).
 	Replay, Rerun string
 	// Traced is the seed re-run with tracing: it draws the page. Nil gives
 	// a page with the violations and commands only.
 	Traced *Traced
+	// TraceFile, when set (with Traced.Trace), is the file name under which
+	// Write puts the trace into the report directory, and the page links
+	// it: a copied report (a CI artifact) carries what it replays. Replay
+	// should name it there.
+	TraceFile string
 }
+
+// base is the stem of the failure's page names: seed-N, or for another
+// mutant's run MUTANT-seed-N, since kills of one kill table share seeds.
+func (f *Failure) base() string {
+	if f.Mutant != "" {
+		return fmt.Sprintf("%s-seed-%d", f.Mutant, f.Seed)
+	}
+	return fmt.Sprintf("seed-%d", f.Seed)
+}
+
+// hasTrace: the failure's trace is written into the report directory.
+func hasTrace(f *Failure) bool { return f.TraceFile != "" && f.Traced != nil && f.Traced.Trace != nil }
+
+func pageFile(f *Failure) string { return f.base() + ".html" }
+func linPage(f *Failure) string  { return f.base() + "-linearizability.html" }
 
 // Traced is what a traced re-run of a seed shows: the caller copies it
 // from the simulator's result (reports knows nothing of the worlds).
@@ -103,11 +143,11 @@ const TimingsClass = "timings"
 var templateFS embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"dur":     fmtDur,
-	"seedURL": seedFile,
-	"linURL":  linFile,
-	"legend":  legend,
-	"inc":     func(i int) int { return i + 1 },
+	"dur":    fmtDur,
+	"linURL": linPage,
+	"legend": legend,
+	"inc":    func(i int) int { return i + 1 },
+	"traced": hasTrace,
 }).ParseFS(templateFS, "templates/*.html"))
 
 // style is inlined into every page so that a page stands alone.
@@ -119,13 +159,14 @@ var style = func() template.CSS {
 	return template.CSS(b)
 }()
 
-func seedFile(seed uint64) string { return fmt.Sprintf("seed-%d.html", seed) }
-func linFile(seed uint64) string  { return fmt.Sprintf("seed-%d-linearizability.html", seed) }
+// seedFile is the page of a failing seed of the Run's own world and mutant.
+func seedFile(seed uint64) string { return pageFile(&Failure{Seed: seed}) }
 
-// Write renders dir/index.html, dir/seed-N.html for each failure, and
-// dir/seed-N-linearizability.html for each failure that violated
-// linearizable-intake and carries a linearizability report. It creates dir
-// if needed and returns the index's path.
+// Write renders dir/index.html, dir/seed-N.html for each failure (named
+// MUTANT-seed-N.html for a failure of another mutant), the failure's
+// trace under its TraceFile, and dir/seed-N-linearizability.html for each
+// failure that violated linearizable-intake and carries a linearizability
+// report. It creates dir if needed and returns the index's path.
 func Write(dir string, r *Run) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -148,8 +189,8 @@ type File struct {
 	Data []byte
 }
 
-// Render is Write without the file system: the pages in a fixed order
-// (index, then per failure its page and its visualization).
+// Render is Write without the file system: the files in a fixed order
+// (index, then per failure its page, its visualization and its trace).
 func Render(r *Run) ([]File, error) {
 	var out []File
 	idx, err := execute("index.html", indexView(r))
@@ -157,21 +198,41 @@ func Render(r *Run) ([]File, error) {
 		return nil, err
 	}
 	out = append(out, File{"index.html", idx})
+	names := map[string]bool{"index.html": true}
 	for i := range r.Failures {
 		f := &r.Failures[i]
-		fv := failureView(r, f)
+		// The page's title names the failing run's own world and mutant.
+		view := r
+		if f.World != "" || f.Mutant != "" {
+			c := *r
+			c.World, c.Mutant = cmp.Or(f.World, r.World), f.Mutant
+			view = &c
+		}
+		fv := failureView(view, f)
 		b, err := execute("seed.html", fv)
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", f.Seed, err)
 		}
-		out = append(out, File{seedFile(f.Seed), b})
+		files := []File{{pageFile(f), b}}
 		if fv.LinLink {
 			var buf bytes.Buffer
 			if err := f.Traced.Linearizability.Visualize(&buf); err != nil {
 				return nil, fmt.Errorf("seed %d: linearizability visualization: %w", f.Seed, err)
 			}
-			out = append(out, File{linFile(f.Seed), buf.Bytes()})
+			files = append(files, File{linPage(f), buf.Bytes()})
 		}
+		if hasTrace(f) {
+			files = append(files, File{f.TraceFile, f.Traced.Trace.Bytes()})
+		}
+		for _, file := range files {
+			// Two failures writing one name would leave a page linking
+			// another run's file.
+			if names[file.Name] || file.Name != filepath.Base(file.Name) {
+				return nil, fmt.Errorf("seed %d: file name %q is taken or not a plain name", f.Seed, file.Name)
+			}
+			names[file.Name] = true
+		}
+		out = append(out, files...)
 	}
 	return out, nil
 }
@@ -214,6 +275,19 @@ type indexPage struct {
 	StepsSVG    template.HTML
 	Failures    []failureLink
 	MutantsKill string
+	// KillTable: the run is -mutants; the index leads with Kills and shows
+	// no section that sums over seeds.
+	KillTable bool
+	Kills     []killView
+	// SeedSections: seeds were run, so the sections summing over them
+	// (faults, state machine, distributions) have something to show.
+	SeedSections bool
+}
+
+// killView is a kill-table row with the links to its kill's files.
+type killView struct {
+	MutantRow
+	Page, Trace string // relative to the report; "" when not written
 }
 
 type invRow struct {
@@ -235,6 +309,8 @@ type illegalEdge struct {
 
 type failureLink struct {
 	Seed       uint64
+	Page       string
+	Trace      string // "" when no trace was written
 	Invariants string
 	First      string
 }
@@ -271,7 +347,8 @@ func indexView(r *Run) *indexPage {
 	var width int
 	p.Steps, stepsHist, width = stepsHistogram(r.StepsPerSeed)
 	p.StepsSVG = barChartFrom(stepsHist, p.Steps.Min, width, "steps per seed", "seeds")
-	for _, f := range r.Failures {
+	for i := range r.Failures {
+		f := &r.Failures[i]
 		var invs []string
 		for _, v := range f.Violations {
 			if !slices.Contains(invs, v.Invariant) {
@@ -282,23 +359,48 @@ func indexView(r *Run) *indexPage {
 		if len(f.Violations) > 0 {
 			first = f.Violations[0].Message
 		}
-		p.Failures = append(p.Failures, failureLink{f.Seed, strings.Join(invs, ", "), first})
-	}
-	if len(r.Mutants) > 0 {
-		killed := 0
-		for _, m := range r.Mutants {
-			if strings.HasPrefix(m.Verdict, "killed") {
-				killed++
-			}
+		link := failureLink{Seed: f.Seed, Page: pageFile(f), Invariants: strings.Join(invs, ", "), First: first}
+		if hasTrace(f) {
+			link.Trace = f.TraceFile
 		}
-		p.MutantsKill = fmt.Sprintf("%d of %d mutants killed", killed, len(r.Mutants))
+		p.Failures = append(p.Failures, link)
+	}
+	p.KillTable = len(r.Mutants) > 0
+	p.SeedSections = !p.KillTable && r.SeedsRun > 0
+	if p.KillTable {
+		p.Title = "sluicesim: mutant kill table"
+		killed, catchable := 0, 0
+		for _, m := range r.Mutants {
+			if m.Uncaught == "" {
+				catchable++
+				if m.Verdict == "killed" {
+					killed++
+				}
+			}
+			kv := killView{MutantRow: m}
+			for i := range r.Failures {
+				if f := &r.Failures[i]; f.Mutant == m.Name {
+					kv.Page = pageFile(f)
+					if hasTrace(f) {
+						kv.Trace = f.TraceFile
+					}
+					break
+				}
+			}
+			p.Kills = append(p.Kills, kv)
+		}
+		p.MutantsKill = fmt.Sprintf("%d of %d catchable mutants killed (%d mutants in all)", killed, catchable, len(r.Mutants))
 	}
 	return p
 }
 
 func timings(r *Run) string {
-	if r.Elapsed <= 0 {
+	switch {
+	case r.Elapsed <= 0:
 		return "wall time not measured"
+	case r.SeedsRun == 0 || r.What != "":
+		// A kill table or a single run: a rate of seeds says nothing.
+		return fmt.Sprintf("%.1fs wall time", r.Elapsed.Seconds())
 	}
 	return fmt.Sprintf("%.1fs wall time, %.1f seeds/s", r.Elapsed.Seconds(), float64(r.SeedsRun)/r.Elapsed.Seconds())
 }

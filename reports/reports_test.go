@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -27,14 +28,22 @@ type fixture struct {
 	name, world, mutant string
 	start               uint64
 	seeds               int
-	mutants             bool // add a kill table
+	// killTable: the run is a kill table (explore -mutants): no seed range
+	// of its own, a page and a trace for the kill of seed start.
+	killTable bool
 }
+
+// reportDir is the report directory the fixtures' commands name, as
+// explore names the directory -report was given.
+const reportDir = "report"
 
 var fixtures = []fixture{
 	// Seed 19 fails intake-uniqueness and linearizable-intake.
-	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 18, seeds: 3, mutants: true},
-	// Seed 7 fails at-most-once and conservation (a run-wide violation).
+	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 18, seeds: 3},
+	// Seed 1 fails at-most-once and conservation (a run-wide violation).
 	{name: "zombies-send-before-write-ahead", world: "zombies", mutant: "send-before-write-ahead", start: 1, seeds: 2},
+	// The kill table, with check-then-insert killed by chaos seed 19.
+	{name: "kill-table", world: "chaos", mutant: "check-then-insert", start: 19, killTable: true},
 }
 
 var (
@@ -62,6 +71,9 @@ func buildRun(t testing.TB, fx fixture) *Run {
 		t.Fatal(err)
 	}
 	cfg.Mutant = fx.mutant
+	if fx.killTable {
+		return buildKillTable(cfg, fx)
+	}
 	r := &Run{World: fx.world, Strategy: "random", Mutant: fx.mutant, SeedStart: fx.start, Seeds: fx.seeds, Shard: "0/1",
 		Elapsed: 1234 * time.Millisecond}
 	agg := NewAggregate(fx.start, 1, fx.seeds, 1000)
@@ -73,28 +85,45 @@ func buildRun(t testing.TB, fx fixture) *Run {
 		if !res.Failed() {
 			continue
 		}
-		trace := fmt.Sprintf("%s-seed%d.trace.jsonl", fx.world, seed)
-		traced := scenarios.Run(cfg, seed, scenarios.Options{Tracing: true})
-		r.Failures = append(r.Failures, Failure{
-			Seed: seed, Violations: res.Violations,
-			Replay: "go run ./cmd/explore -replay " + trace,
-			Rerun:  fmt.Sprintf("go run ./cmd/explore -world %s -mutant %s -seed %d -trace %s", fx.world, fx.mutant, seed, trace),
-			Traced: &Traced{Steps: traced.Steps, Virtual: traced.Virtual, Trace: traced.Trace,
-				Snapshot: traced.Snapshot, Linearizability: traced.Linearizability},
-		})
+		r.Failures = append(r.Failures, tracedFailure(cfg, seed, res.Violations, ""))
 	}
 	agg.Fill(r)
 	// A kind that never fired must show: add one the worlds do not have.
 	r.Faults = model.MergeTallies(r.Faults, []model.Tally{{Kind: "zz-never-fired", Count: 0}})
-	if fx.mutants {
-		r.Mutants = []MutantRow{
-			{Name: "check-then-insert", Breaks: "intake looks the id up, then inserts", World: "chaos", Verdict: "killed",
-				SeedsToKill: 3, KillingSeed: 3, SeedsRun: 3, Invariants: []string{"intake-uniqueness", "linearizable-intake"},
-				Replay: "go run ./cmd/explore -world chaos -mutant check-then-insert -seed 2 -trace check-then-insert-seed2.trace.jsonl"},
-			{Name: "txid-not-unique", Breaks: "the store does not enforce that a txid belongs to one operation", World: "chaos",
-				Verdict: "survived-as-listed", SeedsRun: 2000, Uncaught: "the core writes the operation id into every memo"},
-			{Name: "imaginary", Breaks: "a mutant nothing catches", World: "pair", Verdict: "survived", SeedsRun: 2000},
-		}
+	return r
+}
+
+// tracedFailure re-runs a failing seed with tracing, its trace to be
+// written into the report directory (mutant set: a kill of a kill table).
+func tracedFailure(cfg scenarios.Config, seed uint64, vs []model.Violation, mutant string) Failure {
+	trace := fmt.Sprintf("%s-%s-seed%d.trace.jsonl", cfg.Name, cfg.Mutant, seed)
+	traced := scenarios.Run(cfg, seed, scenarios.Options{Tracing: true})
+	return Failure{
+		Seed: seed, Violations: vs, Mutant: mutant, TraceFile: trace,
+		Replay: "go run ./cmd/explore -replay " + reportDir + "/" + trace,
+		Rerun:  fmt.Sprintf("go run ./cmd/explore -world %s -mutant %s -seed %d -trace %s", cfg.Name, cfg.Mutant, seed, trace),
+		Traced: &Traced{Steps: traced.Steps, Virtual: traced.Virtual, Trace: traced.Trace,
+			Snapshot: traced.Snapshot, Linearizability: traced.Linearizability},
+	}
+}
+
+// buildKillTable fills a kill table's Run: rows and one kill's page, and
+// nothing summed over seeds.
+func buildKillTable(cfg scenarios.Config, fx fixture) *Run {
+	r := &Run{World: "mutant catalog", Strategy: "random", SeedStart: 1, Seeds: 2000, Shard: "0/1", Elapsed: 1234 * time.Millisecond,
+		Notes: []string{"real core on chaos, same budget: green"}}
+	res := scenarios.Run(cfg, fx.start, scenarios.Options{})
+	f := tracedFailure(cfg, fx.start, res.Violations, fx.mutant)
+	f.World = fx.world
+	r.Failures = []Failure{f}
+	r.Mutants = []MutantRow{
+		{Name: "check-then-insert", Breaks: "intake looks the id up, then inserts", World: "chaos", Verdict: "killed",
+			SeedsToKill: fx.start, KillingSeed: fx.start, SeedsRun: int(fx.start), Invariants: []string{"intake-uniqueness", "linearizable-intake"},
+			Replay: f.Rerun, Recorded: fx.start},
+		{Name: "txid-not-unique", Breaks: "the store does not enforce that a txid belongs to one operation", World: "chaos",
+			Verdict: "survived-as-listed", SeedsRun: 2000, Uncaught: "the core writes the operation id into every memo"},
+		{Name: "slow-to-die", Breaks: "a mutant the budget is too small for", World: "chaos", Verdict: "budget-too-small", SeedsRun: 2000, Recorded: 5000},
+		{Name: "imaginary", Breaks: "a mutant nothing catches", World: "pair", Verdict: "survived", SeedsRun: 2000},
 	}
 	return r
 }
@@ -120,7 +149,9 @@ func TestGolden(t *testing.T) {
 			dir := filepath.Join("testdata", fx.name)
 			var names []string
 			for _, f := range files {
-				if strings.HasSuffix(f.Name, "-linearizability.html") {
+				// porcupine's pages and the simulator's traces are not ours to
+				// pin; TestDeterministic covers their stability.
+				if strings.HasSuffix(f.Name, "-linearizability.html") || strings.HasSuffix(f.Name, ".jsonl") {
 					continue
 				}
 				names = append(names, f.Name)
@@ -217,7 +248,7 @@ func TestWriteLinksAndSelfContained(t *testing.T) {
 	if idx != filepath.Join(dir, "index.html") {
 		t.Errorf("Write returned %s", idx)
 	}
-	for _, want := range []string{"index.html", "seed-19.html", "seed-19-linearizability.html"} {
+	for _, want := range []string{"index.html", "seed-19.html", "seed-19-linearizability.html", "chaos-check-then-insert-seed19.trace.jsonl"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
 			t.Errorf("missing %s: %v", want, err)
 		}
@@ -225,8 +256,8 @@ func TestWriteLinksAndSelfContained(t *testing.T) {
 	href := regexp.MustCompile(`href="([^"]+)"`)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), "-linearizability.html") {
-			continue // porcupine's page carries its own script
+		if strings.HasSuffix(e.Name(), "-linearizability.html") || strings.HasSuffix(e.Name(), ".jsonl") {
+			continue // porcupine's page carries its own script; a trace is data
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
 		for _, bad := range []string{"<script", "://", "@import", "<img", "<link"} {
@@ -254,8 +285,8 @@ func TestIndexContent(t *testing.T) {
 		`<td>intake-uniqueness</td><td class="num">1</td>`,
 		`<tr class="zero"><td>zz-never-fired</td>`, "never fired",
 		"none → requested: ", "class=\"edge unhit\"",
-		"p50 &lt;", "Mutant kill table", `class="verdict-survived"`,
-		`<a href="seed-19.html">19</a>`,
+		"p50 &lt;",
+		`<a href="seed-19.html">19</a>`, `<a class="mono" href="chaos-check-then-insert-seed19.trace.jsonl">`,
 	} {
 		if !strings.Contains(idx, want) {
 			t.Errorf("index.html lacks %q", want)
@@ -264,7 +295,8 @@ func TestIndexContent(t *testing.T) {
 	seed := string(files[1].Data)
 	for _, want := range []string{
 		"linearizable-intake", `href="seed-19-linearizability.html"`, "Operation op49",
-		"none → requested", "go run ./cmd/explore -replay chaos-seed19.trace.jsonl",
+		"none → requested", "go run ./cmd/explore -replay report/chaos-check-then-insert-seed19.trace.jsonl",
+		`href="chaos-check-then-insert-seed19.trace.jsonl"`,
 		`class="lanes"`, "c49&#39;", // the twin client gets its own lane
 		"other clients (",
 	} {
@@ -288,36 +320,41 @@ func TestIndexContent(t *testing.T) {
 	}
 }
 
-// Goal: event texts map to the marks the legend promises.
+// Goal: facts map to the marks the legend promises.
 func TestClassify(t *testing.T) {
-	for _, tc := range []struct{ text, class string }{
-		{"CRASH", "crash"},
-		{"PAUSE 40s", "pause"},
-		{"PAUSE before write 40s", "pausew"},
-		{"wakes from pause", "wake"},
-		{"STALL 8s", "stall"},
-		{"broadcast 1a2b3c4d -> timeout", "lie"},
-		{"broadcast 1a2b3c4d -> NO_CONNECTION", "lie"},
-		{"broadcast 1a2b3c4d -> SUCCESS", "other"},
-		{`lookup 1a2b3c4d -> mocknode: lookup 1a2b3c4d by "w1": timeout`, "lie"},
-		{"lookup 1a2b3c4d -> included #12 solid=true SUCCESS", "other"},
-		{"cas op7 signing->signed token=4", "write"},
-		{"cas op7 signing->signed token=4 FENCED", "fenced"},
-		{"fenced: stops", "fenced"},
-		{"claim op1:requested/t1", "claim"},
-		{"release op7 token=2 after=6s", "release"},
-		{"client op3 POST -> created", "client"},
-		{"node restarts: pending pool lost", "nodefault"},
-		{"node evicts 1a2b3c4d", "nodefault"},
-		{"producers miss 2 slots", "nodefault"},
-		{"wall clock jumps 1m0s (skew now 1m0s)", "clock"},
+	for _, tc := range []struct {
+		fact  model.Fact
+		class string
+	}{
+		{model.Fact{Kind: model.FactCrash}, "crash"},
+		{model.Fact{Kind: model.FactPause, Dur: 40 * time.Second}, "pause"},
+		{model.Fact{Kind: model.FactPauseBeforeWrite, Dur: 40 * time.Second}, "pausew"},
+		{model.Fact{Kind: model.FactWake}, "wake"},
+		{model.Fact{Kind: model.FactStall, Dur: 8 * time.Second}, "stall"},
+		{model.Fact{Kind: model.FactBroadcast, Txid: "1a2b3c4d", Answer: "timeout", Failed: true}, "lie"},
+		{model.Fact{Kind: model.FactBroadcast, Txid: "1a2b3c4d", Answer: "NO_CONNECTION", Failed: true}, "lie"},
+		{model.Fact{Kind: model.FactBroadcast, Txid: "1a2b3c4d", Answer: "SUCCESS"}, "other"},
+		{model.Fact{Kind: model.FactLookup, Txid: "1a2b3c4d", Answer: "mocknode: timeout", Failed: true}, "lie"},
+		{model.Fact{Kind: model.FactLookup, Txid: "1a2b3c4d", Answer: "included #12 solid=true SUCCESS"}, "other"},
+		{model.Fact{Kind: model.FactCAS, Op: "op7", From: "signing", To: "signed", Token: 4}, "write"},
+		{model.Fact{Kind: model.FactCAS, Op: "op7", From: "signing", To: "signed", Token: 4, Fenced: true}, "fenced"},
+		{model.Fact{Kind: model.FactFencedStop}, "fenced"},
+		{model.Fact{Kind: model.FactClaim, Claimed: []model.ClaimedRow{{Op: "op1", State: "requested", Token: 1}}}, "claim"},
+		{model.Fact{Kind: model.FactRelease, Op: "op7", Token: 2, Dur: 6 * time.Second}, "release"},
+		{model.Fact{Kind: model.FactClientPost, Op: "op3", Answer: "created"}, "client"},
+		{model.Fact{Kind: model.FactNodeRestart}, "nodefault"},
+		{model.Fact{Kind: model.FactEvict, Txid: "1a2b3c4d"}, "nodefault"},
+		{model.Fact{Kind: model.FactMissedSlots, N: 2}, "nodefault"},
+		{model.Fact{Kind: model.FactClockJump, Dur: time.Minute, Skew: time.Minute}, "clock"},
+		{model.Fact{Kind: model.FactLeaseExpired, Op: "op2", Holder: "w1", Token: 3}, "lease"},
 	} {
-		if got := classify(tc.text).class; got != tc.class {
-			t.Errorf("classify(%q) = %s, want %s", tc.text, got, tc.class)
+		if got := classify(factEvent(t, 0, 0, "w1", tc.fact)).class; got != tc.class {
+			t.Errorf("classify(%q) = %s, want %s", tc.fact.Text(), got, tc.class)
 		}
 	}
-	if d := durationIn("PAUSE before write 1m30s"); d != 90*time.Second {
-		t.Errorf("durationIn = %s", d)
+	// An event without a fact (a trace of another kind) is drawn as other.
+	if got := classify(sim.Event{Text: "CRASH"}).class; got != "other" {
+		t.Errorf("classify(an event without data) = %s, want other", got)
 	}
 }
 
@@ -339,15 +376,26 @@ func TestHistogramStats(t *testing.T) {
 	}
 }
 
+// factEvent is a trace event carrying f, as the worlds record one.
+func factEvent(t *testing.T, step int, at time.Duration, proc string, f model.Fact) sim.Event {
+	t.Helper()
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim.Event{Step: step, At: at, Proc: proc, Text: f.Text(), Data: data}
+}
+
 // Goal: a trace of tens of thousands of events stays legible: lanes fold to
 // at most lanesMax, ordinary marks stop at marksMax, and the page says so.
 func TestTimelineCaps(t *testing.T) {
 	var evs []sim.Event
 	for i := range 30000 {
-		evs = append(evs, sim.Event{Step: i, At: time.Duration(i) * 10 * time.Millisecond,
-			Proc: fmt.Sprintf("c%d", i%500), Text: fmt.Sprintf("client op%d POST -> created", i%500)})
+		at := time.Duration(i) * 10 * time.Millisecond
+		evs = append(evs, factEvent(t, i, at, fmt.Sprintf("c%d", i%500),
+			model.Fact{Kind: model.FactClientPost, Op: fmt.Sprintf("op%d", i%500), Answer: "created"}))
 		if i%1000 == 0 {
-			evs = append(evs, sim.Event{Step: i, At: time.Duration(i) * 10 * time.Millisecond, Proc: fmt.Sprintf("w%d", i/1000), Text: "CRASH"})
+			evs = append(evs, factEvent(t, i, at, fmt.Sprintf("w%d", i/1000), model.Fact{Kind: model.FactCrash}))
 		}
 	}
 	svg, note := swimlanes(evs, 0, []string{"op7"})

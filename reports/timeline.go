@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"html/template"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,10 +105,10 @@ func failureView(r *Run, f *Failure) *seedPage {
 					Token: fmt.Sprint(e.Token), Worker: string(e.Worker), Note: e.Note,
 				}
 				if !e.Txid.IsZero() {
-					ev.Txid = short(e.Txid.String())
+					ev.Txid = e.Txid.Short()
 				}
 				if !e.RetiredTxid.IsZero() {
-					ev.Retired = short(e.RetiredTxid.String())
+					ev.Retired = e.RetiredTxid.Short()
 				}
 				if e.Token < lastToken {
 					ev.Flag = "token went back"
@@ -120,28 +119,20 @@ func failureView(r *Run, f *Failure) *seedPage {
 				lastToken = max(lastToken, e.Token)
 				lg.Events = append(lg.Events, ev)
 			}
-			needle := regexp.MustCompile(`\b` + regexp.QuoteMeta(names[i]) + `\b`)
 			for _, e := range events {
-				if !needle.MatchString(e.Text) {
+				if _, ok := mentions(e, names[i:i+1]); !ok {
 					continue
 				}
 				if len(lg.Trace) == traceLinesMax {
 					lg.Capped++
 					continue
 				}
-				lg.Trace = append(lg.Trace, traceLine{fmtDur(e.At), e.Proc, e.Text, classify(e.Text).class})
+				lg.Trace = append(lg.Trace, traceLine{fmtDur(e.At), e.Proc, e.Text, classify(e).class})
 			}
 			p.Ops = append(p.Ops, lg)
 		}
 	}
 	return p
-}
-
-func short(s string) string {
-	if len(s) > 8 {
-		return s[:8]
-	}
-	return s
 }
 
 // opName is the world's short name for an operation id: the chaos worlds
@@ -184,60 +175,62 @@ var (
 	legendAll = []kind{kCrash, kPause, kPauseW, kWake, kStall, kLie, kNode, kFenced, kLease, kClock, kClaim, kWrite, kRelease, kClient, kOther}
 )
 
-// lieRe matches a node answer that is not a plain success: the menu of lies,
-// errors and timeouts (scenarios/wrap.go writes "broadcast H -> ANSWER" and
-// "lookup H -> ...", with "mocknode: ..." for a transport failure).
-var lieRe = regexp.MustCompile(`^(broadcast|lookup) \S+ -> (mocknode:|timeout|lost|NO_CONNECTION|SERVER_BUSY|OTHER_ERROR|NOT_ENOUGH|BANDWITH|TAPOS|TRANSACTION_EXPIRATION|EXPIRATION|DUP|CONTRACT|SIGERROR|unknown)`)
-
-func classify(text string) kind {
+// classify is how a trace event is drawn, read from its fact (an event
+// without one is "other").
+func classify(e sim.Event) kind {
+	f, ok := model.ReadFact(e.Data)
+	if !ok {
+		return kOther
+	}
 	switch {
-	case text == "CRASH":
-		return kCrash
-	case strings.HasPrefix(text, "PAUSE before write"):
-		return kPauseW
-	case strings.HasPrefix(text, "PAUSE"):
-		return kPause
-	case text == "wakes from pause":
-		return kWake
-	case strings.HasPrefix(text, "STALL"):
-		return kStall
-	case strings.HasSuffix(text, "FENCED") || strings.HasPrefix(text, "fenced"):
+	case f.Fenced || f.Kind == model.FactFencedStop:
 		return kFenced
-	case strings.HasPrefix(text, "node ") || strings.HasPrefix(text, "producers miss"):
-		return kNode
-	case lieRe.MatchString(text):
+	case (f.Kind == model.FactBroadcast || f.Kind == model.FactLookup) && f.Failed:
 		return kLie
-	case strings.HasPrefix(text, "wall clock"):
+	}
+	switch f.Kind {
+	case model.FactCrash:
+		return kCrash
+	case model.FactPauseBeforeWrite:
+		return kPauseW
+	case model.FactPause:
+		return kPause
+	case model.FactWake:
+		return kWake
+	case model.FactStall:
+		return kStall
+	case model.FactNodeRestart, model.FactEvict, model.FactMissedSlots:
+		return kNode
+	case model.FactClockJump:
 		return kClock
-	case strings.HasPrefix(text, "lease expired"):
+	case model.FactLeaseExpired:
 		return kLease
-	case strings.HasPrefix(text, "claim "):
+	case model.FactClaim:
 		return kClaim
-	case strings.HasPrefix(text, "cas "):
+	case model.FactCAS:
 		return kWrite
-	case strings.HasPrefix(text, "release "):
+	case model.FactRelease:
 		return kRelease
-	case strings.HasPrefix(text, "client "):
+	case model.FactClientPost:
 		return kClient
 	}
 	return kOther
 }
 
-// durationIn finds the duration an event text ends with ("PAUSE 40s",
-// "STALL 8s", "PAUSE before write 1m30s"), for drawing it as a bar.
-func durationIn(text string) time.Duration {
-	f := strings.Fields(text)
-	if len(f) == 0 {
-		return 0
+// mentions reports whether the event's fact concerns one of ops, and
+// returns the first it names.
+func mentions(e sim.Event, ops []string) (string, bool) {
+	f, ok := model.ReadFact(e.Data)
+	if !ok {
+		return "", false
 	}
-	d, err := time.ParseDuration(f[len(f)-1])
-	if err != nil {
-		return 0
+	for _, o := range f.Ops() {
+		if slices.Contains(ops, o) {
+			return o, true
+		}
 	}
-	return d
+	return "", false
 }
-
-var tokenRe = regexp.MustCompile(`token=(\d+)|/t(\d+)`)
 
 // ---- lanes ----
 
@@ -406,14 +399,9 @@ func swimlanes(events []sim.Event, virtual time.Duration, affectedOps []string) 
 	drawn, skipped := 0, 0
 	var labels strings.Builder
 	for _, e := range events {
-		k := classify(e.Text)
-		mentionsAffected := false
-		for _, n := range affectedOps {
-			if strings.Contains(e.Text, n+" ") || strings.HasSuffix(e.Text, n) || strings.Contains(e.Text, n+":") {
-				mentionsAffected = true
-				break
-			}
-		}
+		k := classify(e)
+		affected, mentionsAffected := mentions(e, affectedOps)
+		f, _ := model.ReadFact(e.Data)
 		if !k.notable && !mentionsAffected {
 			if drawn >= marksMax {
 				skipped++
@@ -426,7 +414,7 @@ func swimlanes(events []sim.Event, virtual time.Duration, affectedOps []string) 
 		title := esc(e.Describe())
 		switch k {
 		case kPause, kPauseW, kStall:
-			d := durationIn(e.Text)
+			d := f.Dur
 			fmt.Fprintf(&b, `<rect class="m %s" x="%.1f" y="%d" width="%.1f" height="8"><title>%s</title></rect>`,
 				k.class, xx, y-4, max(d.Seconds()*pxPerSec, 2), title)
 		case kCrash:
@@ -443,9 +431,14 @@ func swimlanes(events []sim.Event, virtual time.Duration, affectedOps []string) 
 			fmt.Fprintf(&b, `<circle class="m %s" cx="%.1f" cy="%d" r="%.1f"><title>%s</title></circle>`, k.class, xx, y, r, title)
 		}
 		if k == kFenced || k == kLease || (mentionsAffected && (k == kClaim || k == kWrite)) {
-			if m := tokenRe.FindStringSubmatch(e.Text); m != nil {
-				t := m[1] + m[2]
-				fmt.Fprintf(&labels, `<text class="token" x="%.1f" y="%d">t%s</text>`, xx+4, y-5, t)
+			t := f.Token
+			if mentionsAffected {
+				t = f.TokenOf(affected)
+			} else if t == 0 && len(f.Claimed) > 0 {
+				t = f.Claimed[0].Token
+			}
+			if t != 0 {
+				fmt.Fprintf(&labels, `<text class="token" x="%.1f" y="%d">t%d</text>`, xx+4, y-5, t)
 			}
 		}
 	}

@@ -1,9 +1,9 @@
 package scenarios
 
 import (
-	"fmt"
 	"slices"
 
+	"sluicesim/model"
 	"sluicesim/sim"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
@@ -67,7 +67,7 @@ func (w *world) relayLoop(p *sim.Proc) {
 			if err != nil {
 				answer = err.Error()
 			}
-			w.s.Event(fmt.Sprintf("relay re-sends %s -> %s", tx.Txid().Short(), answer))
+			w.fact(model.Fact{Kind: model.FactRelay, Txid: tx.Txid().Short(), Answer: answer})
 		}
 	}
 }
@@ -100,18 +100,18 @@ func (w *world) chainLoop(p *sim.Proc) {
 				w.dropped(id)
 			}
 			w.node.Restart()
-			w.s.Event("node restarts: pending pool lost")
+			w.fact(model.Fact{Kind: model.FactNodeRestart})
 		case 1:
 			if pool := w.node.Pool(); len(pool) > 0 {
 				id := pool[w.s.Choose("evict", len(pool))]
 				w.dropped(id)
 				w.node.Evict(id)
-				w.s.Event("node evicts " + id.Short())
+				w.fact(model.Fact{Kind: model.FactEvict, Txid: id.Short()})
 			}
 		case 2:
 			k := 1 + w.s.Choose("skip-slots", 3)
 			w.node.SkipSlots(k)
-			w.s.Event(fmt.Sprintf("producers miss %d slots", k))
+			w.fact(model.Fact{Kind: model.FactMissedSlots, N: k})
 		}
 	}
 }

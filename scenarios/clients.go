@@ -177,7 +177,7 @@ func hostilePost(h hostile.Post) clientPost {
 	return clientPost{
 		id: h.ID, body: h.Body, contentType: h.ContentType,
 		raw:   &model.RawPost{ContentType: h.ContentType, Body: h.Body},
-		label: " (hostile " + h.Category + "/" + h.Case + ")",
+		label: h.Category + "/" + h.Case,
 	}
 }
 
@@ -225,7 +225,7 @@ func (w *world) spawnPost(name string, post clientPost, wave int) {
 			}
 			w.intake = append(w.intake, rec)
 			if w.s.Tracing() {
-				w.s.Event(fmt.Sprintf("client %s POST%s -> %s", w.name(sluice.OperationID(strings.ToLower(post.id))), post.label, rec.Outcome))
+				w.fact(model.Fact{Kind: model.FactClientPost, Op: w.name(sluice.OperationID(strings.ToLower(post.id))), Label: post.label, Answer: rec.Outcome.String()})
 			}
 		}
 		if answered && w.s.Chance("client-get", w.cfg.ClientGetP) {

@@ -255,14 +255,8 @@ func Pair() Config {
 // workers. It is the baseline for measuring what the scheduler costs, and a
 // world whose fault tally must read all zeros.
 func Calm() Config {
-	c := Chaos()
+	c := withoutFaults(Chaos(), func(Fault) bool { return false }) // every row of the fault table off
 	c.Name = "calm"
-	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
-	c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP = 0, 0, 0, 0, 0
-	c.ServerStallP, c.ClientGetP, c.Reads = 0, 0, 0
-	c.ChainEvents = false
-	c.SlowCallP, c.RelayP, c.SignerFailP = 0, 0, 0
-	c.Skews = durations(0)
 	return c
 }
 
@@ -342,14 +336,6 @@ func WorldNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// TallyKinds are the world's own fault kinds, listed even when they did not
-// fire; the node's lies and chain events are added from the node's own lists.
-var TallyKinds = []string{
-	"client-conflict", "client-duplicate", "client-hostile", "client-invalid", "client-read", "client-retry", "client-timeout", "server-stall",
-	"clock-jump", "clock-skew", "worker-crash", "worker-pause", "worker-pause-before-write", "worker-restart",
-	"slow-call", "relay", "signer-fail",
 }
 
 func strictJSON(b []byte, v any) error {

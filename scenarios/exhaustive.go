@@ -23,38 +23,14 @@ func DefaultExhaustiveBounds() ExhaustiveBounds {
 	return ExhaustiveBounds{Crashes: 1, Pauses: 0, Lies: 0, Preemptions: 1, StepsMax: 5000, SchedulesMax: 200_000, Reduce: true}
 }
 
-// ForExhaustive trims a world for exhaustive search: everything that is
-// data rather than a fault or a scheduling decision (reads at random, chain
-// events, clock skews, stalls, reverts) is turned off, so the search
-// branches only where the bounds say.
+// ForExhaustive trims a world for exhaustive search: every fault the fault
+// table does not mark Exhaustive (reads at random, chain events, clock
+// skews, stalls, reverts, slow calls, relays, signer faults) is turned off,
+// so the search branches only where the bounds say.
 func ForExhaustive(c Config) Config {
-	c.Reads, c.ClientGetP = 0, 0
-	c.ChainEvents = false
-	c.Skews = durations(0)
-	c.ServerStallP = 0
-	c.ReceiptFailP = 0
-	c.QueryLieP = 0
-	c.SlowCallP, c.RelayP, c.SignerFailP = 0, 0, 0
+	c = withoutFaults(c, func(f Fault) bool { return f.Exhaustive })
 	c.FaultsAtWork = true
 	return c
-}
-
-// exhaustiveCost says which picks cost which fault budget, and which kinds
-// are data the search does not branch on.
-func exhaustiveCost(kind string, pick int) (class string, explore bool) {
-	switch kind {
-	case "fault":
-		return "fault", true
-	case "fault-kind":
-		return []string{"crash", "pause", "jump"}[pick], true
-	case "pause-before-write":
-		return "pause", true
-	case "lie":
-		return "lie", true
-	case "pause-len", "restart-delay", "lie-kind":
-		return "", true
-	}
-	return "", false
 }
 
 // ExhaustiveResult is what the search found.
@@ -84,9 +60,10 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 		Cost:        exhaustiveCost,
 	}, b.Reduce)
 	out := &ExhaustiveResult{}
-	for r := e.NextRun(); r != nil; r = e.NextRun() {
+	done := 0
+	e.Search(func(r *sim.ExhaustiveRun) (pruned, stop bool) {
 		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil})
-		e.Finished(res.Pruned)
+		done++
 		if visit != nil && !res.Pruned {
 			visit(res)
 		}
@@ -98,16 +75,20 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 				out.FirstFailure = run(cfg, 1, sim.NewReplay(tape), "exhaustive", Options{Tracing: true})
 			}
 			if b.StopAtFirst {
-				break
+				return res.Pruned, true
 			}
 		}
-		if progress != nil && (e.Stats.Schedules+e.Stats.Pruned)%1000 == 0 {
-			progress(e.Stats)
+		if progress != nil && done%1000 == 0 {
+			st := e.Stats // this run is counted once it returns
+			if res.Pruned {
+				st.Pruned++
+			} else {
+				st.Schedules++
+			}
+			progress(st)
 		}
-		if e.Stats.Schedules+e.Stats.Pruned >= b.SchedulesMax {
-			break
-		}
-	}
+		return res.Pruned, done >= b.SchedulesMax
+	})
 	out.Stats = e.Stats
 	if out.Stats.Complete && out.Stats.Schedules == 0 {
 		return out, fmt.Errorf("exhaustive search ran no schedule")

@@ -251,9 +251,6 @@ func mutant(name string) (Mutant, bool) {
 	return Mutant{}, false
 }
 
-// MutantByName returns the named mutant.
-func MutantByName(name string) (Mutant, bool) { return mutant(name) }
-
 // MutantNames lists the catalog's names in order.
 func MutantNames() []string {
 	names := make([]string, len(Mutants))

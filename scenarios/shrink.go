@@ -98,22 +98,20 @@ func Shrink(t *sim.Trace, budget int, progress func(string)) (*ShrinkResult, err
 		what  string
 		apply func(*Config)
 	}
-	for _, e := range []edit{
-		{"no broadcast lies", func(c *Config) { c.BroadcastLieP = 0 }},
-		{"no query timeouts", func(c *Config) { c.QueryLieP = 0 }},
-		{"no reverts", func(c *Config) { c.ReceiptFailP = 0 }},
-		{"no chain events", func(c *Config) { c.ChainEvents = false }},
-		{"no worker crashes, pauses or clock jumps", func(c *Config) { c.WorkerFaultP = 0 }},
-		{"no pauses before writes", func(c *Config) { c.PauseBeforeWriteP = 0 }},
-		{"no server stalls", func(c *Config) { c.ServerStallP = 0 }},
-		{"no reads", func(c *Config) { c.Reads, c.ClientGetP = 0, 0 }},
-		{"no skewed clocks", func(c *Config) { c.Skews = durations(0) }},
-		{"no duplicate, conflicting or invalid posts", func(c *Config) { c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery = 0, 0, 0 }},
+	// One edit per row of the fault table (each turns its fault off),
+	// then the menus shortened.
+	var edits []edit
+	for _, f := range Faults {
+		if f.Off != nil {
+			edits = append(edits, edit{"no " + f.Name, f.Off})
+		}
+	}
+	for _, e := range append(edits, []edit{
 		{"shortest pause", func(c *Config) { c.Pauses = c.Pauses[:1] }},
 		{"shortest stall", func(c *Config) { c.ServerStalls = c.ServerStalls[:1] }},
 		{"quickest restart", func(c *Config) { c.RestartDelays = c.RestartDelays[:1] }},
 		{"heal sooner", func(c *Config) { c.HealAt = Duration(min(c.HealAt.D(), 2*time.Minute)) }},
-	} {
+	}...) {
 		c := sr.Config
 		c.Pauses = slices.Clone(c.Pauses)
 		e.apply(&c)

@@ -7,11 +7,6 @@ import (
 	"sluicesim/sluice/tron/mocknode"
 )
 
-// benignKinds are tally kinds that are no fault to the processor: clients
-// that read, post twice, reuse an id or send garbage. A run in which only
-// these fired is fault-free, and must confirm every valid withdrawal.
-var benignKinds = map[string]bool{"client-read": true, "client-duplicate": true, "client-conflict": true, "client-invalid": true, "client-hostile": true}
-
 // faultTally counts what actually fired this run: worker faults, node lies,
 // chain events and hostile clients, every known kind listed.
 func (w *world) faultTally() []model.Tally {

@@ -30,7 +30,7 @@ func TestPostgresStoreGivesTheSameTraces(t *testing.T) {
 		}
 		if a, b := mem.Trace.Bytes(), onPG.Trace.Bytes(); !bytes.Equal(a, b) {
 			for i := range min(len(mem.Trace.Events), len(onPG.Trace.Events)) {
-				if mem.Trace.Events[i] != onPG.Trace.Events[i] {
+				if !mem.Trace.Events[i].Same(onPG.Trace.Events[i]) {
 					t.Errorf("%s seed %d: event %d differs:\n  memory:     %s\n  postgres:   %s", c.world.Name, c.seed, i,
 						mem.Trace.Events[i].Describe(), onPG.Trace.Events[i].Describe())
 					break

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"sluicesim/model"
 	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -58,7 +59,7 @@ func (w *world) spawnWorker(slot, gen int) {
 				panic(fmt.Sprintf("%s: Tick: %v", name, err))
 			}
 			if rep.Fenced {
-				a.event("fenced: stops")
+				w.fact(model.Fact{Kind: model.FactFencedStop})
 			}
 			if rep.Claimed == 0 {
 				p.Sleep(w.cfg.IdlePoll.D())

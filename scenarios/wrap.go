@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -48,7 +49,7 @@ func (a *actor) yield(after bool) {
 		// reads the answer, while the chain and other workers move on.
 		d := w.cfg.SlowCalls[w.s.Choose("slow-len", len(w.cfg.SlowCalls))].D()
 		w.tally["slow-call"]++
-		a.event("SLOW answer %s", d)
+		a.w.fact(model.Fact{Kind: model.FactSlowAnswer, Dur: d})
 		a.p.Sleep(d)
 		a.p.ExitIfDead()
 	}
@@ -56,34 +57,26 @@ func (a *actor) yield(after bool) {
 		switch w.s.Choose("fault-kind", 3) {
 		case 0:
 			w.tally["worker-crash"]++
-			if w.s.Tracing() {
-				w.s.Event("CRASH")
-			}
+			w.fact(model.Fact{Kind: model.FactCrash})
 			w.restartLater(a)
 			a.p.Crash()
 		case 1:
 			d := w.cfg.Pauses[w.s.Choose("pause-len", len(w.cfg.Pauses))].D()
 			w.tally["worker-pause"]++
-			if w.s.Tracing() {
-				w.s.Event(fmt.Sprintf("PAUSE %s", d))
-			}
+			w.fact(model.Fact{Kind: model.FactPause, Dur: d})
 			a.p.Sleep(d)
-			if w.s.Tracing() {
-				w.s.Event("wakes from pause")
-			}
+			w.fact(model.Fact{Kind: model.FactWake})
 		case 2:
 			j := w.cfg.ClockJumps[w.s.Choose("jump-len", len(w.cfg.ClockJumps))].D()
 			a.skew += j
 			w.tally["clock-jump"]++
-			if w.s.Tracing() {
-				w.s.Event(fmt.Sprintf("wall clock jumps %s (skew now %s)", j, a.skew))
-			}
+			w.fact(model.Fact{Kind: model.FactClockJump, Dur: j, Skew: a.skew})
 		}
 	}
 	if a.server && w.faulty() && w.s.Chance("server-stall", w.cfg.ServerStallP) {
 		d := w.cfg.ServerStalls[w.s.Choose("stall-len", len(w.cfg.ServerStalls))].D()
 		w.tally["server-stall"]++
-		a.event("STALL %s", d)
+		w.fact(model.Fact{Kind: model.FactStall, Dur: d})
 		a.p.Sleep(d)
 	}
 	a.p.Yield()
@@ -100,9 +93,9 @@ func (a *actor) pauseBeforeWrite() {
 	}
 	d := w.cfg.Pauses[w.s.Choose("pause-len", len(w.cfg.Pauses))].D()
 	w.tally["worker-pause-before-write"]++
-	a.event("PAUSE before write %s", d)
+	w.fact(model.Fact{Kind: model.FactPauseBeforeWrite, Dur: d})
 	a.p.Sleep(d)
-	a.event("wakes from pause")
+	w.fact(model.Fact{Kind: model.FactWake})
 	a.p.ExitIfDead()
 }
 
@@ -139,10 +132,30 @@ func (a *actor) wroteRow(id sluice.OperationID, before bool) {
 	}
 }
 
-func (a *actor) event(format string, args ...any) {
-	if a.w.s.Tracing() {
-		a.w.s.Event(fmt.Sprintf(format, args...))
+// fact records f in the trace: its text, derived from its fields, and the
+// fields themselves. Not tracing, it costs the caller's struct literal only;
+// callers whose fields are costly to compute check Tracing first.
+func (w *world) fact(f model.Fact) {
+	if !w.s.Tracing() {
+		return
 	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		panic("scenarios: marshal fact: " + err.Error()) // plain strings and ints
+	}
+	w.s.Record(f.Text(), data)
+}
+
+// withErr sets f's error fields from a store call's error.
+func withErr(f model.Fact, err error) model.Fact {
+	switch {
+	case err == nil:
+	case errors.Is(err, sluice.ErrFenced):
+		f.Fenced = true
+	default:
+		f.Err = err.Error()
+	}
+	return f
 }
 
 // storeView wraps sluice.Store.
@@ -153,7 +166,9 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 	before := s.a.claimable(op.ID)
 	row, created, err := s.a.w.store.Insert(ctx, op)
 	s.a.wroteRow(op.ID, before)
-	s.a.event("insert %s created=%v%s", s.a.w.name(op.ID), created, errSuffix(err))
+	if s.a.w.s.Tracing() {
+		s.a.w.fact(withErr(model.Fact{Kind: model.FactInsert, Op: s.a.w.name(op.ID), Created: created}, err))
+	}
 	s.a.pointAfter()
 	return row, created, err
 }
@@ -162,7 +177,9 @@ func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Opera
 	s.a.point()
 	row, err := s.a.w.store.Get(ctx, id)
 	s.a.readRow(id)
-	s.a.event("get %s %s%s", s.a.w.name(id), row.State, errSuffix(err))
+	if s.a.w.s.Tracing() {
+		s.a.w.fact(withErr(model.Fact{Kind: model.FactGet, Op: s.a.w.name(id), To: row.State.String()}, err))
+	}
 	s.a.pointAfter()
 	return row, err
 }
@@ -198,16 +215,16 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 		}
 	}
 	if s.a.w.s.Tracing() && (len(ops) > 0 || err != nil) {
-		desc := ""
+		f := model.Fact{Kind: model.FactClaim}
 		for _, op := range ops {
-			desc += fmt.Sprintf(" %s:%s/t%d", s.a.w.name(op.ID), op.State, op.Token)
+			f.Claimed = append(f.Claimed, model.ClaimedRow{Op: s.a.w.name(op.ID), State: op.State.String(), Token: int64(op.Token)})
 		}
 		for _, op := range ops {
 			if old, ok := lapsed[op.ID]; ok {
-				s.a.event("lease expired: %s held by %s (token=%d) taken over", s.a.w.name(op.ID), old.ClaimedBy, old.Token)
+				s.a.w.fact(model.Fact{Kind: model.FactLeaseExpired, Op: s.a.w.name(op.ID), Holder: string(old.ClaimedBy), Token: int64(old.Token)})
 			}
 		}
-		s.a.event("claim%s%s", desc, errSuffix(err))
+		s.a.w.fact(withErr(f, err))
 	}
 	s.a.pointAfter()
 	return ops, err
@@ -223,14 +240,14 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 		s.a.landed(c, row)
 	}
 	if s.a.w.s.Tracing() {
-		extra := ""
+		f := model.Fact{Kind: model.FactCAS, Op: s.a.w.name(c.ID), From: c.From.String(), To: c.To.String(), Token: int64(c.Token)}
 		if c.Envelope != nil {
-			extra += " txid=" + c.Envelope.Txid.Short()
+			f.Txid = c.Envelope.Txid.Short()
 		}
 		if !c.RetiredTxid.IsZero() {
-			extra += " retired=" + c.RetiredTxid.Short()
+			f.Retired = c.RetiredTxid.Short()
 		}
-		s.a.event("cas %s %s->%s token=%d%s%s", s.a.w.name(c.ID), c.From, c.To, c.Token, extra, errSuffix(err))
+		s.a.w.fact(withErr(f, err))
 	}
 	s.a.pointAfter()
 	return row, err
@@ -247,7 +264,9 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 		// later claim already replaced.
 		s.a.w.releases = append(s.a.w.releases, model.ReleaseRecord{Op: id, Token: token, Proc: s.a.p.Name(), At: s.a.w.s.Now()})
 	}
-	s.a.event("release %s token=%d after=%s%s", s.a.w.name(id), token, after, errSuffix(err))
+	if s.a.w.s.Tracing() {
+		s.a.w.fact(withErr(model.Fact{Kind: model.FactRelease, Op: s.a.w.name(id), Token: int64(token), Dur: after}, err))
+	}
 	s.a.pointAfter()
 	return err
 }
@@ -294,10 +313,12 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 		w.dropped(id)
 	}
 	n.a.w.s.Touch("chain", true)
-	if err != nil {
-		n.a.event("broadcast %s -> %v", tx.Txid().Short(), err)
-	} else {
-		n.a.event("broadcast %s -> %s", tx.Txid().Short(), res.Code)
+	if w.s.Tracing() {
+		f := model.Fact{Kind: model.FactBroadcast, Txid: id.Short(), Answer: string(res.Code), Failed: res.Code != tron.CodeSuccess}
+		if err != nil {
+			f.Answer, f.Failed = err.Error(), true
+		}
+		w.fact(f)
 	}
 	n.a.pointAfter()
 	return res, err
@@ -307,10 +328,14 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
 	info, err := n.inner.Lookup(ctx, id)
 	n.a.w.s.Touch("chain", false)
-	if err != nil {
-		n.a.event("lookup %s -> %v", id.Short(), err)
-	} else {
-		n.a.event("lookup %s -> %s #%d solid=%v %s", id.Short(), info.Status, info.BlockNumber, info.Solid, info.Receipt)
+	if n.a.w.s.Tracing() {
+		f := model.Fact{Kind: model.FactLookup, Txid: id.Short()}
+		if err != nil {
+			f.Answer, f.Failed = err.Error(), true
+		} else {
+			f.Answer = fmt.Sprintf("%s #%d solid=%v %s", info.Status, info.BlockNumber, info.Solid, info.Receipt)
+		}
+		n.a.w.fact(f)
 	}
 	n.a.pointAfter()
 	return info, err
@@ -345,7 +370,7 @@ func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 		// A remote signer (KMS, HSM) that times out or throttles: an
 		// operating condition, never a reason to give up on a withdrawal.
 		w.tally["signer-fail"]++
-		s.a.event("signer fails")
+		w.fact(model.Fact{Kind: model.FactSignerFails})
 		s.a.pointAfter()
 		return nil, errSignerDown
 	}
@@ -365,14 +390,4 @@ func (c clock) Now() time.Time {
 	t := c.a.w.s.Now().Add(c.a.skew)
 	c.a.pointAfter()
 	return t
-}
-
-func errSuffix(err error) string {
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, sluice.ErrFenced):
-		return " FENCED"
-	}
-	return " err=" + err.Error()
 }

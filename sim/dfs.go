@@ -22,8 +22,8 @@ type Bounds struct {
 	Cost func(kind string, pick int) (class string, explore bool)
 }
 
-// NoPreemptionBound, as Bounds.Preemptions, lets every scheduling decision
-// take every runnable process.
+// NoPreemptionBound is the Bounds.Preemptions that lets every scheduling
+// decision take every runnable process.
 const NoPreemptionBound = -1
 
 // Exhaustive enumerates choice tapes depth first within Bounds, re-running
@@ -43,10 +43,11 @@ const NoPreemptionBound = -1
 // need more preemptions than the bound allows. Without a preemption bound
 // nothing is lost.
 type Exhaustive struct {
-	b      Bounds
-	reduce bool
-	path   []*dnode
-	Stats  ExhaustiveStats
+	b         Bounds
+	reduce    bool
+	path      []*dnode
+	searching bool // Search has been called
+	Stats     ExhaustiveStats
 }
 
 // ExhaustiveStats count what the search did.
@@ -86,24 +87,39 @@ type ExhaustiveRun struct {
 	pending *dnode
 	used    map[string]int
 	preempt int
+	over    bool // its run has been reported; the search has moved on
 }
 
-// NextRun returns the strategy for the next run, or nil when the search is
-// complete.
-func (e *Exhaustive) NextRun() *ExhaustiveRun {
-	if e.Stats.Schedules+e.Stats.Pruned > 0 && !e.backtrack() {
-		e.Stats.Complete = true
-		return nil
+// Search runs the whole search: run is called once per schedule, with the
+// run to give sim.New as its Strategy and Observer, and reports whether
+// that run was pruned (sim.ErrPruned) and whether the search should stop
+// there (a budget reached, a first failure). Stats say how far it got.
+//
+// The search owns its protocol: a run is reported exactly once, by
+// returning from run, and the next schedule is chosen only then. Calling
+// Search twice, calling it from inside run, or asking a finished run for
+// picks panics with a sentence saying which.
+func (e *Exhaustive) Search(run func(r *ExhaustiveRun) (pruned, stop bool)) {
+	if e.searching {
+		panic("sim: Exhaustive.Search called twice (or from inside its own run): a search runs once; start another with NewExhaustive")
 	}
-	return &ExhaustiveRun{e: e, used: map[string]int{}}
-}
-
-// Finished records how the run ended.
-func (e *Exhaustive) Finished(pruned bool) {
-	if pruned {
-		e.Stats.Pruned++
-	} else {
-		e.Stats.Schedules++
+	e.searching = true
+	for {
+		if e.Stats.Schedules+e.Stats.Pruned > 0 && !e.backtrack() {
+			e.Stats.Complete = true
+			return
+		}
+		r := &ExhaustiveRun{e: e, used: map[string]int{}}
+		pruned, stop := run(r)
+		r.over = true
+		if pruned {
+			e.Stats.Pruned++
+		} else {
+			e.Stats.Schedules++
+		}
+		if stop {
+			return
+		}
 	}
 }
 
@@ -130,6 +146,9 @@ func (e *Exhaustive) backtrack() bool {
 // Pick follows the current path, then extends it with the first allowed
 // alternative of each new decision.
 func (r *ExhaustiveRun) Pick(a Ask, i int) (int, error) {
+	if r.over {
+		panic("sim: an ExhaustiveRun was asked for a pick after its run was reported: give each sim.New the run Search just handed out")
+	}
 	e := r.e
 	if i < len(e.path) {
 		n := e.path[i]

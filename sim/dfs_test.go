@@ -2,13 +2,14 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
 // twoProcs runs two processes of two steps each; step keys come from key.
 func twoProcs(e *Exhaustive, key func(proc, step int) string) (orders map[string]bool) {
 	orders = map[string]bool{}
-	for r := e.NextRun(); r != nil; r = e.NextRun() {
+	e.Search(func(r *ExhaustiveRun) (bool, bool) {
 		s := New(r, Options{Start: t0, StepsMax: 100, Observer: r})
 		order := ""
 		for i := range 2 {
@@ -21,13 +22,13 @@ func twoProcs(e *Exhaustive, key func(proc, step int) string) (orders map[string
 			})
 		}
 		err := s.Run()
-		e.Finished(err == ErrPruned)
 		if err == nil {
 			orders[order] = true
 		} else if err != ErrPruned {
 			panic(err)
 		}
-	}
+		return err == ErrPruned, false
+	})
 	return orders
 }
 
@@ -81,7 +82,7 @@ func TestExhaustiveBudgets(t *testing.T) {
 	}}
 	e := NewExhaustive(b, false)
 	runs := 0
-	for r := e.NextRun(); r != nil; r = e.NextRun() {
+	e.Search(func(r *ExhaustiveRun) (bool, bool) {
 		s := New(r, Options{Start: t0, StepsMax: 100, Observer: r})
 		s.Spawn("p", func(p *Proc) {
 			for range 3 {
@@ -89,10 +90,42 @@ func TestExhaustiveBudgets(t *testing.T) {
 				s.Choose("data", 4)
 			}
 		})
-		e.Finished(s.Run() == ErrPruned)
 		runs++
-	}
+		return s.Run() == ErrPruned, false
+	})
 	if runs != 4 || !e.Stats.Complete {
 		t.Errorf("runs = %d (%+v), want 4: no crash, or one crash at each of 3 points", runs, e.Stats)
 	}
+}
+
+// Goal: the search's protocol cannot be misused quietly: a second Search,
+// and a run asked for picks after it was reported, panic saying which.
+func TestSearchProtocolMisuse(t *testing.T) {
+	mustPanic := func(what, want string, f func()) {
+		t.Helper()
+		defer func() {
+			r := recover()
+			if s, _ := r.(string); !strings.Contains(s, want) {
+				t.Errorf("%s: recovered %v, want a panic saying %q", what, r, want)
+			}
+		}()
+		f()
+	}
+	e := NewExhaustive(Bounds{}, false)
+	var kept *ExhaustiveRun
+	e.Search(func(r *ExhaustiveRun) (bool, bool) {
+		kept = r
+		s := New(r, Options{Start: t0, StepsMax: 10})
+		s.Spawn("p", func(p *Proc) { p.Yield() })
+		return s.Run() == ErrPruned, true
+	})
+	mustPanic("second Search", "called twice", func() { e.Search(func(*ExhaustiveRun) (bool, bool) { return false, true }) })
+	mustPanic("stale run", "after its run was reported", func() { kept.Pick(Ask{Kind: "x", N: 2}, 0) })
+	inner := NewExhaustive(Bounds{}, false)
+	mustPanic("nested Search", "from inside its own run", func() {
+		inner.Search(func(*ExhaustiveRun) (bool, bool) {
+			inner.Search(func(*ExhaustiveRun) (bool, bool) { return false, true })
+			return false, true
+		})
+	})
 }

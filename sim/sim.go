@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -75,8 +76,8 @@ type Options struct {
 	Observer Observer  // told each step's footprint (see Touch)
 }
 
-// ErrBudget: the run did not settle within its step budget. Worlds report it
-// as a liveness failure.
+// ErrBudget is returned when the run did not settle within its step budget.
+// Worlds report it as a liveness failure.
 var ErrBudget = errors.New("sim: step budget exhausted")
 
 // New makes a run that takes its decisions from strategy.
@@ -112,7 +113,11 @@ func (s *Sim) Events() []Event { return s.events }
 // Event records a one-line description of something that happened, stamped
 // with the virtual time, the step and the current process. Callers should
 // check Tracing first, so that exploration pays nothing for descriptions.
-func (s *Sim) Event(text string) {
+func (s *Sim) Event(text string) { s.Record(text, nil) }
+
+// Record is Event with the event's fields as JSON, which the kernel keeps
+// and writes without reading.
+func (s *Sim) Record(text string, data json.RawMessage) {
 	if !s.tracing {
 		return
 	}
@@ -120,7 +125,7 @@ func (s *Sim) Event(text string) {
 	if s.cur != nil {
 		name = s.cur.name
 	}
-	s.events = append(s.events, Event{Step: s.steps, Tape: len(s.tape), At: s.now.Sub(s.start), Proc: name, Text: text})
+	s.events = append(s.events, Event{Step: s.steps, Tape: len(s.tape), At: s.now.Sub(s.start), Proc: name, Text: text, Data: data})
 }
 
 // Choose asks the strategy to pick one of n alternatives for a decision of
@@ -306,9 +311,6 @@ type killed struct{}
 // Name is the process's name.
 func (p *Proc) Name() string { return p.name }
 
-// Sim is the run the process belongs to.
-func (p *Proc) Sim() *Sim { return p.sim }
-
 // Dead reports whether the process has crashed or been killed. World
 // wrappers check it before every effect: a dead process's unwinding code
 // must not touch the world.
@@ -355,8 +357,9 @@ func (p *Proc) Crash() {
 	panic(killed{})
 }
 
-// Exit is a panic-free way to check from a wrapper: it unwinds a process that
-// was marked dead.
+// ExitIfDead unwinds the calling process if it was marked dead, by panicking
+// with the kernel's own sentinel (which the kernel recovers): a wrapper calls
+// it after every yield, so that a crashed process has no further effect.
 func (p *Proc) ExitIfDead() {
 	if p.dead {
 		panic(killed{})

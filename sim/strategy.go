@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -151,6 +153,14 @@ type Event struct {
 	At   time.Duration `json:"at_ns"`
 	Proc string        `json:"proc"`
 	Text string        `json:"text"`
+	// Data is the event's fields as the world defines them (opaque JSON
+	// to the kernel): what reports and tools read instead of the text.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Same reports whether two events are one: same point, text and data.
+func (e Event) Same(o Event) bool {
+	return e.Step == o.Step && e.Tape == o.Tape && e.At == o.At && e.Proc == o.Proc && e.Text == o.Text && bytes.Equal(e.Data, o.Data)
 }
 
 // Describe is the event's stable one-line form, e.g.

@@ -3,11 +3,82 @@ package main
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"sluicesim/scenarios"
 	"sluicesim/sim"
 )
+
+// Exhaustive search re-runs the world once per schedule, and the schedules
+// multiply with every process: pair (1 withdrawal, 2 workers) completes in
+// seconds and pair2 (2 withdrawals) in about as many again, while zombies
+// (8 and 3) or chaos (60 and 6) would not finish in a day. A world beyond
+// these bounds is refused unless -exhaustive-any-world asks for it.
+const (
+	exhaustiveMaxWithdrawals = 2
+	exhaustiveMaxWorkers     = 2
+)
+
+// exhaustiveTooLarge says why a world is too large to search, or "".
+func exhaustiveTooLarge(cfg scenarios.Config) string {
+	if cfg.Withdrawals <= exhaustiveMaxWithdrawals && cfg.Workers <= exhaustiveMaxWorkers {
+		return ""
+	}
+	return fmt.Sprintf("-strategy exhaustive: world %s has %d withdrawals and %d workers, and exhaustive search only finishes on worlds of at most %d withdrawals and %d workers (pair, pair2); pick one of those, or add -exhaustive-any-world to search it anyway (bounded by -max-schedules)",
+		cfg.Name, cfg.Withdrawals, cfg.Workers, exhaustiveMaxWithdrawals, exhaustiveMaxWorkers)
+}
+
+// exhaustiveProgress shows the search's progress on stderr: the search
+// reports its counts every thousand runs, and a ticker repeats the latest
+// with the time spent, so that a slow world still shows it is alive.
+type exhaustiveProgress struct {
+	mu    sync.Mutex
+	st    sim.ExhaustiveStats
+	began time.Time
+	stop  chan struct{}
+	done  sync.WaitGroup
+}
+
+func startExhaustiveProgress(stderr io.Writer) *exhaustiveProgress {
+	p := &exhaustiveProgress{began: time.Now(), stop: make(chan struct{})}
+	show := func() {
+		p.mu.Lock()
+		st := p.st
+		p.mu.Unlock()
+		fmt.Fprintf(stderr, "\r\033[Kexhaustive search: %d schedules, %d cut short as redundant, %.0fs", st.Schedules, st.Pruned, time.Since(p.began).Seconds())
+	}
+	p.done.Add(1)
+	go func() {
+		defer p.done.Done()
+		show()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				show()
+				fmt.Fprint(stderr, "\r\033[K")
+				return
+			case <-tick.C:
+				show()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *exhaustiveProgress) update(st sim.ExhaustiveStats) {
+	p.mu.Lock()
+	p.st = st
+	p.mu.Unlock()
+}
+
+func (p *exhaustiveProgress) finish(st sim.ExhaustiveStats) {
+	p.update(st)
+	close(p.stop)
+	p.done.Wait()
+}
 
 // exhaustive enumerates the world's schedules within bounds.
 func exhaustive(o *options, stdout, stderr io.Writer) int {
@@ -21,45 +92,67 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	if b.Preemptions < 0 {
 		preemptions = "unbounded"
 	}
-	fmt.Fprintf(stdout, "world %s%s, strategy exhaustive: crashes <= %d, pauses <= %d, lies <= %d, preemptions %s, steps <= %d; reduction: %s\n",
-		cfg.Name, mutantNote(cfg), b.Crashes, b.Pauses, b.Lies, preemptions, b.StepsMax, reduction)
+	bounds := fmt.Sprintf("crashes <= %d, pauses <= %d, lies <= %d, preemptions %s, steps <= %d; reduction: %s",
+		b.Crashes, b.Pauses, b.Lies, preemptions, b.StepsMax, reduction)
+	fmt.Fprintf(stdout, "world %s%s, strategy exhaustive: %s\n", cfg.Name, mutantNote(cfg), bounds)
 	began := time.Now()
 	var progress func(sim.ExhaustiveStats)
+	var shown *exhaustiveProgress
 	if o.progress {
-		progress = func(st sim.ExhaustiveStats) {
-			fmt.Fprintf(stderr, "\r\033[Kschedules %d, pruned %d", st.Schedules, st.Pruned)
-		}
+		shown = startExhaustiveProgress(stderr)
+		progress = shown.update
 	}
 	res, err := scenarios.Exhaust(cfg, b, progress)
-	if o.progress {
-		fmt.Fprint(stderr, "\r\033[K")
+	if shown != nil {
+		var st sim.ExhaustiveStats
+		if res != nil {
+			st = res.Stats
+		}
+		shown.finish(st)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "explore:", err)
 		return exitUsage
 	}
 	st := res.Stats
+	var found string
 	if st.Complete {
-		fmt.Fprintf(stdout, "complete within bounds: %d schedules (%d more cut short as redundant), %d with violations\n", st.Schedules, st.Pruned, res.Violations)
+		found = fmt.Sprintf("complete within bounds: %d schedules (%d more cut short as redundant), %d with violations", st.Schedules, st.Pruned, res.Violations)
 	} else {
-		fmt.Fprintf(stdout, "NOT complete: the budget of %d runs ran out after %d schedules (%d cut short as redundant), %d with violations\n",
+		found = fmt.Sprintf("NOT complete: the budget of %d runs ran out after %d schedules (%d cut short as redundant), %d with violations",
 			b.SchedulesMax, st.Schedules, st.Pruned, res.Violations)
 	}
+	fmt.Fprintln(stdout, found)
+	one := &oneRun{mode: "exhaustive", world: cfg.Name, mutant: cfg.Mutant, strategy: "exhaustive", res: res.FirstFailure,
+		traceName: exhaustiveTraceName(cfg.Name, cfg.Mutant), what: "exhaustive search, " + found,
+		notes: []string{"bounds: " + bounds}}
 	code := exitOK
 	if res.FirstFailure != nil {
 		code = exitViolation
+		one.what += "; the first failing schedule is shown"
 		printVerdict(stdout, res.FirstFailure.Violations)
-		path := o.trace
-		if path == "" {
-			path = cfg.Name + "-exhaustive.trace.jsonl"
+		one.trace = o.trace
+		if one.trace == "" && o.report == "" {
+			one.trace = one.traceName
 		}
-		if err := writeArtifacts(stdout, path, res.FirstFailure); err != nil {
-			fmt.Fprintln(stderr, "explore:", err)
-			return exitUsage
+		if one.trace != "" {
+			if err := writeArtifacts(stdout, one.trace, res.FirstFailure); err != nil {
+				fmt.Fprintln(stderr, "explore:", err)
+				return exitUsage
+			}
+		} else {
+			one.trace = inDir(o.report, one.traceName)
+			fmt.Fprintf(stdout, "trace: %s (in the report)\n", one.trace)
 		}
-		fmt.Fprintf(stdout, "replay: go run ./cmd/explore -replay %s\n", path)
+		fmt.Fprintf(stdout, "replay: %s\n", replayCommand(one.trace))
 	}
 	elapsed := time.Since(began)
+	one.elapsed = elapsed
+	code = finishOne(o, one, func(s *summary) {
+		s.Exhaustive = &exhaustiveInfo{Crashes: b.Crashes, Pauses: b.Pauses, Lies: b.Lies, Preemptions: b.Preemptions,
+			StepsMax: b.StepsMax, SchedulesMax: b.SchedulesMax, Reduction: b.Reduce,
+			Complete: st.Complete, Schedules: st.Schedules, Pruned: st.Pruned, SchedulesFailed: res.Violations}
+	}, code, stdout, stderr)
 	fmt.Fprintf(stdout, "\nexplored in %.1fs (%.0f runs/s)\n", elapsed.Seconds(), float64(st.Schedules+st.Pruned)/elapsed.Seconds())
 	return code
 }

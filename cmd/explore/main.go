@@ -5,8 +5,12 @@
 //	go run ./cmd/explore -seed 42 -trace t.jsonl
 //	go run ./cmd/explore -replay t.jsonl
 //
-// Exit status: 0 no violation, 1 a violation was found (or a replay did not
-// reproduce), 2 bad usage or unreadable input.
+// Exit status: 0 no violation; 1 a violation was found (or, with -mutants,
+// a catchable mutant escaped or the real core failed); 2 bad usage, an
+// output that cannot be written, unreadable input, or a trace that does
+// not reproduce; 3 a kill table that is inconclusive (a mutant survived a
+// budget below the seeds its first kill took when recorded). go run turns
+// every non-zero status into 1: build the binary where the codes matter.
 package main
 
 import (
@@ -35,9 +39,10 @@ func main() {
 }
 
 const (
-	exitOK        = 0
-	exitViolation = 1
-	exitUsage     = 2
+	exitOK           = 0
+	exitViolation    = 1
+	exitUsage        = 2
+	exitInconclusive = 3
 )
 
 // fixedClock is the clock of the store made only to test the connection.
@@ -70,6 +75,7 @@ type options struct {
 	report       string
 	shrinkBudget int
 	bounds       scenarios.ExhaustiveBounds
+	anyWorld     bool // -exhaustive-any-world
 }
 
 // runOptions are the scenarios options the strategy flags ask for.
@@ -99,12 +105,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.bounds.StepsMax, "max-steps", o.bounds.StepsMax, "exhaustive: steps per schedule")
 	fs.IntVar(&o.bounds.SchedulesMax, "max-schedules", o.bounds.SchedulesMax, "exhaustive: stop (incomplete) after this many runs")
 	noReduction := fs.Bool("no-reduction", false, "exhaustive: explore commuting interleavings too (no sleep sets)")
-	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S) to `FILE`")
+	fs.BoolVar(&o.anyWorld, "exhaustive-any-world", false, fmt.Sprintf("exhaustive: search a world of more than %d withdrawals or %d workers anyway (it may not finish)", exhaustiveMaxWithdrawals, exhaustiveMaxWorkers))
+	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S, of the first failing schedule, or the shrunk trace) to `FILE`")
 	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
 	fs.StringVar(&o.shrink, "shrink", "", "minimize the failing trace in `FILE` while the same invariant fails; writes -trace (default FILE.shrunk.jsonl)")
 	fs.IntVar(&o.shrinkBudget, "shrink-seeds", 200, "seeds tried per candidate world while shrinking")
-	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE`")
-	fs.StringVar(&o.report, "report", "", "write an HTML report to `DIR`")
+	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE` (every mode)")
+	fs.StringVar(&o.report, "report", "", "write an HTML report to `DIR`, with the traces it links (every mode)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "run `P` seeds at once (each seed stays single-threaded)")
 	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N)")
 	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
@@ -127,6 +134,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 				return nil, fmt.Errorf("-mutants runs the whole catalog on each mutant's own world: drop -%s", f)
 			}
 		}
+		if o.strategy == "exhaustive" {
+			return nil, errors.New("-mutants runs seeds (random or pct): exhaustive search takes one mutant, with -mutant and -world")
+		}
 	}
 	if *seed != "" {
 		v, err := strconv.ParseUint(*seed, 10, 64)
@@ -140,6 +150,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.replay != "" && o.shrink != "" {
 		return nil, errors.New("-replay and -shrink each take a trace: give one")
+	}
+	if o.list && (set["json"] || set["report"] || set["trace"]) {
+		return nil, errors.New("-list-mutants prints the catalog and runs nothing: drop -json, -report and -trace (-mutants runs the catalog)")
+	}
+	if o.replay != "" && set["trace"] {
+		return nil, errors.New("-replay reads a trace and writes none: drop -trace (-report DIR keeps a copy of the trace with the report)")
+	}
+	if err := onlyWith(set, o); err != nil {
+		return nil, err
 	}
 	if o.shrinkBudget < 1 {
 		return nil, fmt.Errorf("-shrink-seeds %d: want at least 1", o.shrinkBudget)
@@ -220,6 +239,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		}
 		o.shardI, o.shardN = iv, nv
 	}
+	// Last, so that a combination that is wrong anyway says so first.
+	if o.strategy == "exhaustive" && !o.anyWorld {
+		if why := exhaustiveTooLarge(cfg); why != "" {
+			return nil, errors.New(why)
+		}
+	}
 	return o, nil
 }
 
@@ -229,6 +254,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "explore:", err)
 		}
+		return exitUsage
+	}
+	if err := checkOutputs(o); err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
 		return exitUsage
 	}
 	switch {
@@ -252,12 +281,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return explore(o, stdout, stderr)
 }
 
-// strategyFlags repeats the strategy flags for a re-run command.
-func (o *options) strategyFlags() string {
-	if o.strategy == "pct" {
-		return fmt.Sprintf(" -strategy pct -pct-depth %d", o.pctDepth)
+// onlyWith refuses a flag that the mode it belongs to would read but the
+// flags given do not select: silently ignoring it would let a user believe
+// it took effect.
+func onlyWith(set map[string]bool, o *options) error {
+	for _, g := range []struct {
+		flags []string
+		on    bool
+		mode  string
+	}{
+		{[]string{"max-crashes", "max-pauses", "max-lies", "max-preemptions", "max-steps", "max-schedules", "no-reduction", "exhaustive-any-world"},
+			o.strategy == "exhaustive", "-strategy exhaustive"},
+		{[]string{"pct-depth"}, o.strategy == "pct", "-strategy pct"},
+		{[]string{"shrink-seeds"}, o.shrink != "", "-shrink"},
+	} {
+		for _, f := range g.flags {
+			if set[f] && !g.on {
+				return fmt.Errorf("-%s applies only with %s: drop it or add %s", f, g.mode, g.mode)
+			}
+		}
 	}
-	return ""
+	return nil
 }
 
 // config is the world the flags name, with the mutant if any.

@@ -3,16 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
-	"sluicesim/model"
 	"sluicesim/scenarios"
 )
 
@@ -23,354 +24,371 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
-// Goal: bad usage and unreadable input exit 2 with an error naming what was
-// wrong, and run nothing.
-func TestBadUsageExits2(t *testing.T) {
-	dir := t.TempDir()
-	foreign := filepath.Join(dir, "foreign.jsonl")
-	os.WriteFile(foreign, []byte(`{"hello":"world"}`+"\n"), 0o644)
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"zero seeds", []string{"-seeds", "0"}, "-seeds 0"},
-		{"unknown world", []string{"-world", "nope"}, `unknown world "nope"`},
-		{"bad shard", []string{"-shard", "3/2"}, `-shard "3/2"`},
-		{"shard syntax", []string{"-shard", "x"}, `-shard "x"`},
-		{"strategy", []string{"-strategy", "dfs"}, `-strategy "dfs"`},
-		{"exhaustive with seeds", []string{"-strategy", "exhaustive", "-seeds", "5"}, "enumerates schedules, not seeds"},
-		{"negative bound", []string{"-strategy", "exhaustive", "-max-crashes", "-1"}, "must not be negative"},
-		{"preemptions below -1", []string{"-strategy", "exhaustive", "-max-preemptions", "-2"}, "-max-preemptions -1 means no bound"},
-		{"pct depth", []string{"-strategy", "pct", "-pct-depth", "0"}, "-pct-depth 0"},
-		{"stray argument", []string{"10000"}, `unexpected argument "10000"`},
-		{"bad seed", []string{"-seed", "abc"}, `-seed "abc"`},
-		{"seed and seeds", []string{"-seed", "3", "-seeds", "10"}, "-seed runs one seed"},
-		{"replay and world", []string{"-replay", "x", "-world", "pair"}, "drop -world"},
-		{"unknown flag", []string{"-bogus"}, "bogus"},
-		{"missing trace", []string{"-replay", filepath.Join(dir, "none.jsonl")}, "no such file"},
-		{"foreign trace", []string{"-replay", foreign}, "not a sluicesim-trace/1 file"},
-		{"zero parallel", []string{"-parallel", "0"}, "-parallel 0"},
-		{"unknown mutant", []string{"-mutant", "nope"}, `unknown mutant "nope"`},
-		{"unknown store", []string{"-store", "mysql"}, `-store "mysql"`},
-		{"postgres replay", []string{"-store", "postgres", "-replay", "x"}, "drop -replay"},
-		{"postgres exhaustive", []string{"-store", "postgres", "-strategy", "exhaustive"}, "exhaustive search runs on the memory store"},
-	}
-	t.Run("postgres without DATABASE_URL", func(t *testing.T) {
-		t.Setenv("DATABASE_URL", "")
-		code, _, errOut := cli(t, "-store", "postgres", "-seeds", "1")
-		if code != exitUsage || !strings.Contains(errOut, "-store postgres needs DATABASE_URL") {
-			t.Errorf("exit %d, stderr %q; want 2 naming DATABASE_URL", code, errOut)
-		}
-	})
-	t.Run("postgres unreachable", func(t *testing.T) {
-		t.Setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
-		code, _, errOut := cli(t, "-store", "postgres", "-seeds", "1")
-		if code != exitUsage || !strings.Contains(errOut, "-store postgres: postgres: connect") {
-			t.Errorf("exit %d, stderr %q; want 2 naming the failed connection", code, errOut)
-		}
-	})
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := cli(t, tt.args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want 2; stdout %q", code, out)
-			}
-			if !strings.Contains(errOut, tt.want) {
-				t.Errorf("stderr = %q, want it to mention %q", errOut, tt.want)
-			}
-		})
-	}
-}
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
 
-// Goal: same flags, same output, apart from the timing line; the summary
-// names every invariant and the JSON carries the same facts.
-func TestSameFlagsSameSummary(t *testing.T) {
-	dir := t.TempDir()
-	j1, j2 := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	c1, out1, _ := cli(t, "-world", "pair", "-seeds", "6", "-parallel", "2", "-json", j1)
-	c2, out2, _ := cli(t, "-world", "pair", "-seeds", "6", "-parallel", "1", "-json", j2)
-	if c1 != exitOK || c2 != exitOK {
-		t.Fatalf("exits %d, %d; want 0\n%s", c1, c2, out1)
-	}
-	if stripTiming(out1) != stripTiming(out2) {
-		t.Errorf("summaries differ:\n%s\n---\n%s", out1, out2)
-	}
-	for _, inv := range []string{"liveness", "txid-ownership", "at-most-once", "conservation", "intake-uniqueness", "audit-log"} {
-		if !strings.Contains(out1, inv) {
-			t.Errorf("summary lacks invariant %s", inv)
-		}
-	}
-	var s1, s2 map[string]any
-	for path, dst := range map[string]*map[string]any{j1: &s1, j2: &s2} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, dst); err != nil {
-			t.Fatal(err)
-		}
-		delete(*dst, "timing")
-	}
-	b1, _ := json.Marshal(s1)
-	b2, _ := json.Marshal(s2)
-	if !bytes.Equal(b1, b2) {
-		t.Errorf("JSON summaries differ apart from timing:\n%s\n%s", b1, b2)
-	}
-	if s1["seeds_run"].(float64) != 6 {
-		t.Errorf("seeds_run = %v, want 6", s1["seeds_run"])
-	}
-}
-
-// Goal: shards partition the range.
-func TestShardsPartitionTheRange(t *testing.T) {
-	_, out, _ := cli(t, "-world", "pair", "-seeds", "5", "-shard", "1/2")
-	if !strings.Contains(out, "2 seeds run") {
-		t.Errorf("shard 1/2 of 5 seeds: %s", out)
-	}
-}
-
-// Goal: -seed writes a trace that -replay reproduces; a corrupted copy of
-// the same trace is refused with exit 2.
-func TestSeedTraceReplay(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "t.jsonl")
-	if code, out, errOut := cli(t, "-world", "pair", "-seed", "4", "-trace", path); code != exitOK {
-		t.Fatalf("exit %d\n%s%s", code, out, errOut)
-	}
-	code, out, errOut := cli(t, "-replay", path)
-	if code != exitOK || !strings.Contains(out, "reproduces it") {
-		t.Fatalf("replay exit %d\n%s%s", code, out, errOut)
-	}
-	b, _ := os.ReadFile(path)
-	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, b[:len(b)/2], 0o644)
-	if code, _, errOut := cli(t, "-replay", bad); code != exitUsage || !strings.Contains(errOut, "bad trace file") {
-		t.Errorf("replay of a truncated trace: exit %d, %q", code, errOut)
-	}
-}
-
-// Goal: the same seed gives the same trace bytes in separate processes.
-func TestSameSeedSameBytesAcrossProcesses(t *testing.T) {
+// builtExplore builds the command once per test binary: the exit codes of
+// a real process are what scripts and make see.
+func builtExplore(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "explore")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	var traces [][]byte
-	for i := range 2 {
-		path := filepath.Join(dir, "t"+string(rune('a'+i))+".jsonl")
-		if out, err := exec.Command(bin, "-seed", "9", "-trace", path).CombinedOutput(); err != nil {
-			t.Fatalf("run %d: %v\n%s", i, err, out)
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "explore-bin")
+		if buildErr == nil {
+			var out []byte
+			if out, buildErr = exec.Command("go", "build", "-o", filepath.Join(buildDir, "explore"), ".").CombinedOutput(); buildErr != nil {
+				buildErr = fmt.Errorf("%v\n%s", buildErr, out)
+			}
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		traces = append(traces, b)
+	})
+	if buildErr != nil {
+		t.Fatalf("build: %v", buildErr)
 	}
-	if !bytes.Equal(traces[0], traces[1]) {
-		t.Error("chaos seed 9 gave different trace bytes in two processes")
-	}
+	return filepath.Join(buildDir, "explore")
 }
 
-func stripTiming(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(l, "ran ") {
-			keep = append(keep, l)
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range []string{buildDir, killDir} {
+		if d != "" {
+			os.RemoveAll(d)
 		}
 	}
-	return strings.Join(keep, "\n")
+	os.Exit(code)
 }
 
-// Goal: a violation exits 1, names the invariant, writes the trace and,
-// for linearizability, porcupine's visualization next to it; the trace
-// replays to the same verdict.
-func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.jsonl")
-	seed := firstFailing(t, "check-then-insert", 20)
-	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", strconv.FormatUint(seed, 10), "-trace", path)
-	if code != exitViolation {
-		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
-	}
-	for _, want := range []string{"linearizable-intake", fmt.Sprintf("first failing seed: %d", seed), "linearizability visualization: ",
-		fmt.Sprintf("-mutant check-then-insert -seed %d", seed)} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	html, err := os.ReadFile(filepath.Join(dir, "f.linearizability.html"))
-	if err != nil || !bytes.Contains(html, []byte("<html")) {
-		t.Errorf("visualization: %v (%d bytes)", err, len(html))
-	}
-	code, out, _ = cli(t, "-replay", path)
-	if code != exitViolation || !strings.Contains(out, "reproduces it") || !strings.Contains(out, "intake-uniqueness") {
-		t.Errorf("replay exit %d:\n%s", code, out)
-	}
-}
-
-// Goal: the catalog lists one mutant a line, name first.
-func TestListMutants(t *testing.T) {
-	code, out, _ := cli(t, "-list-mutants")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != exitOK || len(lines) < 21 {
-		t.Fatalf("exit %d, %d lines, want 0 and at least 21 mutants", code, len(lines))
-	}
-	if !strings.HasPrefix(lines[0], "cas-ignores-token ") {
-		t.Errorf("first line %q does not start with the mutant's name", lines[0])
-	}
-}
-
-// Goal: a survivor never passes silently. With a budget too small for the
-// token-fencing mutant (its first kill is seed 65 of zombies), the table
-// says it survived and the run fails; listed survivors carry their reason.
-func TestKillTableSurvivorFails(t *testing.T) {
-	dir := t.TempDir()
-	j := filepath.Join(dir, "k.json")
-	code, out, _ := cli(t, "-mutants", "-seeds", "3", "-json", j)
-	if code != exitViolation {
-		t.Fatalf("exit %d, want 1\n%s", code, out)
-	}
-	for _, want := range []string{"cas-ignores-token", "SURVIVED 3 seeds", "SURVIVES (listed)", "real core on chaos, same budget: green"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("kill table lacks %q:\n%s", want, out)
-		}
-	}
-	b, err := os.ReadFile(j)
-	if err != nil || !bytes.Contains(b, []byte(`"verdict": "survived"`)) {
-		t.Errorf("JSON kill table: %v\n%s", err, b)
-	}
-}
-
-// Goal: explore -report writes the report and says where; a failing run
-// gets a page per failing seed.
-func TestReport(t *testing.T) {
-	dir := t.TempDir()
-	seed := firstFailing(t, "check-then-insert", 20)
-	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "1", "-seed-start", strconv.FormatUint(seed, 10), "-report", dir, "-trace", filepath.Join(dir, "t.jsonl"))
-	if code != exitViolation {
-		t.Fatalf("exit %d\n%s%s", code, out, errOut)
-	}
-	if !strings.Contains(out, "report: "+filepath.Join(dir, "index.html")) {
-		t.Errorf("output does not say where the report is:\n%s", out)
-	}
-	for _, f := range []string{"index.html", fmt.Sprintf("seed-%d.html", seed), fmt.Sprintf("seed-%d-linearizability.html", seed)} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("report lacks %s: %v", f, err)
-		}
-	}
-}
-
-// Goal: exhaustive search completes a small bounded space, says so with
-// the count, and explores fewer schedules with reduction than without.
-func TestExhaustive(t *testing.T) {
-	count := func(args ...string) string {
-		code, out, errOut := cli(t, append([]string{"-world", "pair", "-strategy", "exhaustive", "-max-crashes", "0", "-max-lies", "0", "-max-preemptions", "1"}, args...)...)
-		if code != exitOK || !strings.Contains(out, "complete within bounds: ") {
-			t.Fatalf("exit %d\n%s%s", code, out, errOut)
-		}
-		i := strings.Index(out, "complete within bounds: ")
-		return strings.Fields(out[i+len("complete within bounds: "):])[0]
-	}
-	reduced, full := count(), count("-no-reduction")
-	r, _ := strconv.Atoi(reduced)
-	f, _ := strconv.Atoi(full)
-	if r == 0 || f <= r {
-		t.Errorf("schedules with reduction %d, without %d: want fewer with", r, f)
-	}
-	// No preemption bound: every interleaving of the fault-free world, up to
-	// commuting steps; more than one preemption allows.
-	u, _ := strconv.Atoi(count("-max-preemptions", "-1"))
-	if u <= r {
-		t.Errorf("schedules with no preemption bound %d, with one %d: want more", u, r)
-	}
-}
-
-// Goal: the summary says how the withdrawals ended, so that a calm run that
-// confirms everything says so, and a core that pays nobody exits 1 on
-// progress; a self-consistent wrong amount scale exits 1 via the oracle.
-func TestOutcomesAndProgress(t *testing.T) {
-	code, out, errOut := cli(t, "-world", "calm", "-seeds", "3")
-	if code != exitOK {
-		t.Fatalf("calm: exit %d\n%s%s", code, out, errOut)
-	}
-	for _, want := range []string{"withdrawals (all seeds): 180 requested, 180 accepted: 180 confirmed, 0 failed", "every valid withdrawal was confirmed", "  progress "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("calm output lacks %q:\n%s", want, out)
-		}
-	}
-	code, out, errOut = cli(t, "-world", "calm", "-mutant", "unusable-envelope", "-seeds", "2", "-trace", filepath.Join(t.TempDir(), "u.jsonl"))
-	if code != exitViolation {
-		t.Fatalf("unusable-envelope: exit %d, want 1\n%s%s", code, out, errOut)
-	}
-	for _, want := range []string{"0 confirmed, 120 failed (unjustified 120)", "NOTHING was confirmed", "progress: op "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("unusable-envelope output lacks %q:\n%s", want, out)
-		}
-	}
-	code, out, errOut = cli(t, "-mutant", "amount-scale", "-seeds", "1", "-trace", filepath.Join(t.TempDir(), "a.jsonl"))
-	if code != exitViolation || !strings.Contains(out, "conservation: ") {
-		t.Errorf("amount-scale: exit %d, want 1 with a conservation violation\n%s%s", code, out, errOut)
-	}
-}
-
-var updateReadme = flag.Bool("update-readme", false, "rewrite the README's generated tables (invariants, hostile categories)")
-
-// Goal: the README's invariant table is the model's table, not a copy that
-// drifts: names, order and one-line docs.
-func TestReadmeInvariants(t *testing.T) { readmeSection(t, "invariants", model.MarkdownTable()) }
-
-// Goal: the README lists the hostile-client categories as the generator
-// has them, each with the mutant only it catches.
-func TestReadmeHostile(t *testing.T) { readmeSection(t, "hostile", scenarios.HostileMarkdownTable()) }
-
-// readmeSection checks (or with -update-readme rewrites) the README text
-// between "<!-- name:begin ... -->" and "<!-- name:end -->".
-func readmeSection(t *testing.T, name, want string) {
+func readJSON(t *testing.T, path string) map[string]any {
 	t.Helper()
-	const path = "../../README.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	begin := strings.Index(s, "<!-- "+name+":begin")
-	end := strings.Index(s, "<!-- "+name+":end -->")
-	if begin < 0 || end < begin {
-		t.Fatalf("%s has no %s:begin/end markers", path, name)
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	begin += strings.Index(s[begin:], "-->") + len("-->\n")
-	if got := s[begin:end]; got != want {
-		if *updateReadme {
-			if err := os.WriteFile(path, []byte(s[:begin]+want+s[end:]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
+	return v
+}
+
+// mustExist fails for each file not in dir.
+func mustExist(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s lacks %s: %v", dir, n, err)
 		}
-		t.Errorf("README's %s table differs from the code (run with -update-readme):\nwant:\n%s\ngot:\n%s", name, want, got)
 	}
 }
 
-// firstFailing is the lowest chaos seed (at most max) on which mutant
-// breaks linearizable-intake, found by running the world directly: the
-// command-line tests then follow the world as it changes instead of
-// pinning a seed number.
-func firstFailing(t *testing.T, mutant string, max uint64) uint64 {
-	t.Helper()
-	cfg := scenarios.Chaos()
-	cfg.Mutant = mutant
-	for seed := uint64(1); seed <= max; seed++ {
-		for _, v := range scenarios.Run(cfg, seed, scenarios.Options{}).Violations {
-			if v.Invariant == model.LinearizableIntake {
-				return seed
+// Friction 1: -report and -json work with -seed, -replay, -shrink and
+// -strategy exhaustive: a report with the run's page and trace when it
+// failed, the seeds mode's JSON with the mode's own part.
+func TestReportAndJSONInEveryMode(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	seed := firstFailing(t, "check-then-insert", 40)
+	mode := func(wantCode int, report, mode string, args ...string) map[string]any {
+		t.Helper()
+		args = append(args, "-report", at(report), "-json", at(report+".json"))
+		code, out, errOut := cli(t, args...)
+		if code != wantCode || !strings.Contains(out, "report: "+filepath.Join(at(report), "index.html")) {
+			t.Fatalf("%q: exit %d, want %d with a report\n%s%s", args, code, wantCode, out, errOut)
+		}
+		j := readJSON(t, at(report+".json"))
+		if j["mode"] != mode {
+			t.Errorf("%q: JSON mode %v, want %s", args, j["mode"], mode)
+		}
+		return j
+	}
+	mode(exitOK, "pass", "seed", "-world", "pair", "-seed", "4")
+	mustExist(t, at("pass"), "index.html")
+	trace := fmt.Sprintf("chaos-check-then-insert-seed%d.trace.jsonl", seed)
+	j := mode(exitViolation, "seed", "seed", "-mutant", "check-then-insert", "-seed", fmt.Sprint(seed))
+	mustExist(t, at("seed"), fmt.Sprintf("seed-%d.html", seed), trace)
+	if ff, _ := j["first_failure"].(map[string]any); ff["replay"] != "go run ./cmd/explore -replay "+filepath.Join(at("seed"), trace) {
+		t.Errorf("first_failure %v does not replay the report's trace", ff)
+	}
+	j = mode(exitViolation, "replay", "replay", "-replay", filepath.Join(at("seed"), trace))
+	mustExist(t, at("replay"), fmt.Sprintf("seed-%d.html", seed), trace)
+	if j["seeds_failed"] != 1.0 || j["replay"] == nil {
+		t.Errorf("replay JSON: seeds_failed %v, replay %v", j["seeds_failed"], j["replay"])
+	}
+	z := at("z.jsonl")
+	if code, out, _ := cli(t, "-world", "zombies", "-mutant", "send-before-write-ahead", "-seed", "1", "-trace", z); code != exitViolation {
+		t.Fatalf("zombies seed 1 does not fail:\n%s", out)
+	}
+	j = mode(exitViolation, "shrink", "shrink", "-shrink", z, "-shrink-seeds", "5")
+	mustExist(t, at("shrink"), "z.shrunk.jsonl")
+	if j["shrink"] == nil || j["first_failure"] == nil {
+		t.Errorf("shrink JSON lacks its parts: %v", j)
+	}
+	j = mode(exitViolation, "exhaustive", "exhaustive", "-world", "pair", "-strategy", "exhaustive", "-mutant", "send-before-write-ahead", "-max-preemptions", "0")
+	mustExist(t, at("exhaustive"), "seed-1.html", "pair-send-before-write-ahead-exhaustive.trace.jsonl")
+	if ex, _ := j["exhaustive"].(map[string]any); ex["complete"] != true || ex["schedules_failed"].(float64) < 1 {
+		t.Errorf("exhaustive JSON: %v", ex)
+	}
+}
+
+// Friction 2: exhaustive search refuses a world too large to finish unless
+// asked, and shows its progress on stderr when -progress is given.
+func TestExhaustiveRefusesLargeWorldsAndShowsProgress(t *testing.T) {
+	code, out, errOut := cli(t, "-strategy", "exhaustive")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "world chaos has 60 withdrawals and 6 workers") || !strings.Contains(errOut, "-exhaustive-any-world") {
+		t.Errorf("exhaustive on chaos: exit %d, stdout %q, stderr %q; want a refusal naming the way out", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "-strategy", "exhaustive", "-world", "zombies", "-exhaustive-any-world", "-max-schedules", "30", "-max-steps", "2000")
+	if code != exitOK || !strings.Contains(out, "NOT complete") {
+		t.Errorf("zombies, asked for: exit %d\n%s%s", code, out, errOut)
+	}
+	_, _, errOut = cli(t, "-strategy", "exhaustive", "-world", "pair", "-max-crashes", "0", "-progress")
+	if !strings.Contains(errOut, "exhaustive search: ") || !strings.Contains(errOut, " schedules, ") {
+		t.Errorf("no progress on stderr with -progress: %q", errOut)
+	}
+}
+
+// Friction 3: make gate and make mutants-ci run a built binary (go run
+// turns every non-zero exit into 1), kept where git ignores it; and the
+// built binary's codes are explore's own.
+func TestMakeTargetsRunTheBuiltBinary(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := regexp.MustCompile(`(?m)^(gate|mutants-ci):([^\n]*)\n((?:\t[^\n]*\n)+)`)
+	build := regexp.MustCompile(`(?m)^EXPLORE_BIN = (\S+)$`).FindSubmatch(mk)
+	found := 0
+	for _, m := range recipe.FindAllSubmatch(mk, -1) {
+		found++
+		if bytes.Contains(m[3], []byte(" run ")) || !bytes.Contains(m[2], []byte("explore-bin")) || !bytes.Contains(m[3], []byte("$(EXPLORE_BIN) ")) {
+			t.Errorf("make %s: prerequisites %q, recipe %q; want the built $(EXPLORE_BIN) after explore-bin, no go run", m[1], m[2], m[3])
+		}
+	}
+	if found != 2 || build == nil {
+		t.Fatalf("found %d of the gate and mutants-ci recipes, EXPLORE_BIN %q", found, build)
+	}
+	if out, err := exec.Command("git", "check-ignore", "-q", "../../"+string(build[1])).CombinedOutput(); err != nil {
+		t.Errorf("%s is not ignored by git (%v %s): a build would be committed", build[1], err, out)
+	}
+	bin := builtExplore(t)
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{[]string{"-seeds", "0"}, exitUsage}, {[]string{"-world", "calm", "-mutant", "unusable-envelope", "-seed", "1"}, exitViolation}} {
+		if err := exec.Command(bin, c.args...).Run(); err == nil || err.(*exec.ExitError).ExitCode() != c.want {
+			t.Errorf("built explore %q: %v, want exit %d", c.args, err, c.want)
+		}
+	}
+}
+
+var (
+	killOnce                   sync.Once
+	killCode                   int
+	killOut, killDir, killJSON string
+)
+
+// killTable3 runs the kill table once with a budget of 3 seeds, below the
+// recorded seeds-to-kill of several mutants, writing -json and -report.
+func killTable3(t *testing.T) (code int, out, dir, jsonPath string) {
+	killOnce.Do(func() {
+		killDir, _ = os.MkdirTemp("", "killtable")
+		killJSON = filepath.Join(killDir, "k.json")
+		killCode, killOut, _ = cli(t, "-mutants", "-seeds", "3", "-json", killJSON, "-report", filepath.Join(killDir, "report"))
+	})
+	return killCode, killOut, filepath.Join(killDir, "report"), killJSON
+}
+
+// Friction 4: a mutant that survives a budget below its recorded
+// seeds-to-kill is not a checker miss: the table says so, names the budget
+// to use and exits 3 (inconclusive), not 1.
+func TestKillTableBudgetBelowRecordedIsNotAMiss(t *testing.T) {
+	code, out, _, j := killTable3(t)
+	if code != exitInconclusive {
+		t.Fatalf("exit %d, want 3\n%s", code, out)
+	}
+	slow := recordedKills["proof-from-head-time"]
+	for _, want := range []string{"proof-from-head-time           chaos    budget-too-small",
+		fmt.Sprintf("not killed in 3 seeds, fewer than the %d its first kill took when recorded: not a checker miss; judge it with -seeds %d or more", slow, slow),
+		"INCONCLUSIVE: ", fmt.Sprintf("survived a budget below the seeds their first kill took when recorded; -seeds %d judges them all", slow)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kill table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "checker missed") || strings.Contains(out, "SURVIVED") {
+		t.Errorf("a short budget is reported as a checker miss:\n%s", out)
+	}
+	if k := readJSON(t, j); k["budget_needed"] != float64(slow) {
+		t.Errorf("JSON budget_needed %v, want %d", k["budget_needed"], slow)
+	}
+	// A mutant that survives its recorded number of seeds is a miss (1).
+	m := scenarios.Mutant{Name: "check-then-insert"}
+	if v := survivorVerdict(m, int(recordedKills[m.Name])); v != verdictSurvived {
+		t.Errorf("survived its recorded budget: verdict %s, want survived", v)
+	}
+	if c := killTableExit([]killRow{{Verdict: verdictSurvived}, {Verdict: verdictBudgetTooSmall, Recorded: 9}}, false); c != exitViolation {
+		t.Errorf("a miss beside a short budget exits %d, want 1", c)
+	}
+}
+
+// Every catchable mutant of the catalog has a recorded seeds-to-kill, and
+// every record names a catchable mutant.
+func TestRecordedKillsCoverTheCatalog(t *testing.T) {
+	catchable := map[string]bool{}
+	for _, m := range scenarios.Mutants {
+		if m.Uncaught == "" {
+			catchable[m.Name] = true
+			if recordedKills[m.Name] == 0 {
+				t.Errorf("catchable mutant %s has no recorded seeds-to-kill in killbudget.go", m.Name)
 			}
 		}
 	}
-	t.Fatalf("%s breaks linearizable-intake on no chaos seed up to %d", mutant, max)
-	return 0
+	for name := range recordedKills {
+		if !catchable[name] {
+			t.Errorf("recordedKills names %s, which is not a catchable mutant of the catalog", name)
+		}
+	}
+}
+
+// Friction 5: the kill table's report leads with the kill table, leaves out
+// the sections a kill table has nothing for, and links a page and a trace
+// per kill, the trace replaying to the kill.
+func TestKillTableReportLeadsWithKills(t *testing.T) {
+	_, _, dir, _ := killTable3(t)
+	b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := string(b)
+	if h := regexp.MustCompile(`<h2>[^<]*</h2>`).FindAllString(idx, -1); len(h) != 1 || h[0] != "<h2>Mutant kill table</h2>" {
+		t.Errorf("kill-table index sections %q, want the kill table alone", h)
+	}
+	for _, bad := range []string{"seeds run", "never hit"} {
+		if strings.Contains(idx, bad) {
+			t.Errorf("kill-table index shows %q", bad)
+		}
+	}
+	_, _, _, j := killTable3(t)
+	var kills []map[string]any
+	for _, r := range readJSON(t, j)["mutants"].([]any) {
+		if row := r.(map[string]any); row["killing_seed"] != nil {
+			kills = append(kills, row)
+		}
+	}
+	if len(kills) < 10 {
+		t.Fatalf("%d kills in 3 seeds: too few to check the links", len(kills))
+	}
+	for _, row := range kills {
+		seed, name := uint64(row["killing_seed"].(float64)), row["mutant"].(string)
+		rp := repro{world: row["world"].(string), mutant: name, seed: seed}
+		page := fmt.Sprintf("%s-seed-%d.html", name, seed)
+		if !strings.Contains(idx, fmt.Sprintf(`<a href="%s">seed %d</a>`, page, seed)) || !strings.Contains(idx, `href="`+rp.traceName()+`"`) ||
+			row["trace"] != filepath.Join(dir, rp.traceName()) {
+			t.Errorf("%s: the index or the JSON (%v) does not link its page %s and trace %s", name, row["trace"], page, rp.traceName())
+		}
+		mustExist(t, dir, page, rp.traceName())
+	}
+	code, out, errOut := cli(t, "-replay", kills[0]["trace"].(string))
+	if code != exitViolation || !strings.Contains(out, "reproduces it") || !strings.Contains(out, kills[0]["invariants"].([]any)[0].(string)) {
+		t.Errorf("the kill's trace: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// Friction 6: a trace that does not reproduce is refused with exit 2 and
+// its first divergence alone, not the verdict of the run it led to.
+func TestDivergingReplayIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.jsonl")
+	if code, out, _ := cli(t, "-world", "pair", "-seed", "4", "-trace", path); code != exitOK {
+		t.Fatalf("pair seed 4: exit %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(path)
+	// Another pick for the first scheduling choice: still a well-formed
+	// trace, but not one this run makes.
+	first := regexp.MustCompile(`"kind":"sched","n":(\d+),"pick":(\d+)`).FindSubmatchIndex(b)
+	pick, _ := strconv.Atoi(string(b[first[4]:first[5]]))
+	n, _ := strconv.Atoi(string(b[first[2]:first[3]]))
+	edited := slices.Concat(b[:first[4]], []byte(strconv.Itoa((pick+1)%n)), b[first[5]:])
+	os.WriteFile(path, edited, 0o644)
+	code, out, errOut := cli(t, "-replay", path)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "does NOT reproduce") || !strings.Contains(errOut, "diverged at") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the divergence alone", code, out, errOut)
+	}
+}
+
+// Friction 7: outputs that cannot be written are refused before the first
+// seed runs, naming the flag, the path and the reason.
+func TestOutputPathsCheckedBeforeRunning(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	missing := filepath.Join(dir, "missing", "x")
+	for _, c := range [][]string{
+		{"-world", "pair", "-seeds", "3", "-json", missing},
+		{"-world", "pair", "-seeds", "3", "-report", filepath.Join(file, "report")},
+		{"-world", "pair", "-seed", "3", "-trace", missing},
+		{"-mutants", "-seeds", "1", "-json", missing},
+		{"-world", "pair", "-strategy", "exhaustive", "-json", dir},
+	} {
+		code, out, errOut := cli(t, c...)
+		flagName, path := c[len(c)-2], c[len(c)-1]
+		if code != exitUsage || out != "" || !strings.Contains(errOut, flagName+" "+path+": cannot write") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 before any run, naming %s %s", c, code, out, errOut, flagName, path)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("checking a -json path created its directory")
+	}
+}
+
+// Friction 8: a failing report leads with its failures, and holds the
+// traces its pages name, with replay commands naming them in the report
+// directory; nothing is written into the current directory.
+func TestFailingReportHoldsItsTraces(t *testing.T) {
+	t.Chdir(t.TempDir())
+	seed := firstFailing(t, "check-then-insert", 40)
+	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "2", "-seed-start", fmt.Sprint(seed), "-report", "rep")
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	trace := fmt.Sprintf("chaos-check-then-insert-seed%d.trace.jsonl", seed)
+	replay := "go run ./cmd/explore -replay " + filepath.Join("rep", trace)
+	if !strings.Contains(out, "replay: "+replay) {
+		t.Errorf("console does not replay the report's trace (%s):\n%s", replay, out)
+	}
+	if cwd, _ := os.ReadDir("."); len(cwd) != 1 {
+		t.Errorf("files written beside the report: %v", cwd)
+	}
+	idx, _ := os.ReadFile(filepath.Join("rep", "index.html"))
+	if f, w := bytes.Index(idx, []byte("<h2>Failures</h2>")), bytes.Index(idx, []byte("<h2>Withdrawals</h2>")); f < 0 || f > w {
+		t.Errorf("failures at %d, withdrawals at %d: want the failures first", f, w)
+	}
+	page, _ := os.ReadFile(filepath.Join("rep", fmt.Sprintf("seed-%d.html", seed)))
+	if !bytes.Contains(page, []byte("<pre>"+replay+"</pre>")) || !bytes.Contains(page, []byte(`href="`+trace+`"`)) {
+		t.Errorf("seed page does not replay and link the report's trace %s", trace)
+	}
+	if code, out, _ := cli(t, "-replay", filepath.Join("rep", trace)); code != exitViolation || !strings.Contains(out, "reproduces it") {
+		t.Errorf("replaying the report's trace: exit %d\n%s", code, out)
+	}
+}
+
+// One builder makes every reproduce command and trace name.
+func TestReproCommands(t *testing.T) {
+	o := &options{strategy: "pct", pctDepth: 3}
+	rp := o.reproOf("chaos", "check-then-insert", 19)
+	if got, want := rp.rerun(rp.traceName()), "go run ./cmd/explore -world chaos -strategy pct -pct-depth 3 -mutant check-then-insert -seed 19 -trace chaos-check-then-insert-seed19.trace.jsonl"; got != want {
+		t.Errorf("rerun:\n got %s\nwant %s", got, want)
+	}
+	if got := replayCommand("my report/t's.jsonl"); got != `go run ./cmd/explore -replay 'my report/t'\''s.jsonl'` {
+		t.Errorf("replay of a path with a space and a quote: %s", got)
+	}
+	if d, ok := strategyRepro("pct/3"); !ok || d != 3 {
+		t.Errorf("strategyRepro(pct/3) = %d, %v", d, ok)
+	}
+	if _, ok := strategyRepro("exhaustive"); ok {
+		t.Error("an exhaustive schedule is not reproduced by seed")
+	}
 }

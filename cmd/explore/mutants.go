@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,25 +17,33 @@ type killRow struct {
 	Mutant      string   `json:"mutant"`
 	Breaks      string   `json:"breaks"`
 	World       string   `json:"world"`
-	Verdict     string   `json:"verdict"` // killed, survived, survived-as-listed, killed-though-listed
+	Verdict     string   `json:"verdict"` // see the verdict constants in killbudget.go
 	SeedsToKill uint64   `json:"seeds_to_kill,omitempty"`
 	KillingSeed uint64   `json:"killing_seed,omitempty"`
 	Invariants  []string `json:"invariants,omitempty"`
-	Replay      string   `json:"replay,omitempty"`
-	Uncaught    string   `json:"uncaught,omitempty"`
-	SeedsRun    int      `json:"seeds_run"`
+	// Replay re-runs the killing seed and writes its trace (the key is
+	// kept from before there was a trace to replay); Trace is that trace
+	// in the -report directory, when a report was written.
+	Replay   string `json:"replay,omitempty"`
+	Trace    string `json:"trace,omitempty"`
+	Uncaught string `json:"uncaught,omitempty"`
+	SeedsRun int    `json:"seeds_run"`
+	Recorded uint64 `json:"recorded_seeds_to_kill,omitempty"` // recordedKills
 }
 
 type killTable struct {
-	Budget     int            `json:"budget_seeds"`
-	SeedStart  uint64         `json:"seed_start"`
-	Rows       []killRow      `json:"mutants"`
-	Baseline   map[string]int `json:"real_core_seeds_failed"` // per world, over the same budget
-	Killed     int            `json:"killed"`
-	Catchable  int            `json:"catchable"`
-	MedianKill uint64         `json:"median_seeds_to_kill"`
-	WorstKill  uint64         `json:"worst_seeds_to_kill"`
-	Timing     float64        `json:"seconds"`
+	Budget    int            `json:"budget_seeds"`
+	SeedStart uint64         `json:"seed_start"`
+	Rows      []killRow      `json:"mutants"`
+	Baseline  map[string]int `json:"real_core_seeds_failed"` // per world, over the same budget
+	Killed    int            `json:"killed"`
+	Catchable int            `json:"catchable"`
+	// BudgetNeeded is the budget that would judge the mutants that were
+	// not given enough seeds (verdict budget-too-small); 0 when none was.
+	BudgetNeeded uint64  `json:"budget_needed,omitempty"`
+	MedianKill   uint64  `json:"median_seeds_to_kill"`
+	WorstKill    uint64  `json:"worst_seeds_to_kill"`
+	Timing       float64 `json:"seconds"`
 }
 
 // listMutants prints the catalog, one mutant a line: its name first.
@@ -94,7 +100,9 @@ func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget,
 }
 
 // mutants runs every mutant against its natural world with a seed budget
-// and prints the kill table. A catchable mutant that survives fails the run.
+// and prints the kill table. A catchable mutant that survives the seeds it
+// took when recorded fails the run; one that survives a smaller budget
+// makes the table inconclusive (killTableExit).
 func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	began := time.Now()
 	table := killTable{Budget: budget, SeedStart: o.seedStart, Baseline: map[string]int{}}
@@ -115,15 +123,14 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "\r\033[Kmutant %d/%d: %s", i+1, len(scenarios.Mutants), m.Name)
 		}
 		seed, res, ran := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel)
-		row := killRow{Mutant: m.Name, Breaks: m.Breaks, World: world, Uncaught: m.Uncaught, SeedsRun: ran}
+		row := killRow{Mutant: m.Name, Breaks: m.Breaks, World: world, Uncaught: m.Uncaught, SeedsRun: ran, Recorded: recordedKills[m.Name]}
 		if m.Uncaught == "" {
 			table.Catchable++
 		}
-		switch {
-		case res != nil:
-			row.Verdict = "killed"
+		if res != nil {
+			row.Verdict = verdictKilled
 			if m.Uncaught != "" {
-				row.Verdict = "killed-though-listed"
+				row.Verdict = verdictKilledListed
 			}
 			row.KillingSeed, row.SeedsToKill = seed, seed-o.seedStart+1
 			for _, v := range res.Violations {
@@ -131,13 +138,12 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 					row.Invariants = append(row.Invariants, v.Invariant)
 				}
 			}
-			row.Replay = fmt.Sprintf("go run ./cmd/explore -world %s%s -mutant %s -seed %d -trace %s-seed%d.trace.jsonl", world, o.strategyFlags(), m.Name, seed, m.Name, seed)
+			rp := o.reproOf(world, m.Name, seed)
+			row.Replay = rp.rerun(rp.traceName())
 			table.Killed++
 			kills = append(kills, row.SeedsToKill)
-		case m.Uncaught != "":
-			row.Verdict = "survived-as-listed"
-		default:
-			row.Verdict = "survived"
+		} else {
+			row.Verdict = survivorVerdict(m, budget)
 		}
 		table.Rows = append(table.Rows, row)
 	}
@@ -163,64 +169,60 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 		table.MedianKill = kills[len(kills)/2]
 		table.WorstKill = kills[len(kills)-1]
 	}
+	table.BudgetNeeded = budgetNeeded(table.Rows)
 	table.Timing = time.Since(began).Seconds()
 
 	fmt.Fprintf(stdout, "kill table: %d mutants, strategy %s, store %s, budget %d seeds each from seed %d\n\n", len(table.Rows), o.strategyName(), o.storeKind, budget, o.seedStart)
 	fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", "mutant", "world", "verdict", "seeds", "caught by")
-	failed := false
 	for _, r := range table.Rows {
 		seeds := "-"
 		if r.SeedsToKill > 0 {
 			seeds = fmt.Sprint(r.SeedsToKill)
 		}
 		fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", r.Mutant, r.World, r.Verdict, seeds, strings.Join(r.Invariants, ", "))
-		if r.Verdict == "survived" {
-			failed = true
-		}
 	}
 	fmt.Fprintf(stdout, "\nkilled %d of %d catchable mutants; seeds to first kill: median %d, worst %d\n",
-		table.Killed-countVerdict(table.Rows, "killed-though-listed"), table.Catchable, table.MedianKill, table.WorstKill)
+		table.Killed-countVerdict(table.Rows, verdictKilledListed), table.Catchable, table.MedianKill, table.WorstKill)
+	if short := countVerdict(table.Rows, verdictBudgetTooSmall); short > 0 {
+		fmt.Fprintf(stdout, "INCONCLUSIVE: %d mutant(s) survived a budget below the seeds their first kill took when recorded; -seeds %d judges them all\n",
+			short, table.BudgetNeeded)
+	}
+	baselineRed := false
 	for _, world := range names {
 		status := "green"
 		if table.Baseline[world] != 0 {
 			status = "RED: the real core fails"
-			failed = true
+			baselineRed = true
 		}
 		fmt.Fprintf(stdout, "real core on %s, same budget: %s\n", world, status)
 	}
-	fmt.Fprintln(stdout, "\nwhat each mutant breaks, and how to replay its kill:")
+	if o.report != "" {
+		// Each kill's trace and page go into the report before the list
+		// below prints where they are.
+		if err := writeKillTableReport(o, &table, names, time.Since(began), stdout); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+	}
+	fmt.Fprintln(stdout, "\nwhat each mutant breaks, and how to reproduce its kill:")
 	for _, r := range table.Rows {
 		fmt.Fprintf(stdout, "  %s: %s\n", r.Mutant, r.Breaks)
 		if r.Replay != "" {
-			fmt.Fprintf(stdout, "    replay: %s\n", r.Replay)
+			fmt.Fprintf(stdout, "    re-run: %s\n", r.Replay)
 		}
-		switch r.Verdict {
-		case "survived-as-listed":
-			fmt.Fprintf(stdout, "    SURVIVES (listed): %s\n", r.Uncaught)
-		case "killed-though-listed":
-			fmt.Fprintf(stdout, "    killed although listed as uncaught: update the catalog (%s)\n", r.Uncaught)
-		case "survived":
-			fmt.Fprintf(stdout, "    SURVIVED %d seeds: the checker missed it\n", r.SeedsRun)
+		if r.Trace != "" {
+			fmt.Fprintf(stdout, "    replay: %s\n", replayCommand(r.Trace))
+		}
+		if note := survivorNote(r); note != "" {
+			fmt.Fprintf(stdout, "    %s\n", note)
 		}
 	}
-	if o.json != "" {
-		b, _ := json.MarshalIndent(table, "", "  ")
-		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintln(stderr, "explore:", err)
-			return exitUsage
-		}
-	}
-	if o.report != "" {
-		if err := writeKillTableReport(o, table, time.Since(began), stdout); err != nil {
-			fmt.Fprintln(stderr, "explore:", err)
-			return exitUsage
-		}
+	if err := writeJSON(o.json, table); err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
 	}
 	fmt.Fprintf(stdout, "\nran the kill table in %.1fs\n", table.Timing)
-	if failed {
-		return exitViolation
-	}
-	return exitOK
+	return killTableExit(table.Rows, baselineRed)
 }
 
 func countVerdict(rows []killRow, v string) int {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,40 +12,6 @@ import (
 	"sluicesim/reports"
 	"sluicesim/scenarios"
 )
-
-// summary is what -json writes. Everything but Timing is the same from run
-// to run of the same flags.
-type summary struct {
-	World           string             `json:"world"`
-	Strategy        string             `json:"strategy"`
-	Store           string             `json:"store"`
-	SeedStart       uint64             `json:"seed_start"`
-	Seeds           int                `json:"seeds"`
-	Shard           string             `json:"shard"`
-	SeedsRun        int                `json:"seeds_run"`
-	SeedsFailed     int                `json:"seeds_failed"`
-	PerInvariant    map[string]int     `json:"seeds_failed_per_invariant"`
-	Violations      []seedViolation    `json:"violations"`
-	ViolationsShown int                `json:"violations_listed"`
-	Faults          []model.Tally      `json:"faults"`
-	Outcomes        model.Outcomes     `json:"outcomes"`
-	FirstFailure    *firstFailure      `json:"first_failure,omitempty"`
-	Timing          map[string]float64 `json:"timing"`
-}
-
-type seedViolation struct {
-	Seed uint64 `json:"seed"`
-	model.Violation
-}
-
-type firstFailure struct {
-	Seed    uint64 `json:"seed"`
-	Trace   string `json:"trace"`
-	Replay  string `json:"replay"`
-	Command string `json:"command"`
-}
-
-const violationsListedMax = 1000
 
 // explore runs the seed range in parallel and summarizes.
 func explore(o *options, stdout, stderr io.Writer) int {
@@ -108,25 +71,10 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	progressWG.Wait()
 
 	sum := summary{
-		World: cfg.Name, Strategy: o.strategy, Store: o.storeKind, SeedStart: o.seedStart, Seeds: o.seeds,
+		Mode: "seeds", World: cfg.Name, Mutant: cfg.Mutant, Strategy: o.strategy, Store: o.storeKind, SeedStart: o.seedStart, Seeds: o.seeds,
 		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: total,
-		PerInvariant: agg.PerInvariant(), SeedsFailed: agg.FailedCount(),
 	}
-	failures := agg.Failures()
-	var first *reports.Seed
-	if len(failures) > 0 {
-		first = failures[0]
-	}
-	for _, res := range failures {
-		for _, v := range res.Violations {
-			if len(sum.Violations) < violationsListedMax {
-				sum.Violations = append(sum.Violations, seedViolation{Seed: res.Seed, Violation: v})
-			}
-		}
-	}
-	sum.Faults = agg.Faults()
-	sum.Outcomes = agg.Outcomes()
-	sum.ViolationsShown = len(sum.Violations)
+	failures := sum.fill(agg)
 
 	fmt.Fprintf(stdout, "world %s%s, strategy %s, store %s, seeds %d..%d", cfg.Name, mutantNote(cfg), o.strategy, o.storeKind, o.seedStart, o.seedStart+uint64(o.seeds)-1)
 	if o.shardN > 1 {
@@ -143,58 +91,54 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, model.FormatTally(sum.Faults))
 
 	code := exitOK
-	if first != nil {
+	var pages []reports.Failure
+	if len(failures) > 0 {
 		code = exitViolation
-		path := o.trace
-		if path == "" {
-			path = fmt.Sprintf("%s-seed%d.trace.jsonl", cfg.Name, first.Seed)
-		}
+		first := failures[0]
 		ro := o.runOptions()
 		ro.Tracing = true
 		traced := scenarios.Run(cfg, first.Seed, ro)
-		mutantFlag := o.strategyFlags()
-		if cfg.Mutant != "" {
-			mutantFlag += " -mutant " + cfg.Mutant
+		rp := o.reproOf(cfg.Name, cfg.Mutant, first.Seed)
+		if o.report != "" {
+			pages = failurePages(o, cfg, failures, traced)
 		}
-		ff := &firstFailure{Seed: first.Seed, Trace: path,
-			Replay:  "go run ./cmd/explore -replay " + path,
-			Command: fmt.Sprintf("go run ./cmd/explore -world %s%s -seed %d -trace %s", cfg.Name, mutantFlag, first.Seed, path)}
-		sum.FirstFailure = ff
+		path := o.trace
+		if path == "" && o.report == "" {
+			path = rp.traceName()
+		}
 		fmt.Fprintf(stdout, "\nfirst failing seed: %d\n", first.Seed)
 		printVerdict(stdout, first.Violations)
-		if err := writeArtifacts(stdout, path, traced); err != nil {
-			fmt.Fprintln(stderr, "explore: writing the trace:", err)
+		if path != "" {
+			// The path was checked before the run, so this is rare; the
+			// violation stays the verdict (exit 1).
+			if err := writeArtifacts(stdout, path, traced); err != nil {
+				fmt.Fprintln(stderr, "explore: writing the trace:", err)
+			}
 		} else {
-			fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", ff.Replay, ff.Command)
+			// The report holds the trace; point at its copy rather than
+			// write a second one into the current directory.
+			path = inDir(o.report, pages[0].TraceFile)
+			fmt.Fprintf(stdout, "trace: %s (in the report)\n", path)
 		}
+		sum.FirstFailure = &firstFailure{Seed: first.Seed, Trace: path, Replay: replayCommand(path), Command: rp.rerun(rp.traceName())}
+		fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", sum.FirstFailure.Replay, sum.FirstFailure.Command)
 	}
 
 	if o.report != "" {
-		if err := writeExploreReport(o, cfg, agg, failures, total, elapsed, stdout); err != nil {
+		if err := writeExploreReport(o, cfg, agg, pages, total, elapsed, stdout); err != nil {
 			fmt.Fprintln(stderr, "explore:", err)
 			return exitUsage
 		}
 	}
 
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	sum.Timing = map[string]float64{
-		"seconds":          elapsed.Seconds(),
-		"seeds_per_second": float64(total) / elapsed.Seconds(),
-		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
-		"goroutines":       float64(runtime.NumGoroutine()),
-		"check_share":      agg.CheckShare(),
-	}
-	if o.json != "" {
-		b, _ := json.MarshalIndent(sum, "", "  ")
-		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintln(stderr, "explore:", err)
-			return exitUsage
-		}
+	sum.Timing = timing(elapsed.Seconds(), total, agg)
+	if err := writeJSON(o.json, sum); err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
 	}
 	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; checkers %.1f%% of run time; heap in use %.0f MiB, %d goroutines)\n",
 		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel, 100*agg.CheckShare(),
-		float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine())
+		sum.Timing["heap_inuse_mib"], int(sum.Timing["goroutines"]))
 	return code
 }
 

@@ -101,5 +101,6 @@ func (s *Service) Lookup(ctx context.Context, id string) (sluice.Operation, []sl
 // behind the primary) produces.
 const lookupReadsMax = 3
 
-// ErrBusy: the operation's row and log never agreed; retry shortly.
+// ErrBusy is returned when the operation's row and log never agreed; retry
+// shortly.
 var ErrBusy = errors.New("operation's row and log disagree; retry")

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+
+	"sluicesim/model"
+	"sluicesim/reports"
+)
+
+// summary is what -json writes, in every mode. Everything but Timing is the
+// same from run to run of the same flags. The seed fields describe the runs
+// the facts come from: the range in seeds mode; the one run of -seed,
+// -replay and -shrink; and with -strategy exhaustive the first failing
+// schedule (none when the search found none), the search's own counts
+// being under "exhaustive".
+type summary struct {
+	Mode            string             `json:"mode"` // seeds, seed, replay, shrink, exhaustive
+	World           string             `json:"world"`
+	Mutant          string             `json:"mutant,omitempty"`
+	Strategy        string             `json:"strategy"`
+	Store           string             `json:"store"`
+	SeedStart       uint64             `json:"seed_start"`
+	Seeds           int                `json:"seeds"`
+	Shard           string             `json:"shard"`
+	SeedsRun        int                `json:"seeds_run"`
+	SeedsFailed     int                `json:"seeds_failed"`
+	PerInvariant    map[string]int     `json:"seeds_failed_per_invariant"`
+	Violations      []seedViolation    `json:"violations"`
+	ViolationsShown int                `json:"violations_listed"`
+	Faults          []model.Tally      `json:"faults"`
+	Outcomes        model.Outcomes     `json:"outcomes"`
+	FirstFailure    *firstFailure      `json:"first_failure,omitempty"`
+	Replay          *replayInfo        `json:"replay,omitempty"`
+	Shrink          *shrinkInfo        `json:"shrink,omitempty"`
+	Exhaustive      *exhaustiveInfo    `json:"exhaustive,omitempty"`
+	Timing          map[string]float64 `json:"timing"`
+}
+
+type seedViolation struct {
+	Seed uint64 `json:"seed"`
+	model.Violation
+}
+
+type firstFailure struct {
+	Seed    uint64 `json:"seed"`
+	Trace   string `json:"trace"`
+	Replay  string `json:"replay"`
+	Command string `json:"command,omitempty"` // "" when no seed reproduces it
+}
+
+// replayInfo: -replay only writes a summary when the trace reproduced.
+type replayInfo struct {
+	Trace   string `json:"trace"`
+	Choices int    `json:"choices"`
+	Events  int    `json:"events"`
+}
+
+type shrinkInfo struct {
+	From          string   `json:"from"`
+	Invariant     string   `json:"invariant"`
+	OriginalSteps int      `json:"original_steps"`
+	Steps         int      `json:"steps"`
+	Runs          int      `json:"runs"`
+	Withdrawals   []int    `json:"withdrawals,omitempty"`
+	Workers       int      `json:"workers"`
+	Edits         []string `json:"edits"`
+}
+
+type exhaustiveInfo struct {
+	Crashes         int  `json:"max_crashes"`
+	Pauses          int  `json:"max_pauses"`
+	Lies            int  `json:"max_lies"`
+	Preemptions     int  `json:"max_preemptions"` // -1: no bound
+	StepsMax        int  `json:"max_steps"`
+	SchedulesMax    int  `json:"max_schedules"`
+	Reduction       bool `json:"reduction"`
+	Complete        bool `json:"complete"`
+	Schedules       int  `json:"schedules"`
+	Pruned          int  `json:"pruned"`
+	SchedulesFailed int  `json:"schedules_failed"`
+}
+
+const violationsListedMax = 1000
+
+// fill sets the parts of the summary that come from the aggregate and
+// returns the kept failing seeds, lowest first.
+func (s *summary) fill(agg *reports.Aggregate) []*reports.Seed {
+	s.PerInvariant, s.SeedsFailed = agg.PerInvariant(), agg.FailedCount()
+	failures := agg.Failures()
+	for _, res := range failures {
+		for _, v := range res.Violations {
+			if len(s.Violations) < violationsListedMax {
+				s.Violations = append(s.Violations, seedViolation{Seed: res.Seed, Violation: v})
+			}
+		}
+	}
+	s.Faults, s.Outcomes, s.ViolationsShown = agg.Faults(), agg.Outcomes(), len(s.Violations)
+	return failures
+}
+
+// timing is the summary's one part that differs between runs.
+func timing(seconds float64, runs int, agg *reports.Aggregate) map[string]float64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return map[string]float64{
+		"seconds":          seconds,
+		"seeds_per_second": float64(runs) / seconds,
+		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
+		"goroutines":       float64(runtime.NumGoroutine()),
+		"check_share":      agg.CheckShare(),
+	}
+}
+
+// writeJSON writes v to path, if there is one.
+func writeJSON(path string, v any) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("-json: %w", err)
+	}
+	return nil
+}
+
+// finishOne writes -json and -report for a mode that shows one run; extra
+// adds the mode's own part of the summary. The exit status is 2 when an
+// output could not be written, else code.
+func finishOne(o *options, one *oneRun, extra func(*summary), code int, stdout, stderr io.Writer) int {
+	if o.report != "" {
+		if err := writeOneRunReport(o, one, stdout); err != nil {
+			fmt.Fprintln(stderr, "explore:", err)
+			return exitUsage
+		}
+	}
+	if o.json == "" {
+		return code
+	}
+	agg, n, seed := one.aggregate()
+	sum := summary{Mode: one.mode, World: one.world, Mutant: one.mutant, Strategy: one.strategy, Store: o.storeKind,
+		SeedStart: seed, Seeds: n, Shard: "0/1", SeedsRun: n}
+	sum.fill(agg)
+	if one.res != nil && one.res.Failed() {
+		sum.FirstFailure = &firstFailure{Seed: one.res.Seed, Trace: one.trace, Command: one.rerun}
+		if one.trace != "" {
+			sum.FirstFailure.Replay = replayCommand(one.trace)
+		}
+	}
+	if extra != nil {
+		extra(&sum)
+	}
+	sum.Timing = timing(one.elapsed.Seconds(), n, agg)
+	if err := writeJSON(o.json, sum); err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
+	}
+	return code
+}
+
+// checkOutputs makes sure, before the first seed runs, that every output
+// the flags name can be written: a typo must not throw a long run away at
+// its end. A report directory is created; a file that does not exist yet
+// is created and removed again, and an existing one is opened for writing
+// without being truncated (the run overwrites it only when it is done).
+func checkOutputs(o *options) error {
+	for _, f := range []struct{ flag, path string }{{"json", o.json}, {"trace", o.trace}} {
+		if f.path == "" {
+			continue
+		}
+		if err := checkWritable(f.path); err != nil {
+			return fmt.Errorf("-%s %s: cannot write there: %w", f.flag, f.path, err)
+		}
+	}
+	if o.report != "" {
+		if err := checkReportDir(o.report); err != nil {
+			return fmt.Errorf("-report %s: cannot write a report there: %w", o.report, err)
+		}
+	}
+	return nil
+}
+
+func checkWritable(path string) error {
+	st, err := os.Stat(path)
+	existed := err == nil
+	if existed && st.IsDir() {
+		return errors.New("it is a directory")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return bareErr(err)
+	}
+	f.Close()
+	if !existed {
+		return os.Remove(path)
+	}
+	return nil
+}
+
+func checkReportDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return bareErr(err)
+	}
+	f, err := os.CreateTemp(dir, ".explore-write-check-*")
+	if err != nil {
+		return bareErr(err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// bareErr drops the path from a file-system error: the message that
+// wraps it names the flag and the path already.
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,254 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Fault is one row of the worlds' fault menu: what it is, the choice kinds
+// it asks the tape, the tally kinds that count it, how to turn it off, and
+// whether exhaustive search explores it. Calm, ForExhaustive, the shrink
+// edits, the tally's list of kinds, what counts as a fault-free run and
+// exhaustive search's classification of choices are all derived from this
+// table: adding a fault is one row here plus its injection site.
+type Fault struct {
+	Name string
+	Doc  string
+	// Choices are the choice kinds its injection site asks (Choose or
+	// Chance): each must be classified here or exhaustive search would
+	// silently never branch on it (TestEveryChoiceKindIsClassified).
+	Choices []string
+	// Tally are the tally kinds that count it (the node's lies and chain
+	// events are counted by the mock node under node-* and chain-*).
+	Tally []string
+	// NodeTally names what the mock node counts for it, for the README
+	// (the node keeps those tallies itself).
+	NodeTally string
+	// Benign faults are no fault to the processor (clients that read, post
+	// twice, reuse an id or send garbage): a run in which only these fired
+	// is fault-free, and must confirm every valid withdrawal.
+	Benign bool
+	// Off turns the fault off in a world; nil for a consequence of other
+	// faults (client retries and timeouts follow stalls).
+	Off func(*Config)
+	// Exhaustive: exhaustive search keeps it and branches on its choices
+	// within the bounds; otherwise ForExhaustive turns it off.
+	Exhaustive bool
+}
+
+// Faults is the fault table, in a fixed order.
+var Faults = []Fault{
+	{
+		Name: "worker-fault", Doc: "a worker crashes (and restarts after a delay), pauses into a zombie, or its wall clock jumps",
+		Choices: []string{"fault", "fault-kind", "pause-len", "jump-len", "restart-delay"},
+		Tally:   []string{"worker-crash", "worker-pause", "clock-jump", "worker-restart"},
+		Off:     func(c *Config) { c.WorkerFaultP = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "pause-before-write", Doc: "a worker pauses right before a CAS: the zombie maker",
+		Choices: []string{"pause-before-write"},
+		Tally:   []string{"worker-pause-before-write"},
+		Off:     func(c *Config) { c.PauseBeforeWriteP = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "broadcast-lie", Doc: "the node loses, refuses or lies about a broadcast (the mock node's menu)",
+		Choices: []string{"lie", "lie-kind"}, NodeTally: "node-* (one kind per lie)",
+		Off: func(c *Config) { c.BroadcastLieP = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "query-timeout", Doc: "a query to the node times out",
+		Choices: []string{"query-lie"}, NodeTally: "node-query-timeout",
+		Off: func(c *Config) { c.QueryLieP = 0 },
+	},
+	{
+		Name: "receipt-fail", Doc: "a transaction reverts or runs out of energy on chain",
+		Choices: []string{"receipt-fail", "receipt"}, NodeTally: "chain-override-receipt",
+		Off: func(c *Config) { c.ReceiptFailP = 0 },
+	},
+	{
+		Name: "chain-events", Doc: "the node restarts (losing its pool), evicts a pool entry, producers miss slots",
+		Choices: []string{"chain-event", "evict", "skip-slots"}, NodeTally: "chain-pool-restart, chain-pool-evict, chain-missed-slot",
+		Off: func(c *Config) { c.ChainEvents = false },
+	},
+	{
+		Name: "slow-call", Doc: "a worker's call answers late, inside its lease",
+		Choices: []string{"slow-call", "slow-len"},
+		Tally:   []string{"slow-call"},
+		Off:     func(c *Config) { c.SlowCallP = 0 },
+	},
+	{
+		Name: "relay", Doc: "a send the node lost reaches the chain through a peer",
+		Choices: []string{"relay-gap", "relay", "relay-pick"},
+		Tally:   []string{"relay"},
+		Off:     func(c *Config) { c.RelayP = 0 },
+	},
+	{
+		Name: "signer-fail", Doc: "the signer fails (a KMS timeout)",
+		Choices: []string{"signer-fail"},
+		Tally:   []string{"signer-fail"},
+		Off:     func(c *Config) { c.SignerFailP = 0 },
+	},
+	{
+		Name: "server-stall", Doc: "an intake server stalls like a slow database",
+		Choices: []string{"server-stall", "stall-len"},
+		Tally:   []string{"server-stall"},
+		Off:     func(c *Config) { c.ServerStallP = 0 },
+	},
+	{
+		Name: "clock-skew", Doc: "a worker's wall clock is off from the start",
+		Choices: []string{"skew"},
+		Tally:   []string{"clock-skew"},
+		Off:     func(c *Config) { c.Skews = durations(0) },
+	},
+	{
+		Name: "client-timeout", Doc: "a client gives up waiting and retries (a consequence of stalls)",
+		Tally: []string{"client-retry", "client-timeout"},
+	},
+	{
+		Name: "reads", Doc: "clients read their withdrawal back; a reader GETs ids at random",
+		Choices: []string{"client-get", "read-gap", "read-id"},
+		Tally:   []string{"client-read"}, Benign: true,
+		Off: func(c *Config) { c.Reads, c.ClientGetP = 0, 0 },
+	},
+	{
+		Name: "duplicate-posts", Doc: "a request posted twice at the same instant",
+		Tally: []string{"client-duplicate"}, Benign: true,
+		Off: func(c *Config) { c.DuplicateEvery = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "conflicting-posts", Doc: "an id reused with another payload",
+		Tally: []string{"client-conflict"}, Benign: true,
+		Off: func(c *Config) { c.ConflictEvery = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "invalid-posts", Doc: "a request invalid in one field, near the edge",
+		Tally: []string{"client-invalid"}, Benign: true,
+		Off: func(c *Config) { c.InvalidEvery = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "hostile-posts", Doc: "a request from the hostile-client generator",
+		Tally: []string{"client-hostile"}, Benign: true,
+		Off: func(c *Config) { c.HostileEvery = 0 }, Exhaustive: true,
+	},
+}
+
+// worldChoices are the choice kinds that are not faults: the scheduler's
+// own, and the world's timing, which exhaustive search does not branch on.
+var worldChoices = []string{"sched", "chain-gap"}
+
+// exhaustiveClass says, for a fault's choice kind, which budget a pick
+// spends ("" for none) in exhaustive search. Choices not listed here but
+// in an Exhaustive fault are explored without a budget (lengths, delays).
+func exhaustiveClass(kind string, pick int) string {
+	switch kind {
+	case "fault":
+		return "fault"
+	case "fault-kind":
+		return []string{"crash", "pause", "jump"}[pick]
+	case "pause-before-write":
+		return "pause"
+	case "lie":
+		return "lie"
+	}
+	return ""
+}
+
+// choiceIndex maps every classified choice kind to its fault (nil for
+// worldChoices).
+var choiceIndex = func() map[string]*Fault {
+	m := map[string]*Fault{}
+	for _, k := range worldChoices {
+		m[k] = nil
+	}
+	for i := range Faults {
+		for _, k := range Faults[i].Choices {
+			if _, dup := m[k]; dup {
+				panic("scenarios: choice kind " + k + " classified twice")
+			}
+			m[k] = &Faults[i]
+		}
+	}
+	return m
+}()
+
+// exhaustiveCost says which picks cost which fault budget, and which kinds
+// the search branches on. A kind the fault table does not classify is a
+// programming error: exhaustive search would silently never explore it.
+func exhaustiveCost(kind string, pick int) (class string, explore bool) {
+	f, ok := choiceIndex[kind]
+	if !ok {
+		panic(fmt.Sprintf("scenarios: choice kind %q is in no row of the fault table (scenarios/faults.go)", kind))
+	}
+	if f == nil || !f.Exhaustive {
+		return "", false
+	}
+	return exhaustiveClass(kind, pick), true
+}
+
+// Unclassified returns the choice kinds in kinds that the fault table does
+// not classify, sorted.
+func Unclassified(kinds []string) []string {
+	var out []string
+	for _, k := range kinds {
+		if _, ok := choiceIndex[k]; !ok && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TallyKinds are the world's own fault kinds, listed even when they did not
+// fire; the node's lies and chain events are added from the node's own lists.
+var TallyKinds = func() []string {
+	var out []string
+	for _, f := range Faults {
+		out = append(out, f.Tally...)
+	}
+	sort.Strings(out)
+	return out
+}()
+
+// benignKinds are the tally kinds of the benign faults.
+var benignKinds = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range Faults {
+		if f.Benign {
+			for _, k := range f.Tally {
+				m[k] = true
+			}
+		}
+	}
+	return m
+}()
+
+// withoutFaults turns off every fault of c for which keep is false.
+func withoutFaults(c Config, keep func(Fault) bool) Config {
+	c.Skews = slices.Clone(c.Skews)
+	for _, f := range Faults {
+		if f.Off != nil && !keep(f) {
+			f.Off(&c)
+		}
+	}
+	return c
+}
+
+// FaultTableMarkdown is the README's table of faults.
+func FaultTableMarkdown() string {
+	var sb strings.Builder
+	sb.WriteString("| fault | what happens | choice kinds | tally | exhaustive |\n| --- | --- | --- | --- | --- |\n")
+	for _, f := range Faults {
+		ex := ""
+		if f.Exhaustive {
+			ex = "yes"
+		}
+		if f.Benign {
+			ex = strings.TrimPrefix(ex+", benign", ", ")
+		}
+		tally := strings.Join(append(slices.Clone(f.Tally), f.NodeTally), ", ")
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", f.Name, f.Doc, strings.Join(f.Choices, ", "), strings.Trim(tally, ", "), ex)
+	}
+	return sb.String()
+}

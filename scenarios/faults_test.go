@@ -1,0 +1,102 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// choiceKinds are the kinds a run asked, in first-asked order.
+func choiceKinds(r *Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range r.Trace.Tape {
+		if !seen[c.Kind] {
+			seen[c.Kind] = true
+			out = append(out, c.Kind)
+		}
+	}
+	return out
+}
+
+// Goal: every choice kind any world asks has a row in the fault table (or
+// is the scheduler's or the world's timing), so that exhaustive search,
+// Calm, the shrink edits and the tally know of it; a world that asks an
+// unclassified kind fails this test, and exhaustive search refuses to run
+// it rather than never branch on it.
+func TestEveryChoiceKindIsClassified(t *testing.T) {
+	asked := map[string]bool{}
+	for _, name := range WorldNames() {
+		cfg, _ := World(name)
+		for seed := uint64(1); seed <= 3; seed++ {
+			for _, k := range choiceKinds(Run(cfg, seed, Options{Tracing: true})) {
+				asked[k] = true
+			}
+		}
+	}
+	var kinds []string
+	for k := range asked {
+		kinds = append(kinds, k)
+	}
+	if u := Unclassified(kinds); len(u) > 0 {
+		t.Errorf("choice kinds with no row in the fault table: %v", u)
+	}
+	// Every classified kind is asked by some world: a row that names a
+	// kind nobody asks is a typo. Some are rare (an eviction needs a chain
+	// event and a full pool): chaos runs on until each has been asked.
+	unasked := func() bool {
+		for k := range choiceIndex {
+			if !asked[k] {
+				return true
+			}
+		}
+		return false
+	}
+	for seed := uint64(4); seed <= 40 && unasked(); seed++ {
+		for _, k := range choiceKinds(Run(Chaos(), seed, Options{Tracing: true})) {
+			asked[k] = true
+		}
+	}
+	for k := range choiceIndex {
+		if !asked[k] {
+			t.Errorf("the fault table classifies %q, which no world asked (3 seeds each, chaos 40)", k)
+		}
+	}
+
+	// A fault added without its row: the check names it, and exhaustive
+	// search refuses to classify it.
+	probe := Run(Pair(), 1, Options{Tracing: true, extraChoice: "dummy-fault"})
+	if u := Unclassified(choiceKinds(probe)); !reflect.DeepEqual(u, []string{"dummy-fault"}) {
+		t.Errorf("an unclassified dummy choice kind: Unclassified = %v, want [dummy-fault]", u)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(r.(string), `"dummy-fault" is in no row of the fault table`) {
+				t.Errorf("exhaustiveCost of an unclassified kind: recovered %v, want a panic naming it", r)
+			}
+		}()
+		exhaustiveCost("dummy-fault", 1)
+	}()
+}
+
+// Goal: Calm is chaos with every fault of the table off, and a world with
+// faults off fires none of them.
+func TestCalmIsChaosWithoutTheTable(t *testing.T) {
+	c := Calm()
+	for _, f := range Faults {
+		if f.Off == nil {
+			continue
+		}
+		off := c
+		f.Off(&off)
+		if !reflect.DeepEqual(off, c) {
+			t.Errorf("calm still has fault %s on", f.Name)
+		}
+	}
+	res := Run(c, 1, Options{})
+	for _, tl := range res.Tally {
+		if tl.Count > 0 && !benignKinds[tl.Kind] {
+			t.Errorf("calm fired %s %d times", tl.Kind, tl.Count)
+		}
+	}
+}
