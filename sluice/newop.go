@@ -49,7 +49,7 @@ func CheckNewOperation(op NewOperation) error {
 	switch id := string(op.ID); {
 	case id == "":
 		return invalid("empty operation id")
-	case !isCanonicalUUID(id):
+	case !op.ID.Canonical():
 		return invalid("operation id %s is not a canonical lowercase UUID (8-4-4-4-12 lowercase hex digits)", shown(id))
 	case id == nilUUID:
 		return invalid("operation id %s is the nil UUID", shown(id))
@@ -72,8 +72,11 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOperation}, args...)...)
 }
 
-// isCanonicalUUID reports whether s is 8-4-4-4-12 lowercase hex digits.
-func isCanonicalUUID(s string) bool {
+// Canonical reports whether id is written as intake mints ids and a uuid
+// column reads them back: 8-4-4-4-12 lowercase hex digits (the nil UUID
+// included; CheckNewOperation refuses it separately).
+func (id OperationID) Canonical() bool {
+	s := string(id)
 	if len(s) != len(nilUUID) {
 		return false
 	}

@@ -597,23 +597,4 @@ func toTxid(b []byte) (tron.Txid, error) {
 // in-memory store, rather than a uuid syntax error from the database. Insert
 // does not: sluice.CheckNewOperation decides what it accepts (the same form,
 // and not the nil UUID), for every store alike.
-func isUUID(id sluice.OperationID) bool {
-	s := string(id)
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func isUUID(id sluice.OperationID) bool { return id.Canonical() }
