@@ -62,37 +62,26 @@ func listMutants(w io.Writer) int {
 // returns the lowest failing seed, or 0. Every seed below the one returned
 // has run, so the answer does not depend on scheduling.
 func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget, parallel int) (seed uint64, res *scenarios.Result, run int) {
-	var next atomic.Int64
 	var mu sync.Mutex
-	bound := int64(budget) // index of the lowest failure found so far
+	bound := budget // index of the lowest failure found so far
 	var found *scenarios.Result
 	var ran atomic.Int64
-	var wg sync.WaitGroup
-	for range min(parallel, budget) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := next.Add(1) - 1
-				mu.Lock()
-				stop := k >= bound
-				mu.Unlock()
-				if stop {
-					return
-				}
-				r := scenarios.Run(cfg, start+uint64(k), ro)
-				ran.Add(1)
-				if r.Failed() {
-					mu.Lock()
-					if k < bound {
-						bound, found = k, r
-					}
-					mu.Unlock()
-				}
-			}
-		}()
+	past := func(k int) bool { // no need to run seeds above a kill
+		mu.Lock()
+		defer mu.Unlock()
+		return k >= bound
 	}
-	wg.Wait()
+	forEachSeed(budget, parallel, past, func(k int) {
+		r := scenarios.Run(cfg, start+uint64(k), ro)
+		ran.Add(1)
+		if r.Failed() {
+			mu.Lock()
+			if k < bound {
+				bound, found = k, r
+			}
+			mu.Unlock()
+		}
+	})
 	if found == nil {
 		return 0, nil, int(ran.Load())
 	}

@@ -23,7 +23,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	}
 	seedAt := func(k int) uint64 { return o.seedStart + uint64(o.shardI+k*o.shardN) }
 	agg := reports.NewAggregate(o.seedStart+uint64(o.shardI), o.shardN, total, violationsListedMax)
-	var next, done atomic.Int64
+	var done atomic.Int64
 	began := time.Now()
 
 	stopProgress := make(chan struct{})
@@ -48,24 +48,12 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		}()
 	}
 
-	var wg sync.WaitGroup
-	for range min(o.parallel, total) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := next.Add(1) - 1
-				if k >= int64(total) {
-					return
-				}
-				ro := o.runOptions()
-				ro.Now = time.Now
-				agg.Add(seedOf(scenarios.Run(cfg, seedAt(int(k)), ro)))
-				done.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
+	forEachSeed(total, o.parallel, nil, func(k int) {
+		ro := o.runOptions()
+		ro.Now = time.Now
+		agg.Add(seedOf(scenarios.Run(cfg, seedAt(k), ro)))
+		done.Add(1)
+	})
 	elapsed := time.Since(began)
 	close(stopProgress)
 	progressWG.Wait()
