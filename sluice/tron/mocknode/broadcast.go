@@ -16,17 +16,19 @@ const AnswerTimeout = "timeout"
 // broadcast is Broadcast for worker: pick the fault, let the node process the
 // transaction unless the fault stops it, then shape what the caller sees.
 func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResult, error) {
-	n.advance()
+	net := n.net
+	net.advance()
 	id := tx.Txid()
-	n.seq++
-	f := n.pick(Call{Kind: Broadcast, Worker: worker, Txid: id})
+	net.seq++
+	f := n.pick(Call{Kind: Broadcast, Worker: worker, Txid: id, Node: n.index})
 	w := WireAttempt{
-		Seq:    n.seq,
+		Seq:    net.seq,
 		Worker: worker,
 		Txid:   id,
-		At:     n.clock.Now(),
+		At:     net.clock.Now(),
 		Head:   n.head().Number,
 		Fault:  f,
+		Node:   n.index,
 	}
 
 	var res tron.BroadcastResult
@@ -90,7 +92,12 @@ func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResu
 	} else {
 		w.Answer = string(res.Code)
 	}
-	n.wire = append(n.wire, w)
+	net.wire = append(net.wire, w)
+	// A transaction this call put into the pool is gossiped to the other
+	// nodes, unless the answer says the relay to peers failed.
+	if w.Truth == tron.CodeSuccess && !(f == RelayFailAfterAccept && w.Fired) {
+		net.spread(n, n.pool[len(n.pool)-1], w.At, false)
+	}
 	if timeout {
 		return tron.BroadcastResult{}, fmt.Errorf("mocknode: broadcast %s by %q: %w", id.Short(), worker, tron.ErrTimeout)
 	}
@@ -110,7 +117,7 @@ func (n *Node) accept(tx tron.Transaction, id tron.Txid) tron.BroadcastResult {
 		return tron.BroadcastResult{Code: c, Message: fmt.Sprintf(format, args...)}
 	}
 
-	if len(n.pool) >= n.cfg.PoolMax {
+	if len(n.pool) >= n.net.cfg.PoolMax {
 		return reject(tron.CodeServerBusy, "pending pool holds %d transactions", len(n.pool))
 	}
 	if raw.Contract.Contract.IsZero() || len(raw.Contract.Data) == 0 {
@@ -125,8 +132,8 @@ func (n *Node) accept(tx tron.Transaction, id tron.Txid) tron.BroadcastResult {
 	if !n.taposOK(raw) {
 		return reject(tron.CodeTaposError, "ref block %x/%x is not among the last %d blocks", raw.RefBlockBytes, raw.RefBlockHash, TaposWindow)
 	}
-	if size := len(raw.Marshal()) + len(tx.Signature); size > n.cfg.MaxTxBytes {
-		return reject(tron.CodeTooBigTransactionError, "transaction is %d bytes, limit %d", size, n.cfg.MaxTxBytes)
+	if size := len(raw.Marshal()) + len(tx.Signature); size > n.net.cfg.MaxTxBytes {
+		return reject(tron.CodeTooBigTransactionError, "transaction is %d bytes, limit %d", size, n.net.cfg.MaxTxBytes)
 	}
 	if n.inPool[id] || n.isOnChain(id) {
 		return reject(tron.CodeDupTransactionError, "dup transaction %s", id)
@@ -138,40 +145,30 @@ func (n *Node) accept(tx tron.Transaction, id tron.Txid) tron.BroadcastResult {
 		return reject(tron.CodeContractValidateError, "contract %s is not USDT", raw.Contract.Contract)
 	}
 
-	n.pool = append(n.pool, pending{tx: cloneTx(tx), id: id, arrived: n.clock.Now()})
+	net := n.net
+	n.pool = append(n.pool, pending{tx: cloneTx(tx), id: id, arrived: net.clock.Now()})
 	n.inPool[id] = true
-	if i, ok := n.acceptIdx[id]; ok {
-		n.accepted[i].Times++
+	if i, ok := net.acceptIdx[id]; ok {
+		net.accepted[i].Times++
 	} else {
-		n.acceptIdx[id] = len(n.accepted)
-		n.accepted = append(n.accepted, Acceptance{Txid: id, Times: 1, First: n.clock.Now()})
+		net.acceptIdx[id] = len(net.accepted)
+		net.accepted = append(net.accepted, Acceptance{Txid: id, Times: 1, First: net.clock.Now()})
 	}
 	return tron.BroadcastResult{Code: tron.CodeSuccess}
 }
 
 func (n *Node) verify(raw tron.RawData, sig []byte) bool {
-	if n.cfg.Verifier == nil {
+	if n.net.cfg.Verifier == nil {
 		return len(sig) > 0
 	}
-	return n.cfg.Verifier.Verify(raw, sig)
+	return n.net.cfg.Verifier.Verify(raw, sig)
 }
 
-// taposOK checks the TAPoS reference: the block whose number has the low 16
-// bits RefBlockBytes among the last TaposWindow blocks (there is exactly one
-// candidate, block numbers being consecutive) must have id bytes 8..16 equal
-// to RefBlockHash.
+// taposOK checks the TAPoS reference against the node's view of the chain:
+// the block whose number has the low 16 bits RefBlockBytes among the last
+// TaposWindow blocks (there is exactly one candidate, block numbers being
+// consecutive) must have id bytes 8..16 equal to RefBlockHash. A lagging node
+// does not know a block above its height: a reference to one fails here.
 func (n *Node) taposOK(raw tron.RawData) bool {
-	head := n.head().Number
-	ref := int64(raw.RefBlockBytes[0])<<8 | int64(raw.RefBlockBytes[1])
-	num := head - ((head - ref) & (TaposWindow - 1))
-	if num < 0 {
-		return false
-	}
-	id := n.blocks[num].hdr.ID
-	return [8]byte(id[8:16]) == raw.RefBlockHash
-}
-
-func (n *Node) isOnChain(id tron.Txid) bool {
-	_, ok := n.onChain[id]
-	return ok
+	return n.net.refOK(raw, n.height())
 }

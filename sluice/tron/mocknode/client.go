@@ -30,7 +30,7 @@ func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
 		return tron.TxInfo{}, fmt.Errorf("mocknode: lookup %s by %q: %w", id.Short(), c.worker, tron.ErrTimeout)
 	}
 	info := n.lookup(id)
-	n.queries[len(n.queries)-1].Answer = info.Status.String()
+	n.net.queries[len(n.net.queries)-1].Answer = info.Status.String()
 	return info, nil
 }
 
@@ -40,7 +40,7 @@ func (c client) HeadBlock(_ context.Context) (tron.Block, error) {
 		return tron.Block{}, fmt.Errorf("mocknode: head block by %q: %w", c.worker, tron.ErrTimeout)
 	}
 	b := n.head()
-	n.queries[len(n.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
+	n.net.queries[len(n.net.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
 	return b, nil
 }
 
@@ -50,7 +50,7 @@ func (c client) SolidBlock(_ context.Context) (tron.Block, error) {
 		return tron.Block{}, fmt.Errorf("mocknode: solid block by %q: %w", c.worker, tron.ErrTimeout)
 	}
 	b := n.solid()
-	n.queries[len(n.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
+	n.net.queries[len(n.net.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
 	return b, nil
 }
 
@@ -58,30 +58,36 @@ func (c client) SolidBlock(_ context.Context) (tron.Block, error) {
 // the call. It reports whether the caller times out; otherwise the caller
 // fills in the recorded Answer.
 func (n *Node) query(k CallKind, worker string, id tron.Txid) (timeout bool) {
-	n.advance()
-	n.seq++
-	f := n.pick(Call{Kind: k, Worker: worker, Txid: id})
+	net := n.net
+	net.advance()
+	net.seq++
+	f := n.pick(Call{Kind: k, Worker: worker, Txid: id, Node: n.index})
 	q := QueryAttempt{
-		Seq:    n.seq,
+		Seq:    net.seq,
 		Kind:   k,
 		Worker: worker,
 		Txid:   id,
-		At:     n.clock.Now(),
+		At:     net.clock.Now(),
 		Head:   n.head().Number,
 		Fault:  f,
+		Node:   n.index,
 	}
 	if f == QueryTimeout {
 		q.Fired = true
 		q.Answer = AnswerTimeout
 		n.fired[f]++
 	}
-	n.queries = append(n.queries, q)
+	net.queries = append(net.queries, q)
 	return q.Fired
 }
 
+// lookup is what the node answers about id from its own view: included only
+// in a block it has (a lagging node does not know a newer inclusion: it says
+// pending if the transaction is still in its pool, else unknown), solid only
+// at or below its own solid block.
 func (n *Node) lookup(id tron.Txid) tron.TxInfo {
-	if i, ok := n.onChain[id]; ok {
-		l := n.landed[i]
+	if n.isOnChain(id) {
+		l := n.net.landed[n.net.onChain[id]]
 		return tron.TxInfo{
 			Txid:        id,
 			Status:      tron.Included,

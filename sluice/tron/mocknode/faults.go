@@ -41,6 +41,7 @@ type Call struct {
 	Kind   CallKind
 	Worker string
 	Txid   tron.Txid // zero for Head and Solid
+	Node   int       // the node called (always 0 for a single node)
 }
 
 // Fault is a lie or failure on the path between a worker and the node. Only
@@ -156,6 +157,19 @@ const (
 	// could not cover it.
 	InsufficientBalance
 
+	// Reorged: a reorg replaced blocks above the solid block (Network.Reorg).
+	Reorged
+	// TxOrphaned: an inclusion was taken off the chain by a reorg.
+	TxOrphaned
+	// TaposDrop: after a reorg, a pending transaction referencing an
+	// orphaned block was dropped by the producer (it fails TAPoS).
+	TaposDrop
+	// GossipLost: the gossip hook lost a hop between two nodes.
+	GossipLost
+	// OddExecution: a successful transfer executed other than exactly as
+	// asked (the execution hook chose a variant).
+	OddExecution
+
 	eventEnd // one past the last event; not an event
 )
 
@@ -175,6 +189,16 @@ func (e Event) String() string {
 		return "override-receipt"
 	case InsufficientBalance:
 		return "insufficient-balance"
+	case Reorged:
+		return "reorg"
+	case TxOrphaned:
+		return "tx-orphaned"
+	case TaposDrop:
+		return "tapos-drop"
+	case GossipLost:
+		return "gossip-lost"
+	case OddExecution:
+		return "odd-execution"
 	}
 	return fmt.Sprintf("event(%d)", int(e))
 }
@@ -198,8 +222,9 @@ func (n *Node) Next(k CallKind, f Fault) {
 	n.script[k] = append(n.script[k], f)
 }
 
-// SetFaults installs the hook asked for a fault on every call whose kind has
-// no scripted fault left; nil removes it. The hook is called exactly once per
+// SetFaults installs the hook asked for a fault on every call to this node
+// whose kind has no scripted fault left; nil removes it. In a network each
+// node has its own script and hook (Call.Node says which node asks). The hook is called exactly once per
 // such call, before the node acts, so a choice tape behind it stays aligned.
 func (n *Node) SetFaults(hook func(Call) Fault) { n.hook = hook }
 
@@ -219,22 +244,45 @@ func (n *Node) pick(c Call) Fault {
 }
 
 // FaultsFired lists every fault kind (None excepted) in Fault order with how
-// often it actually fired, zeros included, so a fault that never fired shows.
+// often it actually fired on calls to this node, zeros included, so a fault
+// that never fired shows.
 func (n *Node) FaultsFired() []FaultCount {
-	n.advance()
+	n.net.advance()
+	return faultCounts(n.fired)
+}
+
+// FaultsFired is Node.FaultsFired summed over every node.
+func (net *Network) FaultsFired() []FaultCount {
+	net.advance()
+	var sum [faultEnd]int
+	for _, n := range net.nodes {
+		for f := range sum {
+			sum[f] += n.fired[f]
+		}
+	}
+	return faultCounts(sum)
+}
+
+func faultCounts(fired [faultEnd]int) []FaultCount {
 	out := make([]FaultCount, 0, int(faultEnd)-1)
 	for f := None + 1; f < faultEnd; f++ {
-		out = append(out, FaultCount{Fault: f, Count: n.fired[f]})
+		out = append(out, FaultCount{Fault: f, Count: fired[f]})
 	}
 	return out
 }
 
 // Events lists every event kind in Event order with how often it happened.
-func (n *Node) Events() []EventCount {
-	n.advance()
+// Events are the network's (a chain has one history): every node of a
+// network answers the same.
+func (n *Node) Events() []EventCount { return n.net.Events() }
+
+// Events lists every event kind in Event order with how often it happened
+// anywhere in the network.
+func (net *Network) Events() []EventCount {
+	net.advance()
 	out := make([]EventCount, 0, int(eventEnd)-1)
 	for e := MissedSlot; e < eventEnd; e++ {
-		out = append(out, EventCount{Event: e, Count: n.events[e]})
+		out = append(out, EventCount{Event: e, Count: net.events[e]})
 	}
 	return out
 }

@@ -290,6 +290,9 @@ func TestNames(t *testing.T) {
 	for ev := MissedSlot; ev < eventEnd; ev++ {
 		check(ev.String())
 	}
+	for f := OrphanReturned; f <= OrphanVanished; f++ {
+		check(f.String())
+	}
 }
 
 // Invalid scripts and hooks are wiring bugs and panic.

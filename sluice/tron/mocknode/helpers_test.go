@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +163,79 @@ func totalAcceptances(n *Node) int {
 		sum += a.Times
 	}
 	return sum
+}
+
+// netEnv is a network of nodes under a test clock. Its env is node 0's (the
+// producer's): e.tx builds on the canonical chain, e.send sends to node 0.
+type netEnv struct {
+	*env
+	net *Network
+}
+
+func newNetEnv(t *testing.T, nodes int, mod func(*Config)) *netEnv {
+	t.Helper()
+	signer := tron.NewHMACSigner([]byte("hot wallet key"))
+	cfg := Config{
+		Genesis:    genesis,
+		HotWallet:  hot,
+		HotBalance: hotStart,
+		Verifier:   signer,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	clock := &testClock{now: genesis}
+	net := NewNetwork(clock, cfg, nodes)
+	n0 := net.Node(0)
+	return &netEnv{env: &env{t: t, clock: clock, node: n0, signer: signer, w1: n0.Client("w1")}, net: net}
+}
+
+// on is worker w1's client on node i.
+func (e *netEnv) on(i int) tron.Node { return e.net.Node(i).Client("w1") }
+
+// sendTo broadcasts tx to node i as w1 and returns what the caller saw.
+func (e *netEnv) sendTo(i int, tx tron.Transaction) string {
+	e.t.Helper()
+	return sendAs(e.t, e.on(i), tx)
+}
+
+// statusOn is what node i would say about id.
+func (e *netEnv) statusOn(i int, id tron.Txid) tron.Status { return e.net.Node(i).TxInfo(id).Status }
+
+// statuses is what every node would say about id, in node order.
+func (e *netEnv) statuses(id tron.Txid) []tron.Status {
+	var out []tron.Status
+	for _, n := range e.net.Nodes() {
+		out = append(out, n.TxInfo(id).Status)
+	}
+	return out
+}
+
+// mustPanic fails the test unless f panics with a message containing want.
+func mustPanic(t *testing.T, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Errorf("did not panic, want a panic about %q", want)
+			return
+		}
+		if msg := fmt.Sprint(r); !strings.Contains(msg, want) {
+			t.Errorf("panic %q, want it to mention %q", msg, want)
+		}
+	}()
+	f()
+}
+
+// transfers decodes every Transfer log in logs; other logs are counted.
+func transfers(logs []tron.Log) (out []tron.Transfer, others int) {
+	for _, l := range logs {
+		if tr, ok := tron.ParseTransferLog(l); ok {
+			out = append(out, tr)
+		} else {
+			others++
+		}
+	}
+	return out, others
 }

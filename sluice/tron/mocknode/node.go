@@ -1,8 +1,6 @@
 package mocknode
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -92,40 +90,28 @@ func slotFloor(t time.Time) time.Time {
 	return time.UnixMilli(ms - r).UTC()
 }
 
-// Node is a single TRON full node with a USDT ledger, run under an injected
-// clock. It is not safe for concurrent use: the simulator runs one process at
-// a time, and determinism is the point.
+// Node is one TRON full node: its own pending pool, its own view of the
+// chain (it may lag the network's head), its own fault script and hook. The
+// chain itself (blocks, balances, inclusions) belongs to the Network the node
+// is part of; New makes a network of one node, which is the node sluice has
+// always been tested against. A Node is not safe for concurrent use: the
+// simulator runs one process at a time, and determinism is the point.
 type Node struct {
-	clock Clock
-	cfg   Config
+	net   *Network
+	index int // position in net.nodes; 0 is the producer
 
-	blocks   []chainBlock // every block, number = index
-	nextSlot time.Time    // the earliest slot not yet produced or skipped
-	skip     int          // how many of the coming slots produce no block
-	lastNow  time.Time    // the latest clock reading, to catch a clock going back
+	pool   []pending          // arrival order
+	inPool map[tron.Txid]bool // index over pool
 
-	pool     []pending          // arrival order
-	inPool   map[tron.Txid]bool // index over pool
-	landed   []landing          // chain order
-	onChain  map[tron.Txid]int  // index into landed
-	outcomes map[tron.Txid]string
-	balances map[tron.Address]uint64
-
-	seq       int // calls so far, all kinds; numbers Wire and Queries
-	wire      []WireAttempt
-	queries   []QueryAttempt
-	accepted  []Acceptance
-	acceptIdx map[tron.Txid]int // index into accepted
+	// The node's view of the chain: lag blocks behind the network's head,
+	// or, while stalled, frozen at stallAt. The producer never lags.
+	lag     int64
+	stalled bool
+	stallAt int64
 
 	script [callKindEnd][]Fault
 	hook   func(Call) Fault
 	fired  [faultEnd]int
-	events [eventEnd]int
-}
-
-type chainBlock struct {
-	hdr   tron.Block
-	txids []tron.Txid
 }
 
 type pending struct {
@@ -134,204 +120,69 @@ type pending struct {
 	arrived time.Time
 }
 
-type landing struct {
-	inc  Inclusion
-	logs []tron.Log
+// New returns a single node whose block 0 is at cfg.Genesis (truncated to its
+// slot): a Network of one node, which is also the block producer. Every
+// method of the Node answers exactly as the node always has; Network gives
+// the opt-in features (reorgs, the execution hook).
+func New(clock Clock, cfg Config) *Node {
+	return NewNetwork(clock, cfg, 1).nodes[0]
 }
 
-// New returns a node whose block 0 is at cfg.Genesis (truncated to its slot).
-func New(clock Clock, cfg Config) *Node {
-	cfg = cfg.withDefaults(clock)
-	n := &Node{
-		clock:     clock,
-		cfg:       cfg,
-		nextSlot:  cfg.Genesis.Add(SlotInterval),
-		inPool:    make(map[tron.Txid]bool),
-		onChain:   make(map[tron.Txid]int),
-		outcomes:  make(map[tron.Txid]string),
-		balances:  make(map[tron.Address]uint64),
-		acceptIdx: make(map[tron.Txid]int),
-	}
-	genesis := tron.Block{Number: 0, Time: cfg.Genesis}
-	genesis.ID = blockID(genesis.Number, genesis.Time, [32]byte{}, nil)
-	n.blocks = append(n.blocks, chainBlock{hdr: genesis})
-	if !cfg.HotWallet.IsZero() {
-		n.balances[cfg.HotWallet] = cfg.HotBalance
-	}
-	return n
+func newNode(net *Network, index int) *Node {
+	return &Node{net: net, index: index, inPool: make(map[tron.Txid]bool)}
 }
+
+// Network is the network the node belongs to: the chain of truth, the other
+// nodes, reorgs and the execution hook.
+func (n *Node) Network() *Network { return n.net }
+
+// Index is the node's position in its network; node 0 produces the blocks.
+func (n *Node) Index() int { return n.index }
 
 // Client returns the view of the node a worker uses; its calls are recorded
 // under the worker's name. The core only ever sees a Client.
 func (n *Node) Client(worker string) tron.Node { return client{n: n, worker: worker} }
 
-// Advance produces every block whose slot time is at or before the clock.
-// Every other method does this first; Advance exists for a block-producer
-// process that wants the chain to move without making a call.
-func (n *Node) Advance() { n.advance() }
-
-func (n *Node) advance() {
-	now := n.clock.Now()
-	if now.Before(n.lastNow) {
-		// Blocks are produced lazily, so a clock that runs back would let
-		// the number of observers change the chain. The node's clock is
-		// simulation time, which never runs back: this is a wiring bug.
-		panic(fmt.Sprintf("mocknode: clock ran backwards from %s to %s", n.lastNow.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano)))
-	}
-	n.lastNow = now
-	for !n.nextSlot.After(now) {
-		slot := n.nextSlot
-		n.nextSlot = slot.Add(SlotInterval)
-		if n.skip > 0 {
-			n.skip--
-			n.events[MissedSlot]++
-			continue
-		}
-		if len(n.blocks) >= blocksMax {
-			panic(fmt.Sprintf("mocknode: chain reached %d blocks at %s: the clock ran far past any simulation", len(n.blocks), slot.Format(time.RFC3339)))
-		}
-		n.produce(slot)
-	}
-}
+// Advance produces every block whose slot time is at or before the clock (and
+// delivers the gossip due by then). Every other method does this first;
+// Advance exists for a block-producer process that wants the chain to move
+// without making a call.
+func (n *Node) Advance() { n.net.advance() }
 
 // SkipSlots makes the next k slots (after the clock's current time) produce no
-// block. Calls add up.
-func (n *Node) SkipSlots(k int) {
-	if k < 0 {
-		panic(fmt.Sprintf("mocknode: SkipSlots(%d): negative", k))
-	}
-	n.advance()
-	n.skip += k
-}
+// block. Calls add up. The slots are the network's: see Network.SkipSlots.
+func (n *Node) SkipSlots(k int) { n.net.SkipSlots(k) }
 
-// produce builds the block at slot on top of the current head.
-func (n *Node) produce(slot time.Time) {
-	parent := n.head()
+// SetOutcome fixes the receipt txid gets if it is ever included; see
+// Network.SetOutcome.
+func (n *Node) SetOutcome(id tron.Txid, receipt string) { n.net.SetOutcome(id, receipt) }
 
-	// The pool forgets old entries before anything is picked, as a node
-	// that trims its pool between blocks would: an entry exactly PoolTTL old
-	// is gone.
-	live := make([]pending, 0, len(n.pool))
-	for _, p := range n.pool {
-		if slot.Sub(p.arrived) >= n.cfg.PoolTTL {
-			delete(n.inPool, p.id)
-			n.events[PoolTTLDrop]++
-			continue
-		}
-		live = append(live, p)
-	}
-
-	// A block may include a transaction only while its expiration is later
-	// than the parent block's time. One that fails this now fails it for
-	// every later block too (parent times only grow), so it is dropped: this
-	// is the rule proof of death rests on.
-	parentMs := parent.Time.UnixMilli()
-	var take, keep []pending
-	for _, p := range live {
-		switch {
-		case p.tx.Raw.Expiration <= parentMs:
-			delete(n.inPool, p.id)
-			n.events[ExpiredDrop]++
-		case len(take) < n.cfg.BlockCapacity:
-			take = append(take, p)
-			delete(n.inPool, p.id)
-		default:
-			keep = append(keep, p)
-		}
-	}
-	n.pool = keep
-
-	ids := make([]tron.Txid, len(take))
-	for i, p := range take {
-		ids[i] = p.id
-	}
-	hdr := tron.Block{Number: parent.Number + 1, Time: slot}
-	hdr.ID = blockID(hdr.Number, hdr.Time, parent.ID, ids)
-	n.blocks = append(n.blocks, chainBlock{hdr: hdr, txids: ids})
-	for _, p := range take {
-		n.execute(hdr, p)
-	}
-}
-
-// blockID is sha256 over the block's number, time, parent id and txids: a pure
-// function of the chain, so two nodes fed the same calls agree on every id.
-func blockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid) [32]byte {
-	b := make([]byte, 0, 64+32*len(ids))
-	b = append(b, "mocknode-block-v1"...)
-	b = binary.BigEndian.AppendUint64(b, uint64(number))
-	b = binary.BigEndian.AppendUint64(b, uint64(t.UnixMilli()))
-	b = append(b, parent[:]...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
-	for _, id := range ids {
-		b = append(b, id[:]...)
-	}
-	return sha256.Sum256(b)
-}
-
-// execute runs an included transfer against the ledger. A failed transaction
-// is still on chain and uses up its txid; it moves no tokens and emits no log.
-func (n *Node) execute(hdr tron.Block, p pending) {
-	c := p.tx.Raw.Contract
-	to, amount, err := tron.DecodeTransfer(c.Data)
-	if err != nil {
-		panic(fmt.Sprintf("mocknode: pending %s is not a transfer: broadcast let it through: %v", p.id, err))
-	}
-	inc := Inclusion{
-		Txid:        p.id,
-		BlockNumber: hdr.Number,
-		BlockTime:   hdr.Time,
-		Owner:       c.Owner,
-	}
-	var logs []tron.Log
-	if o, ok := n.outcomes[p.id]; ok {
-		inc.Receipt = o
-		n.events[OverrideReceipt]++
-	} else if n.balances[c.Owner] < amount {
-		inc.Receipt = tron.ReceiptRevert
-		n.events[InsufficientBalance]++
-	} else {
-		inc.Receipt = tron.ReceiptSuccess
-		// Debit before credit so a transfer to oneself nets to zero.
-		n.balances[c.Owner] -= amount
-		n.balances[to] += amount
-		logs = []tron.Log{tron.TransferLog(tron.USDTContract, c.Owner, to, amount)}
-		inc.Transfer, inc.TransferOK = tron.ParseTransferLog(logs[0])
-	}
-	n.onChain[p.id] = len(n.landed)
-	n.landed = append(n.landed, landing{inc: inc, logs: logs})
-}
-
-// SetOutcome fixes the receipt txid gets if it is ever included: REVERT,
-// OUT_OF_ENERGY or any other failure receipt moves no tokens and emits no log.
-// SUCCESS or "" removes the override, leaving the ledger to decide (a forced
-// success the owner cannot pay for would break conservation). It has no effect
-// on a transaction already included.
-func (n *Node) SetOutcome(id tron.Txid, receipt string) {
-	n.advance()
-	if receipt == "" || receipt == tron.ReceiptSuccess {
-		delete(n.outcomes, id)
-		return
-	}
-	n.outcomes[id] = receipt
-}
-
-// Restart loses the pending pool, as a node restart does; blocks are kept.
-// The transactions stay valid until they expire and can be re-sent.
+// Restart loses the node's pending pool, as a node restart does; blocks are
+// kept. The transactions stay valid until they expire and can be re-sent.
+// Other nodes' pools are untouched: in a network, a transaction this node
+// already gossiped can still land.
 func (n *Node) Restart() {
-	n.advance()
+	n.net.advance()
 	if len(n.pool) > 0 {
-		n.events[PoolRestart]++
+		n.net.events[PoolRestart]++
 	}
 	n.pool = nil
 	n.inPool = make(map[tron.Txid]bool)
 }
 
-// Evict drops one pending transaction and reports whether it was pending.
+// Evict drops one pending transaction from this node's pool and reports
+// whether it was pending there.
 func (n *Node) Evict(id tron.Txid) bool {
-	n.advance()
+	n.net.advance()
 	if !n.inPool[id] {
 		return false
 	}
+	n.removeFromPool(id)
+	n.net.events[PoolEvict]++
+	return true
+}
+
+func (n *Node) removeFromPool(id tron.Txid) {
 	for i, p := range n.pool {
 		if p.id == id {
 			n.pool = append(n.pool[:i:i], n.pool[i+1:]...)
@@ -339,18 +190,119 @@ func (n *Node) Evict(id tron.Txid) bool {
 		}
 	}
 	delete(n.inPool, id)
-	n.events[PoolEvict]++
-	return true
 }
 
-func (n *Node) head() tron.Block { return n.blocks[len(n.blocks)-1].hdr }
+// SetLag makes the node follow the network's head blocks behind: it answers
+// HeadBlock, SolidBlock, Lookup and the broadcast checks (expiration window,
+// TAPoS, duplicates) from that height, as a node still importing blocks
+// does. SetLag(0) is a node in sync. It ends a Stall. The producer cannot
+// lag: it is the head.
+func (n *Node) SetLag(blocks int) {
+	if blocks < 0 {
+		panic(fmt.Sprintf("mocknode: SetLag(%d) on node %d: negative", blocks, n.index))
+	}
+	if n.index == 0 && blocks != 0 {
+		panic(fmt.Sprintf("mocknode: SetLag(%d) on node 0: the producer is the head and cannot lag", blocks))
+	}
+	n.net.advance()
+	n.lag, n.stalled, n.stallAt = int64(blocks), false, 0
+	n.dropIncluded()
+}
 
+// Stall makes the node stop importing blocks: its view stays at its current
+// height while the chain grows, so its lag grows by a block a slot until
+// SetLag or CatchUp. The producer cannot stall.
+func (n *Node) Stall() {
+	if n.index == 0 {
+		panic("mocknode: Stall on node 0: the producer is the head and cannot fall behind")
+	}
+	n.net.advance()
+	n.stallAt = n.height()
+	n.stalled = true
+}
+
+// CatchUp brings the node back in sync with the head (SetLag(0)).
+func (n *Node) CatchUp() { n.SetLag(0) }
+
+// Height is the number of the newest block the node has, without faults or
+// recording.
+func (n *Node) Height() int64 {
+	n.net.advance()
+	return n.height()
+}
+
+// height is the node's view: lag blocks behind the head, or frozen while
+// stalled. A reorg switches every node to the new fork at once: no node ever
+// serves an orphaned block afterwards (see Network.Reorg).
+func (n *Node) height() int64 {
+	head := n.net.head().Number
+	if n.stalled {
+		return min(n.stallAt, head)
+	}
+	return max(head-n.lag, 0)
+}
+
+// head is the newest block of the node's view.
+func (n *Node) head() tron.Block { return n.net.blocks[n.height()].hdr }
+
+// solid is the node's solid block: SolidLag below its own head.
 func (n *Node) solid() tron.Block {
-	h := n.head().Number - int64(n.cfg.SolidLag)
+	h := n.height() - int64(n.net.cfg.SolidLag)
 	if h < 0 {
 		h = 0
 	}
-	return n.blocks[h].hdr
+	return n.net.blocks[h].hdr
+}
+
+// isOnChain: the txid is in a canonical block the node has.
+func (n *Node) isOnChain(id tron.Txid) bool {
+	i, ok := n.net.onChain[id]
+	return ok && n.net.landed[i].inc.BlockNumber <= n.height()
+}
+
+// holds: the node would answer DUP for the txid (its pool or its chain).
+func (n *Node) holds(id tron.Txid) bool { return n.inPool[id] || n.isOnChain(id) }
+
+// trim drops what a node other than the producer forgets before a block at
+// slot: entries PoolTTL old, and entries whose expiration is not later than
+// its own head's time (they can never land). The producer's pool is trimmed
+// by produce itself, as it always was.
+func (n *Node) trim(slot time.Time) {
+	if len(n.pool) == 0 {
+		return
+	}
+	headMs := n.head().Time.UnixMilli()
+	keep := n.pool[:0:0]
+	for _, p := range n.pool {
+		switch {
+		case slot.Sub(p.arrived) >= n.net.cfg.PoolTTL:
+			delete(n.inPool, p.id)
+			n.net.events[PoolTTLDrop]++
+		case p.tx.Raw.Expiration <= headMs:
+			delete(n.inPool, p.id)
+			n.net.events[ExpiredDrop]++
+		default:
+			keep = append(keep, p)
+		}
+	}
+	n.pool = keep
+}
+
+// dropIncluded removes the pool entries that are in a block the node has,
+// as a node importing a block does.
+func (n *Node) dropIncluded() {
+	if len(n.pool) == 0 {
+		return
+	}
+	keep := n.pool[:0:0]
+	for _, p := range n.pool {
+		if n.isOnChain(p.id) {
+			delete(n.inPool, p.id)
+			continue
+		}
+		keep = append(keep, p)
+	}
+	n.pool = keep
 }
 
 func cloneTx(tx tron.Transaction) tron.Transaction {

@@ -7,17 +7,24 @@ import (
 )
 
 // Ground truth for the checkers. The core never reads any of this: it sees
-// only a Client. Every accessor first brings the chain up to the clock (as
-// every method does; that changes nothing another call would not) and returns
-// copies in a deterministic order.
+// only a Client (or a Balancer). Every accessor first brings the chain up to
+// the clock (as every method does; that changes nothing another call would
+// not) and returns copies in a deterministic order.
+//
+// The chain's truth (Accepted, Inclusions, Orphaned, Reorgs, Balance, Blocks,
+// BlockTxids, Events) is one per network; a Node's accessors of it answer for
+// the whole network's canonical chain. What a node itself saw or would say
+// (Wire, Queries, Head, Solid, Pool, TxInfo, FaultsFired) is per node, and
+// the Network's accessors of the same names give the network-wide record or
+// the producer's (the canonical head's) view.
 
 // WireAttempt is one broadcast as it happened on the wire.
 type WireAttempt struct {
-	Seq    int // position among all calls to the node (broadcasts and queries), from 1
+	Seq    int // position among all calls to the network (broadcasts and queries), from 1
 	Worker string
 	Txid   tron.Txid
 	At     time.Time // the clock when the call was made
-	Head   int64     // head block number when the call was made
+	Head   int64     // the called node's head block number when the call was made
 	Fault  Fault     // the fault chosen for the call
 	Fired  bool      // whether the fault changed anything (false for None)
 	// Reached: the node processed the transaction (ran its checks). False
@@ -27,28 +34,34 @@ type WireAttempt struct {
 	Truth tron.Code
 	// Answer is what the caller saw: a code, or AnswerTimeout.
 	Answer string
-	// Accepted: this call put the transaction into the pool (SUCCESS) or
-	// found it there or in a block (DUP), whatever the caller was told.
+	// Accepted: this call put the transaction into the node's pool
+	// (SUCCESS) or found it there or in a block (DUP), whatever the caller
+	// was told.
 	Accepted bool
+	// Node is the node called (0 for a single node, and then left out of
+	// JSON so that a single node's record reads as it always has).
+	Node int `json:",omitempty"`
 }
 
 // QueryAttempt is one Lookup, HeadBlock or SolidBlock call.
 type QueryAttempt struct {
-	Seq    int // position among all calls to the node, from 1
+	Seq    int // position among all calls to the network, from 1
 	Kind   CallKind
 	Worker string
 	Txid   tron.Txid // zero for Head and Solid
 	At     time.Time
-	Head   int64
+	Head   int64 // the called node's head
 	Fault  Fault
 	Fired  bool
 	// Answer: AnswerTimeout, the lookup status ("unknown", "pending",
 	// "included") or the block number ("#12").
 	Answer string
+	Node   int `json:",omitempty"` // the node called
 }
 
-// Acceptance counts how often a txid went into the pool (SUCCESS), including
-// acceptances the caller never learned of (a lost answer, a lie).
+// Acceptance counts how often a txid went into a pool by a broadcast
+// (SUCCESS) on any node, including acceptances the caller never learned of (a
+// lost answer, a lie). Gossip and reorgs are not acceptances.
 type Acceptance struct {
 	Txid  tron.Txid
 	Times int
@@ -61,84 +74,195 @@ type Inclusion struct {
 	BlockNumber int64
 	BlockTime   time.Time
 	Receipt     string
-	// Transfer is the decoded Transfer log; TransferOK is false when the
-	// transaction emitted none (any receipt but SUCCESS).
+	// Transfer is the USDT movement to the recipient this inclusion really
+	// made; TransferOK is false when no token moved (any receipt but
+	// SUCCESS, or a SUCCESS with the NoTransfer execution). With the exact
+	// execution it is exactly the one Transfer log. Under a fee-on-transfer
+	// it is the recipient's part only: the fee is in Moved.
 	Transfer   tron.Transfer
 	TransferOK bool
 	Owner      tron.Address
+	// Moved is every USDT movement the inclusion really made, in order:
+	// nil when nothing moved. It is what a checker sums to compare money
+	// that left a wallet with what was asked (see Debited). The logs a
+	// node reports (TxInfo) describe exactly these movements unless
+	// Execution.Lie is set.
+	Moved []tron.Transfer `json:",omitempty"`
+	// Execution is what the execution hook chose; the zero Execution (the
+	// exact one) for every inclusion when no hook is installed.
+	Execution Execution `json:",omitzero"`
 }
 
-// Wire returns every broadcast in call order.
+// Debited is how many units really left from in this inclusion.
+func (in Inclusion) Debited(from tron.Address) uint64 {
+	var sum uint64
+	for _, m := range in.Moved {
+		if m.From == from {
+			sum += m.Amount
+		}
+	}
+	return sum
+}
+
+// Wire returns every broadcast to this node in call order.
 func (n *Node) Wire() []WireAttempt {
-	n.advance()
-	return append([]WireAttempt(nil), n.wire...)
-}
-
-// Queries returns every Lookup, HeadBlock and SolidBlock call in call order.
-func (n *Node) Queries() []QueryAttempt {
-	n.advance()
-	return append([]QueryAttempt(nil), n.queries...)
-}
-
-// Accepted returns one entry per txid ever accepted into the pool, ordered
-// by first acceptance.
-func (n *Node) Accepted() []Acceptance {
-	n.advance()
-	return append([]Acceptance(nil), n.accepted...)
-}
-
-// Inclusions returns every included transaction in chain order.
-func (n *Node) Inclusions() []Inclusion {
-	n.advance()
-	out := make([]Inclusion, len(n.landed))
-	for i, l := range n.landed {
-		out[i] = l.inc
+	n.net.advance()
+	var out []WireAttempt
+	for _, w := range n.net.wire {
+		if w.Node == n.index {
+			out = append(out, w)
+		}
 	}
 	return out
 }
 
-// Balance is addr's USDT balance on the mock ledger, in base units.
-func (n *Node) Balance(addr tron.Address) uint64 {
-	n.advance()
-	return n.balances[addr]
+// Wire returns every broadcast to every node in call order.
+func (net *Network) Wire() []WireAttempt {
+	net.advance()
+	return append([]WireAttempt(nil), net.wire...)
 }
 
-// Blocks returns every block header from 0 to the head.
-func (n *Node) Blocks() []tron.Block {
-	n.advance()
-	out := make([]tron.Block, len(n.blocks))
-	for i, b := range n.blocks {
+// Queries returns every Lookup, HeadBlock and SolidBlock call to this node
+// in call order.
+func (n *Node) Queries() []QueryAttempt {
+	n.net.advance()
+	var out []QueryAttempt
+	for _, q := range n.net.queries {
+		if q.Node == n.index {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Queries returns every query to every node in call order.
+func (net *Network) Queries() []QueryAttempt {
+	net.advance()
+	return append([]QueryAttempt(nil), net.queries...)
+}
+
+// Accepted returns one entry per txid ever accepted into a pool by a
+// broadcast, ordered by first acceptance (network-wide).
+func (n *Node) Accepted() []Acceptance { return n.net.Accepted() }
+
+// Accepted returns one entry per txid ever accepted into a pool by a
+// broadcast to any node, ordered by first acceptance.
+func (net *Network) Accepted() []Acceptance {
+	net.advance()
+	return append([]Acceptance(nil), net.accepted...)
+}
+
+// Inclusions returns every included transaction of the canonical chain in
+// chain order (network-wide).
+func (n *Node) Inclusions() []Inclusion { return n.net.Inclusions() }
+
+// Inclusions returns every included transaction of the canonical chain in
+// chain order. An inclusion a reorg orphaned is not here (see Orphaned); one
+// re-included is here once, in its replacement block.
+func (net *Network) Inclusions() []Inclusion {
+	net.advance()
+	out := make([]Inclusion, len(net.landed))
+	for i, l := range net.landed {
+		out[i] = l.inc
+		out[i].Moved = append([]tron.Transfer(nil), l.inc.Moved...)
+		out[i].Execution = l.inc.Execution.clone()
+	}
+	return out
+}
+
+// Orphaned returns every inclusion a reorg took off the chain, in the order
+// the reorgs orphaned them, each with its fate.
+func (net *Network) Orphaned() []Orphan {
+	net.advance()
+	out := make([]Orphan, len(net.orphaned))
+	for i, o := range net.orphaned {
+		out[i] = o
+		out[i].Moved = append([]tron.Transfer(nil), o.Moved...)
+		out[i].Execution = o.Execution.clone()
+	}
+	return out
+}
+
+// Reorgs returns every reorg in order.
+func (net *Network) Reorgs() []Reorg {
+	net.advance()
+	out := make([]Reorg, len(net.reorgs))
+	for i, r := range net.reorgs {
+		out[i] = r
+		out[i].Orphaned = append([]tron.Block(nil), r.Orphaned...)
+		out[i].Replacement = append([]tron.Block(nil), r.Replacement...)
+	}
+	return out
+}
+
+// Balance is addr's USDT balance on the ledger of the canonical chain, in
+// base units (network-wide).
+func (n *Node) Balance(addr tron.Address) uint64 { return n.net.Balance(addr) }
+
+// Balance is addr's USDT balance on the ledger of the canonical chain, in
+// base units: the movements of orphaned inclusions are undone.
+func (net *Network) Balance(addr tron.Address) uint64 {
+	net.advance()
+	return net.balances[addr]
+}
+
+// Blocks returns every block header of the canonical chain from 0 to the
+// network's head (network-wide: a lagging node's Head is lower).
+func (n *Node) Blocks() []tron.Block { return n.net.Blocks() }
+
+// Blocks returns every block header of the canonical chain from 0 to the
+// head; the blocks a reorg replaced are in Reorgs.
+func (net *Network) Blocks() []tron.Block {
+	net.advance()
+	out := make([]tron.Block, len(net.blocks))
+	for i, b := range net.blocks {
 		out[i] = b.hdr
 	}
 	return out
 }
 
-// BlockTxids returns the txids included in block number, in block order, or
-// nil if there is no such block.
-func (n *Node) BlockTxids(number int64) []tron.Txid {
-	n.advance()
-	if number < 0 || number >= int64(len(n.blocks)) {
+// BlockTxids returns the txids included in canonical block number, in block
+// order, or nil if there is no such block (network-wide).
+func (n *Node) BlockTxids(number int64) []tron.Txid { return n.net.BlockTxids(number) }
+
+// BlockTxids returns the txids included in canonical block number, in block
+// order, or nil if there is no such block.
+func (net *Network) BlockTxids(number int64) []tron.Txid {
+	net.advance()
+	if number < 0 || number >= int64(len(net.blocks)) {
 		return nil
 	}
-	return append([]tron.Txid(nil), n.blocks[number].txids...)
+	return append([]tron.Txid(nil), net.blocks[number].txids...)
 }
 
-// Head is the newest block, without faults or recording.
+// Head is the newest block the node has, without faults or recording.
 func (n *Node) Head() tron.Block {
-	n.advance()
+	n.net.advance()
 	return n.head()
 }
 
-// Solid is the solid head (head number - SolidLag, never below 0), without
-// faults or recording.
+// Head is the newest block of the canonical chain.
+func (net *Network) Head() tron.Block {
+	net.advance()
+	return net.head()
+}
+
+// Solid is the node's solid head (its head number - SolidLag, never below
+// 0), without faults or recording.
 func (n *Node) Solid() tron.Block {
-	n.advance()
+	n.net.advance()
 	return n.solid()
 }
 
-// Pool returns the pending txids in arrival order.
+// Solid is the solid head of the canonical chain.
+func (net *Network) Solid() tron.Block {
+	net.advance()
+	return net.solid()
+}
+
+// Pool returns the node's pending txids in arrival order.
 func (n *Node) Pool() []tron.Txid {
-	n.advance()
+	n.net.advance()
 	out := make([]tron.Txid, len(n.pool))
 	for i, p := range n.pool {
 		out[i] = p.id
@@ -146,8 +270,16 @@ func (n *Node) Pool() []tron.Txid {
 	return out
 }
 
-// TxInfo is what a Lookup would say about id, without faults or recording.
+// TxInfo is what a Lookup on this node would say about id, without faults or
+// recording.
 func (n *Node) TxInfo(id tron.Txid) tron.TxInfo {
-	n.advance()
+	n.net.advance()
 	return n.lookup(id)
+}
+
+// TxInfo is what the producer (in sync with the canonical head) would say
+// about id.
+func (net *Network) TxInfo(id tron.Txid) tron.TxInfo {
+	net.advance()
+	return net.nodes[0].lookup(id)
 }

@@ -1,0 +1,302 @@
+package mocknode
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"sluicesim/sluice/tron"
+)
+
+// nodesMax bounds a network: every block trims every pool and every
+// acceptance may gossip to every node, so a network is a handful of nodes.
+const nodesMax = 64
+
+// Network is several full nodes over one chain of truth: one block producer
+// schedule, one ledger, one list of inclusions. Node 0 produces the blocks
+// from its own pending pool; a transaction accepted by another node reaches
+// node 0 only by gossip (SetGossip), so a send to a node that loses it before
+// gossiping never lands. Each node keeps its own pool and its own view of the
+// chain (Node.SetLag, Node.Stall).
+//
+// Recording is network-wide: Seq numbers every call to every node in one
+// order, and each WireAttempt and QueryAttempt names its node.
+type Network struct {
+	clock Clock
+	cfg   Config
+
+	blocks   []chainBlock // the canonical chain, number = index
+	nextSlot time.Time    // the earliest slot not yet produced or skipped
+	skip     int          // how many of the coming slots produce no block
+	lastNow  time.Time    // the latest clock reading, to catch a clock going back
+	// advancing is set while advance runs: the execution and gossip hooks
+	// are called from inside it, and a hook that reads the network (every
+	// method advances first) must not build the next block in the middle
+	// of this one.
+	advancing bool
+
+	nodes []*Node // nodes[0] produces
+
+	landed   []landing         // canonical chain order
+	onChain  map[tron.Txid]int // index into landed
+	outcomes map[tron.Txid]string
+	balances map[tron.Address]uint64
+
+	seq       int // calls so far, all kinds, all nodes; numbers Wire and Queries
+	wire      []WireAttempt
+	queries   []QueryAttempt
+	accepted  []Acceptance
+	acceptIdx map[tron.Txid]int // index into accepted
+
+	events [eventEnd]int
+
+	gossip   func(Hop) Gossip
+	inFlight []message // gossip on its way, by delivery time then sending order
+	sent     int       // messages ever sent; orders messages due at the same time
+
+	exec func(ExecRequest) Execution
+
+	reorgs    []Reorg
+	orphaned  []Orphan
+	wasOrphan map[tron.Txid]bool
+}
+
+type chainBlock struct {
+	hdr   tron.Block
+	txids []tron.Txid
+}
+
+type landing struct {
+	inc  Inclusion
+	logs []tron.Log // what the node reports; differs from inc.Moved only for a lie
+	tx   pending    // kept so that a reorg can return or re-include it
+}
+
+// NewNetwork returns a network of nodes full nodes (node 0 produces the
+// blocks) whose block 0 is at cfg.Genesis, truncated to its slot. Every node
+// starts in sync with an empty pool.
+func NewNetwork(clock Clock, cfg Config, nodes int) *Network {
+	if nodes < 1 || nodes > nodesMax {
+		panic(fmt.Sprintf("mocknode: NewNetwork with %d nodes, want 1 to %d", nodes, nodesMax))
+	}
+	cfg = cfg.withDefaults(clock)
+	net := &Network{
+		clock:     clock,
+		cfg:       cfg,
+		nextSlot:  cfg.Genesis.Add(SlotInterval),
+		onChain:   make(map[tron.Txid]int),
+		outcomes:  make(map[tron.Txid]string),
+		balances:  make(map[tron.Address]uint64),
+		acceptIdx: make(map[tron.Txid]int),
+		wasOrphan: make(map[tron.Txid]bool),
+	}
+	for i := range nodes {
+		net.nodes = append(net.nodes, newNode(net, i))
+	}
+	genesis := tron.Block{Number: 0, Time: cfg.Genesis}
+	genesis.ID = blockID(genesis.Number, genesis.Time, [32]byte{}, nil)
+	net.blocks = append(net.blocks, chainBlock{hdr: genesis})
+	if !cfg.HotWallet.IsZero() {
+		net.balances[cfg.HotWallet] = cfg.HotBalance
+	}
+	return net
+}
+
+// Node returns node i (0 produces the blocks).
+func (net *Network) Node(i int) *Node {
+	if i < 0 || i >= len(net.nodes) {
+		panic(fmt.Sprintf("mocknode: node %d of a network of %d", i, len(net.nodes)))
+	}
+	return net.nodes[i]
+}
+
+// Nodes returns every node, in index order.
+func (net *Network) Nodes() []*Node { return append([]*Node(nil), net.nodes...) }
+
+// Advance produces every block whose slot time is at or before the clock and
+// delivers the gossip due by then, in time order. Every other method does
+// this first.
+func (net *Network) Advance() { net.advance() }
+
+func (net *Network) advance() {
+	if net.advancing {
+		return
+	}
+	net.advancing = true
+	defer func() { net.advancing = false }()
+	now := net.clock.Now()
+	if now.Before(net.lastNow) {
+		// Blocks are produced lazily, so a clock that runs back would let
+		// the number of observers change the chain. The node's clock is
+		// simulation time, which never runs back: this is a wiring bug.
+		panic(fmt.Sprintf("mocknode: clock ran backwards from %s to %s", net.lastNow.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano)))
+	}
+	net.lastNow = now
+	for {
+		slotDue := !net.nextSlot.After(now)
+		// Gossip due strictly before the next slot arrives before that
+		// block is built; gossip due at the slot time itself arrives just
+		// after it, as a broadcast made at that instant does.
+		if len(net.inFlight) > 0 {
+			at := net.inFlight[0].at
+			if !at.After(now) && (!slotDue || at.Before(net.nextSlot)) {
+				net.deliver()
+				continue
+			}
+		}
+		if !slotDue {
+			return
+		}
+		slot := net.nextSlot
+		net.nextSlot = slot.Add(SlotInterval)
+		if net.skip > 0 {
+			net.skip--
+			net.events[MissedSlot]++
+			continue
+		}
+		if len(net.blocks) >= blocksMax {
+			panic(fmt.Sprintf("mocknode: chain reached %d blocks at %s: the clock ran far past any simulation", len(net.blocks), slot.Format(time.RFC3339)))
+		}
+		net.produce(slot)
+	}
+}
+
+// SkipSlots makes the next k slots (after the clock's current time) produce no
+// block. Calls add up.
+func (net *Network) SkipSlots(k int) {
+	if k < 0 {
+		panic(fmt.Sprintf("mocknode: SkipSlots(%d): negative", k))
+	}
+	net.advance()
+	net.skip += k
+}
+
+// produce builds the block at slot on top of the current head, from the
+// producer's (node 0's) pool.
+func (net *Network) produce(slot time.Time) {
+	producer := net.nodes[0]
+	parent := net.head()
+	for _, n := range net.nodes[1:] {
+		n.trim(slot)
+	}
+
+	// The pool forgets old entries before anything is picked, as a node
+	// that trims its pool between blocks would: an entry exactly PoolTTL old
+	// is gone.
+	live := make([]pending, 0, len(producer.pool))
+	for _, p := range producer.pool {
+		if slot.Sub(p.arrived) >= net.cfg.PoolTTL {
+			delete(producer.inPool, p.id)
+			net.events[PoolTTLDrop]++
+			continue
+		}
+		live = append(live, p)
+	}
+
+	// A block may include a transaction only while its expiration is later
+	// than the parent block's time. One that fails this now fails it for
+	// every later block too (parent times only grow), so it is dropped: this
+	// is the rule proof of death rests on.
+	parentMs := parent.Time.UnixMilli()
+	var take, keep []pending
+	for _, p := range live {
+		switch {
+		case p.tx.Raw.Expiration <= parentMs:
+			delete(producer.inPool, p.id)
+			net.events[ExpiredDrop]++
+		case len(net.reorgs) > 0 && !net.refOK(p.tx.Raw, parent.Number):
+			// Only a reorg can orphan the block a pending transaction
+			// references; the block producer then fails its TAPoS check
+			// and drops it. Without a reorg this check is skipped, so a
+			// network that never reorganises behaves as it always has.
+			delete(producer.inPool, p.id)
+			net.events[TaposDrop]++
+		case len(take) < net.cfg.BlockCapacity:
+			take = append(take, p)
+			delete(producer.inPool, p.id)
+		default:
+			keep = append(keep, p)
+		}
+	}
+	producer.pool = keep
+
+	ids := make([]tron.Txid, len(take))
+	for i, p := range take {
+		ids[i] = p.id
+	}
+	hdr := tron.Block{Number: parent.Number + 1, Time: slot}
+	hdr.ID = blockID(hdr.Number, hdr.Time, parent.ID, ids)
+	net.blocks = append(net.blocks, chainBlock{hdr: hdr, txids: ids})
+	for _, p := range take {
+		net.execute(hdr, p)
+	}
+	for _, n := range net.nodes[1:] {
+		n.dropIncluded()
+	}
+}
+
+// blockID is sha256 over the block's number, time, parent id and txids: a pure
+// function of the chain, so two nodes fed the same calls agree on every id.
+func blockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid) [32]byte {
+	return forkBlockID(number, t, parent, ids, 0)
+}
+
+// forkBlockID is blockID for a block a reorg made: the reorg's number goes
+// into the hash, so a replacement block differs from the block it replaces
+// even when it holds the same transactions (another producer, another
+// signature, another id). fork 0 is blockID exactly.
+func forkBlockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid, fork int) [32]byte {
+	b := make([]byte, 0, 72+32*len(ids))
+	b = append(b, "mocknode-block-v1"...)
+	if fork > 0 {
+		b = append(b, "-fork"...)
+		b = binary.BigEndian.AppendUint64(b, uint64(fork))
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(number))
+	b = binary.BigEndian.AppendUint64(b, uint64(t.UnixMilli()))
+	b = append(b, parent[:]...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		b = append(b, id[:]...)
+	}
+	return sha256.Sum256(b)
+}
+
+// refOK is the TAPoS check against the canonical chain as of head number
+// head: the one block whose number has the low 16 bits RefBlockBytes among
+// the last TaposWindow blocks must have id bytes 8..16 equal to RefBlockHash.
+func (net *Network) refOK(raw tron.RawData, head int64) bool {
+	ref := int64(raw.RefBlockBytes[0])<<8 | int64(raw.RefBlockBytes[1])
+	num := head - ((head - ref) & (TaposWindow - 1))
+	if num < 0 {
+		return false
+	}
+	id := net.blocks[num].hdr.ID
+	return [8]byte(id[8:16]) == raw.RefBlockHash
+}
+
+// SetOutcome fixes the receipt txid gets if it is ever included: REVERT,
+// OUT_OF_ENERGY or any other failure receipt moves no tokens and emits no log.
+// SUCCESS or "" removes the override, leaving the ledger to decide (a forced
+// success the owner cannot pay for would break conservation). It has no effect
+// on a transaction already included, until a reorg orphans that inclusion: a
+// re-inclusion executes again and the override then applies.
+func (net *Network) SetOutcome(id tron.Txid, receipt string) {
+	net.advance()
+	if receipt == "" || receipt == tron.ReceiptSuccess {
+		delete(net.outcomes, id)
+		return
+	}
+	net.outcomes[id] = receipt
+}
+
+func (net *Network) head() tron.Block { return net.blocks[len(net.blocks)-1].hdr }
+
+func (net *Network) solid() tron.Block {
+	h := net.head().Number - int64(net.cfg.SolidLag)
+	if h < 0 {
+		h = 0
+	}
+	return net.blocks[h].hdr
+}
