@@ -68,6 +68,8 @@ const (
 	FactSlowAnswer       FactKind = "slow-answer"
 	FactStall            FactKind = "stall"
 	FactSignerFails      FactKind = "signer-fails"
+	FactStoreError       FactKind = "store-error" // Answer: the call; Created: it took effect first
+	FactStoreStall       FactKind = "store-stall"
 	// Store calls as the world saw them.
 	FactInsert       FactKind = "insert"
 	FactGet          FactKind = "get"
@@ -91,6 +93,7 @@ const (
 // FactKinds lists every kind, in the order above.
 var FactKinds = []FactKind{
 	FactCrash, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
+	FactStoreError, FactStoreStall,
 	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactFencedStop,
 	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots,
 	FactClientPost, FactLivenessBudget,
@@ -115,6 +118,13 @@ func (f Fact) Text() string {
 		return "STALL " + f.Dur.String()
 	case FactSignerFails:
 		return "signer fails"
+	case FactStoreError:
+		if f.Created {
+			return "STORE " + f.Answer + " took effect, its answer lost"
+		}
+		return "STORE " + f.Answer + " fails, nothing happened"
+	case FactStoreStall:
+		return "STORE stalls " + f.Dur.String()
 	case FactInsert:
 		return fmt.Sprintf("insert %s created=%v%s", f.Op, f.Created, f.errSuffix())
 	case FactGet:

@@ -20,13 +20,15 @@ type ReadRecord struct {
 	ID     string
 	// Status is the HTTP status of the answer; 0 when not recorded, in
 	// which case Present alone says 200 or 404. Any other status is an
-	// answer that showed nothing: a 5xx for an operation intake holds is
-	// a read that failed, which no fault of this world excuses (the store
-	// never fails here).
-	Status  int
-	Present bool         // 200 (false: 404)
-	Answer  Payload      // the payload the body showed
-	State   sluice.State // the state read
+	// answer that showed nothing: a 5xx is a read that failed, which only
+	// a store failure during it excuses (StoreFailed).
+	Status int
+	// StoreFailed: the world failed one of the store calls this read's
+	// server made, so a 5xx answer is the store's, not intake's.
+	StoreFailed bool
+	Present     bool         // 200 (false: 404)
+	Answer      Payload      // the payload the body showed
+	State       sluice.State // the state read
 	// History is the event log the body showed, oldest first.
 	History []HistoryEntry
 	// Bounded: the world counted the operation's log at the read's call
@@ -248,7 +250,9 @@ func checkReadHistories(s *Snapshot) []Violation {
 				Message: fmt.Sprintf("read %s (call %d) of op %s: ", r.Client, r.Call, id) + fmt.Sprintf(format, args...)})
 		}
 		if r.Status >= 500 {
-			add("answered %d: intake could not show an operation it holds", r.Status)
+			if !r.StoreFailed {
+				add("answered %d with no store failure to blame: intake could not show an operation it holds", r.Status)
+			}
 			continue
 		}
 		if !r.Present {

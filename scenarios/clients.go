@@ -274,7 +274,7 @@ func (w *world) read(p *sim.Proc, name, id string) {
 	if !ok {
 		return
 	}
-	rec.Return, rec.LogAtReturn, rec.Status = resp.ret, resp.retLog, resp.code
+	rec.Return, rec.LogAtReturn, rec.Status, rec.StoreFailed = resp.ret, resp.retLog, resp.code, resp.storeFailed
 	if resp.code == http.StatusOK {
 		rec.Present = true
 		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(resp.body)

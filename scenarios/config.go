@@ -95,6 +95,12 @@ type Config struct {
 	// SignerFailP is the chance, per signing before the heal point, that
 	// the signer fails (a KMS timeout).
 	SignerFailP float64
+	// StoreFaultP is the chance, per store call before the heal point, that
+	// the store fails it: before the effect (nothing happened), after it
+	// (it happened, the caller hears it failed), or by stalling for one of
+	// StoreStalls first.
+	StoreFaultP float64    `json:",omitempty"`
+	StoreStalls []Duration `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -158,7 +164,10 @@ func (c Config) Validate() error {
 			return fmt.Errorf("world %s: slow call %s must be positive and shorter than the lease %s", c.Name, d.D(), c.Lease.D())
 		}
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP} {
+	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
+		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
+	}
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -308,6 +317,22 @@ func Laggy() Config {
 	return c
 }
 
+// StoreFaults is chaos whose store fails: a store call may fail before its
+// effect (nothing happened), after it (it happened, the caller hears it
+// failed: the ambiguous commit) or stall. The core must read every store
+// error as "unknown" and recover by re-reading, never by redoing a side
+// effect; the world never panics on an injected error. Chaos will gain
+// these faults at a low rate together with the other hostile-world faults
+// (several nodes, reorgs), in one change of its seeds.
+func StoreFaults() Config {
+	c := Chaos()
+	c.Name = "storefaults"
+	c.Withdrawals = 30
+	c.StoreFaultP = 0.03
+	c.StoreStalls = durations(500*time.Millisecond, 3*time.Second)
+	return c
+}
+
 // Pair2 is pair with two withdrawals: the smallest world where two
 // operations' steps interleave.
 func Pair2() Config {
@@ -317,7 +342,7 @@ func Pair2() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy}
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

@@ -91,6 +91,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.SignerFailP = 0 },
 	},
 	{
+		Name: "store-fault", Doc: "a store call fails before its effect, fails after it (the answer lost: an ambiguous commit), or stalls",
+		Choices: []string{"store-fault", "store-fault-kind", "store-stall-len"},
+		Tally:   []string{"store-error-before", "store-error-after", "store-stall"},
+		Off:     func(c *Config) { c.StoreFaultP = 0 },
+	},
+	{
 		Name: "server-stall", Doc: "an intake server stalls like a slow database",
 		Choices: []string{"server-stall", "stall-len"},
 		Tally:   []string{"server-stall"},

@@ -100,3 +100,35 @@ func TestCalmIsChaosWithoutTheTable(t *testing.T) {
 		}
 	}
 }
+
+// Goal: in the storefaults world every kind of store failure fires, the
+// real core keeps every invariant, and the mutant that reads a failed
+// write as a landed one is caught.
+func TestStoreFaults(t *testing.T) {
+	fired := map[string]int{}
+	for seed := uint64(1); seed <= 20; seed++ {
+		res := Run(StoreFaults(), seed, Options{})
+		for _, v := range res.Violations {
+			t.Errorf("seed %d: %s: %s", seed, v.Invariant, v.Message)
+		}
+		for _, k := range res.Tally {
+			fired[k.Kind] += k.Count
+		}
+	}
+	for _, k := range []string{"store-error-before", "store-error-after", "store-stall"} {
+		if fired[k] == 0 {
+			t.Errorf("%s never fired in 20 seeds", k)
+		}
+	}
+	cfg := StoreFaults()
+	cfg.Mutant = "store-error-is-success"
+	caught := uint64(0)
+	for seed := uint64(1); seed <= 60 && caught == 0; seed++ {
+		if len(Run(cfg, seed, Options{}).Violations) > 0 {
+			caught = seed
+		}
+	}
+	if caught == 0 {
+		t.Error("store-error-is-success: not caught in 60 storefaults seeds (first kill recorded at 37)")
+	}
+}

@@ -231,6 +231,12 @@ var coreMutants = []Mutant{
 			"is defence in depth against other writers (a person with psql); the PostgreSQL trigger matrix test covers it.",
 	},
 	{
+		Name:        "store-error-is-success",
+		Breaks:      "a store error on a write is read as success: the worker carries on as if the write landed",
+		World:       "storefaults",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return errorIsSuccess{s, a} },
+	},
+	{
 		Name:        "carry-on-after-fence",
 		Breaks:      "the worker carries on after a fenced write as if it had landed",
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a} },

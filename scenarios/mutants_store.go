@@ -131,3 +131,29 @@ func (c checkThenInsert) Insert(ctx context.Context, op sluice.NewOperation) (sl
 	row, _, err = c.Store.Insert(ctx, op)
 	return row, err == nil, err
 }
+
+// errorIsSuccess reads a failed write as one that landed: after a store
+// error on a CAS it carries on with the row it meant to write. When the
+// failure came before the effect (nothing happened), the worker goes on
+// to send an envelope whose write-ahead was never recorded; recovery then
+// finds the row still signed and may rebuild it: two live txids.
+type errorIsSuccess struct {
+	sluice.Store
+	a *actor
+}
+
+func (m errorIsSuccess) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	op, err := m.Store.CAS(ctx, c)
+	if !errors.Is(err, errStoreDown) {
+		return op, err
+	}
+	row, gerr := m.a.w.store.Get(ctx, c.ID)
+	if gerr != nil {
+		return op, err
+	}
+	row.State, row.Token = c.To, c.Token
+	if c.Envelope != nil {
+		row.Envelope = *c.Envelope
+	}
+	return row, nil
+}

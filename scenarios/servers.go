@@ -21,6 +21,8 @@ type response struct {
 	body   []byte
 	ret    int64
 	retLog int // the events of the operation asked for at ret (logOf)
+	// storeFailed: the world failed a store call of this request.
+	storeFailed bool
 }
 
 // request runs one HTTP request through the real handler in a server
@@ -30,7 +32,8 @@ type response struct {
 func (w *world) request(client *sim.Proc, name, method, path string, body []byte, contentType, logOf string) (resp response, ok bool) {
 	waiting, done := true, false
 	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
-		p.Local = &actor{w: w, p: p, server: true}
+		act := &actor{w: w, p: p, server: true}
+		p.Local = act
 		var rd io.Reader
 		if body != nil {
 			rd = bytes.NewReader(body)
@@ -50,7 +53,8 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 		}
 		rec := httptest.NewRecorder()
 		w.handler.ServeHTTP(rec, req)
-		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick()}
+		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick(),
+			storeFailed: act.storeFailed}
 		if logOf != "" {
 			resp.retLog = w.logLen(logOf)
 		}

@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"sluicesim/model"
 	"sluicesim/sim"
@@ -53,6 +55,12 @@ func (w *world) spawnWorker(slot, gen int) {
 		}
 		for {
 			rep, err := worker.Tick(w.ctx)
+			if errors.Is(err, errStoreDown) {
+				// The store failed a call: like the real service, back off
+				// and tick again; the next claim reads the rows afresh.
+				p.Sleep(storeErrorPause)
+				continue
+			}
 			if err != nil {
 				// Fencing is handled inside Tick; anything else is a bug in
 				// the core or the store, and a failure of the run.
@@ -67,6 +75,10 @@ func (w *world) spawnWorker(slot, gen int) {
 		}
 	})
 }
+
+// storeErrorPause is how long a worker backs off after a store error, as
+// cmd/sluice's worker loop does.
+const storeErrorPause = time.Second
 
 // restartLater brings a crashed worker back as a fresh incarnation after a
 // delay chosen on the tape. Its lease stays until it expires.

@@ -26,6 +26,9 @@ type actor struct {
 	node   tron.Node // a worker's node, as its pipeline sees it
 	skew   time.Duration
 	busy   bool // holds claimed work: from a claim that took rows to the next claim
+	// storeFailed: the world failed one of this process's store calls (a
+	// server's request then may answer 5xx with nothing to blame).
+	storeFailed bool
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
@@ -161,13 +164,71 @@ func withErr(f model.Fact, err error) model.Fact {
 // storeView wraps sluice.Store.
 type storeView struct{ a *actor }
 
+// The store faults the world injects into a call (the fault table's
+// store-fault row).
+const (
+	storeOK          = iota
+	storeErrBefore   // the call fails before it reaches the store: nothing happened
+	storeErrAfter    // the call takes effect, its answer is lost: the caller hears it failed
+	storeStall       // the call waits, then goes through
+	storeFaultKindsN // how many kinds the tape chooses from
+)
+
+// errStoreDown is what an injected store failure returns: a connection
+// reset, the classic ambiguous answer (the commit may or may not have
+// happened).
+var errStoreDown = errors.New("store: connection reset by peer (injected)")
+
+// storeFault decides, before the heal point, whether this call fails and
+// how. A stall sleeps here and lets the call go through.
+func (s storeView) storeFault() int {
+	w := s.a.w
+	if !w.faulty() || !w.s.Chance("store-fault", w.cfg.StoreFaultP) {
+		return storeOK
+	}
+	k := 1 + w.s.Choose("store-fault-kind", storeFaultKindsN-1)
+	switch k {
+	case storeErrBefore:
+		w.tally["store-error-before"]++
+	case storeErrAfter:
+		w.tally["store-error-after"]++
+	case storeStall:
+		w.tally["store-stall"]++
+		d := w.cfg.StoreStalls[w.s.Choose("store-stall-len", len(w.cfg.StoreStalls))].D()
+		w.fact(model.Fact{Kind: model.FactStoreStall, Dur: d})
+		s.a.p.Sleep(d)
+		s.a.p.ExitIfDead()
+		return storeOK
+	}
+	s.a.storeFailed = true
+	return k
+}
+
+// failed records an injected failure in the trace.
+func (s storeView) failed(call string, k int) {
+	if s.a.w.s.Tracing() {
+		s.a.w.fact(model.Fact{Kind: model.FactStoreError, Answer: call, Created: k == storeErrAfter})
+	}
+}
+
 func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	s.a.point()
+	f := s.storeFault()
+	if f == storeErrBefore {
+		s.failed("insert", f)
+		s.a.pointAfter()
+		return sluice.Operation{}, false, errStoreDown
+	}
 	before := s.a.claimable(op.ID)
 	row, created, err := s.a.w.store.Insert(ctx, op)
 	s.a.wroteRow(op.ID, before)
 	if s.a.w.s.Tracing() {
 		s.a.w.fact(withErr(model.Fact{Kind: model.FactInsert, Op: s.a.w.name(op.ID), Created: created}, err))
+	}
+	if f == storeErrAfter {
+		s.failed("insert", f)
+		s.a.pointAfter()
+		return sluice.Operation{}, false, errStoreDown
 	}
 	s.a.pointAfter()
 	return row, created, err
@@ -175,6 +236,11 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 
 func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Operation, error) {
 	s.a.point()
+	if f := s.storeFault(); f != storeOK {
+		s.failed("get", f) // a read has no effect to lose: either kind is a failed read
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
 	row, err := s.a.w.store.Get(ctx, id)
 	s.a.readRow(id)
 	if s.a.w.s.Tracing() {
@@ -186,6 +252,12 @@ func (s storeView) Get(ctx context.Context, id sluice.OperationID) (sluice.Opera
 
 func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
 	s.a.point()
+	fault := s.storeFault()
+	if fault == storeErrBefore {
+		s.failed("claim", fault)
+		s.a.pointAfter()
+		return nil, errStoreDown
+	}
 	var lapsed map[sluice.OperationID]sluice.Operation
 	if s.a.w.s.Tracing() {
 		// A lease lapses silently in the store; the trace names the moment
@@ -226,6 +298,15 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 		}
 		s.a.w.fact(withErr(f, err))
 	}
+	if fault == storeErrAfter {
+		// The rows are claimed (tokens bumped, leases granted) and the
+		// world recorded the claims; the worker never hears of them, and
+		// they wait for their leases to lapse.
+		s.failed("claim", fault)
+		s.a.busy = false
+		s.a.pointAfter()
+		return nil, errStoreDown
+	}
 	s.a.pointAfter()
 	return ops, err
 }
@@ -233,6 +314,12 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
 	s.a.point()
 	s.a.pauseBeforeWrite()
+	fault := s.storeFault()
+	if fault == storeErrBefore {
+		s.failed("cas", fault)
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
 	before := s.a.claimable(c.ID)
 	row, err := s.a.w.store.CAS(ctx, c)
 	s.a.wroteRow(c.ID, before)
@@ -249,12 +336,23 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 		}
 		s.a.w.fact(withErr(f, err))
 	}
+	if fault == storeErrAfter {
+		s.failed("cas", fault)
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
 	s.a.pointAfter()
 	return row, err
 }
 
 func (s storeView) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
 	s.a.point()
+	fault := s.storeFault()
+	if fault == storeErrBefore {
+		s.failed("release", fault)
+		s.a.pointAfter()
+		return errStoreDown
+	}
 	before := s.a.claimable(id)
 	err := s.a.w.store.Release(ctx, id, token, after)
 	s.a.wroteRow(id, before)
@@ -267,12 +365,22 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 	if s.a.w.s.Tracing() {
 		s.a.w.fact(withErr(model.Fact{Kind: model.FactRelease, Op: s.a.w.name(id), Token: int64(token), Dur: after}, err))
 	}
+	if fault == storeErrAfter {
+		s.failed("release", fault)
+		s.a.pointAfter()
+		return errStoreDown
+	}
 	s.a.pointAfter()
 	return err
 }
 
 func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
 	s.a.point()
+	if f := s.storeFault(); f != storeOK {
+		s.failed("events", f)
+		s.a.pointAfter()
+		return nil, errStoreDown
+	}
 	evs, err := s.a.w.store.Events(ctx, id)
 	s.a.readRow(id)
 	s.a.pointAfter()

@@ -45,6 +45,7 @@ var recordedKills = map[string]uint64{
 	"body-truncated":             2,
 	"duplicate-key-last-wins":    8,
 	"content-type-ignored":       2,
+	"store-error-is-success":     37, // on storefaults
 }
 
 // The kill table's verdicts.
