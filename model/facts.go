@@ -85,6 +85,8 @@ const (
 	FactNodeRestart FactKind = "node-restart"
 	FactEvict       FactKind = "evict"
 	FactMissedSlots FactKind = "missed-slots"
+	FactNodeLag     FactKind = "node-lag" // N: blocks behind; Answer: which node
+	FactReorg       FactKind = "reorg"    // N: depth
 	// Clients and the run.
 	FactClientPost     FactKind = "client-post"
 	FactLivenessBudget FactKind = "liveness-budget-spent"
@@ -95,7 +97,7 @@ var FactKinds = []FactKind{
 	FactCrash, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
 	FactStoreError, FactStoreStall,
 	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactFencedStop,
-	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots,
+	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg,
 	FactClientPost, FactLivenessBudget,
 }
 
@@ -163,6 +165,10 @@ func (f Fact) Text() string {
 		return "node evicts " + f.Txid
 	case FactMissedSlots:
 		return "producers miss " + strconv.Itoa(f.N) + " slots"
+	case FactNodeLag:
+		return f.Answer + " lags " + strconv.Itoa(f.N) + " blocks"
+	case FactReorg:
+		return "REORG: the last " + strconv.Itoa(f.N) + " blocks orphaned"
 	case FactClientPost:
 		label := ""
 		if f.Label != "" {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
 
 	"sluicesim/model"
@@ -94,6 +95,26 @@ func (w *world) chainLoop(p *sim.Proc) {
 		if !w.faulty() {
 			return
 		}
+		if w.cfg.LagP > 0 && w.s.Chance("lag", w.cfg.LagP) {
+			// A node other than the producer falls behind (or catches up):
+			// it answers from its own height, as a node behind a load
+			// balancer does.
+			n := w.net.Node(1 + w.s.Choose("lag-node", w.cfg.Nodes-1))
+			k := w.cfg.NodeLags[w.s.Choose("lag-len", len(w.cfg.NodeLags))]
+			n.SetLag(k)
+			w.tally["node-lag"]++
+			w.fact(model.Fact{Kind: model.FactNodeLag, N: k, Answer: fmt.Sprintf("node %d", n.Index())})
+		}
+		if w.cfg.ReorgP > 0 && w.s.Chance("reorg", w.cfg.ReorgP) {
+			depth := 1 + w.s.Choose("reorg-depth", w.cfg.ReorgDepthMax)
+			w.net.Reorg(depth, func(o mocknode.Orphan) mocknode.Fate {
+				return []mocknode.Fate{mocknode.OrphanReturned, mocknode.OrphanReincluded, mocknode.OrphanVanished}[w.s.Choose("reorg-fate", 3)]
+			})
+			w.fact(model.Fact{Kind: model.FactReorg, N: depth})
+		}
+		if !w.cfg.ChainEvents {
+			continue
+		}
 		switch w.s.Choose("chain-event", 3) {
 		case 0:
 			for _, id := range w.node.Pool() {
@@ -113,5 +134,49 @@ func (w *world) chainLoop(p *sim.Proc) {
 			w.node.SkipSlots(k)
 			w.fact(model.Fact{Kind: model.FactMissedSlots, N: k})
 		}
+	}
+}
+
+// gossip decides the fate of one hop of a transaction between two nodes'
+// pools: lost with GossipLossP before the heal point, else delivered.
+func (w *world) gossip(h mocknode.Hop) mocknode.Gossip {
+	if w.faulty() && w.s.Chance("gossip-loss", w.cfg.GossipLossP) {
+		return mocknode.Gossip{Lost: true}
+	}
+	return mocknode.Gossip{}
+}
+
+// router is a worker's load balancer: which node each call goes to.
+// per-call: any node, on the tape; sticky: one node per worker incarnation,
+// chosen once; failover: the sticky node until it errs, then the next.
+func (w *world) router(worker string) func(mocknode.Route) int {
+	n := w.cfg.Nodes
+	home := -1
+	return func(r mocknode.Route) int {
+		switch w.cfg.Route {
+		case "per-call":
+			if r.Attempt > 0 {
+				return mocknode.Stop
+			}
+			return w.s.Choose("route", n)
+		case "failover":
+			if home < 0 {
+				home = w.s.Choose("route", n)
+			}
+			if r.Attempt > 0 {
+				if r.Attempt >= n {
+					return mocknode.Stop
+				}
+				home = (r.Prev + 1) % n
+			}
+			return home
+		}
+		if home < 0 {
+			home = w.s.Choose("route", n)
+		}
+		if r.Attempt > 0 {
+			return mocknode.Stop
+		}
+		return home
 	}
 }

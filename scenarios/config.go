@@ -12,6 +12,7 @@ import (
 	"sluicesim/scenarios/hostile"
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
+	"sluicesim/sluice/tron/mocknode"
 )
 
 // amountMax bounds the amounts the worlds withdraw (1,000 USDT), so that the
@@ -101,6 +102,23 @@ type Config struct {
 	// StoreStalls first.
 	StoreFaultP float64    `json:",omitempty"`
 	StoreStalls []Duration `json:",omitempty"`
+	// Nodes is how many full nodes serve the chain (0 or 1: one). With more,
+	// each worker reaches them through a balancer that picks a node per
+	// call on the tape (Route "per-call"), keeps one per worker ("sticky")
+	// or moves on after an error ("failover"); nodes other than the
+	// producer may lag by one of NodeLags blocks, changed with LagP every
+	// chain gap; gossip between pools is lost with GossipLossP.
+	Nodes       int     `json:",omitempty"`
+	Route       string  `json:",omitempty"`
+	NodeLags    []int   `json:",omitempty"`
+	LagP        float64 `json:",omitempty"`
+	GossipLossP float64 `json:",omitempty"`
+	// ReorgP is the chance, every chain gap before the heal point, that the
+	// last 1 to ReorgDepthMax blocks (above the solid block) are orphaned;
+	// each orphaned transaction returns to the pools, is re-included or
+	// vanishes, on the tape.
+	ReorgP        float64 `json:",omitempty"`
+	ReorgDepthMax int     `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -164,10 +182,25 @@ func (c Config) Validate() error {
 			return fmt.Errorf("world %s: slow call %s must be positive and shorter than the lease %s", c.Name, d.D(), c.Lease.D())
 		}
 	}
+	switch {
+	case c.Nodes < 0 || c.Nodes > 8:
+		return fmt.Errorf("world %s: Nodes %d outside 0..8", c.Name, c.Nodes)
+	case c.Nodes > 1 && c.Route != "per-call" && c.Route != "sticky" && c.Route != "failover":
+		return fmt.Errorf("world %s: Route %q: want per-call, sticky or failover", c.Name, c.Route)
+	case c.LagP > 0 && (c.Nodes < 2 || len(c.NodeLags) == 0):
+		return fmt.Errorf("world %s: LagP %v needs several Nodes and a NodeLags menu", c.Name, c.LagP)
+	case c.ReorgP > 0 && (c.ReorgDepthMax < 1 || c.ReorgDepthMax >= mocknode.DefaultSolidLag):
+		return fmt.Errorf("world %s: ReorgDepthMax %d must be 1 to %d, below the solid lag", c.Name, c.ReorgDepthMax, mocknode.DefaultSolidLag-1)
+	}
+	for _, l := range c.NodeLags {
+		if l < 0 {
+			return fmt.Errorf("world %s: negative node lag %d", c.Name, l)
+		}
+	}
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -333,6 +366,37 @@ func StoreFaults() Config {
 	return c
 }
 
+// Nodes is chaos behind a pool of three full nodes: each worker's calls
+// go to a node chosen per call (a load balancer without stickiness), the
+// two nodes other than the producer fall behind by up to a minute and
+// a half of blocks and catch up, and gossip between pools loses some
+// transactions. Two reads of one step (the solid block, then the txid's
+// lookup) can then reach two nodes: the world where a proof of death
+// could rest on a lagging node's "unknown".
+func Nodes() Config {
+	c := Chaos()
+	c.Name = "nodes"
+	c.Withdrawals = 30
+	c.Nodes, c.Route = 3, "per-call"
+	c.NodeLags = []int{0, 5, 25, 40}
+	c.LagP = 0.5
+	c.GossipLossP = 0.2
+	return c
+}
+
+// Reorgs is chaos whose chain reorganises above the solid block: now and
+// then the last 1 to 12 blocks are orphaned, their transactions returned
+// to the pools, re-included or lost. A confirmation must wait for the
+// solid block; everything above it may still change.
+func Reorgs() Config {
+	c := Chaos()
+	c.Name = "reorgs"
+	c.Withdrawals = 30
+	c.ReorgP = 0.4
+	c.ReorgDepthMax = 12
+	return c
+}
+
 // Pair2 is pair with two withdrawals: the smallest world where two
 // operations' steps interleave.
 func Pair2() Config {
@@ -342,7 +406,7 @@ func Pair2() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults}
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

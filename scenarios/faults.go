@@ -73,6 +73,22 @@ var Faults = []Fault{
 		Off: func(c *Config) { c.ChainEvents = false },
 	},
 	{
+		Name: "node-lag", Doc: "a node behind the balancer falls behind the producer by some blocks (or catches up), and answers from its own height",
+		Choices: []string{"lag", "lag-node", "lag-len"},
+		Tally:   []string{"node-lag"},
+		Off:     func(c *Config) { c.LagP = 0 },
+	},
+	{
+		Name: "gossip-loss", Doc: "a transaction accepted by one node never reaches another's pool",
+		Choices: []string{"gossip-loss"}, NodeTally: "chain-gossip-lost",
+		Off: func(c *Config) { c.GossipLossP = 0 },
+	},
+	{
+		Name: "reorg", Doc: "the last blocks above the solid block are orphaned; each transaction in them returns to the pools, is re-included or vanishes",
+		Choices: []string{"reorg", "reorg-depth", "reorg-fate"}, NodeTally: "chain-reorged, chain-tx-orphaned",
+		Off: func(c *Config) { c.ReorgP = 0 },
+	},
+	{
 		Name: "slow-call", Doc: "a worker's call answers late, inside its lease",
 		Choices: []string{"slow-call", "slow-len"},
 		Tally:   []string{"slow-call"},
@@ -142,7 +158,7 @@ var Faults = []Fault{
 
 // worldChoices are the choice kinds that are not faults: the scheduler's
 // own, and the world's timing, which exhaustive search does not branch on.
-var worldChoices = []string{"sched", "chain-gap"}
+var worldChoices = []string{"sched", "chain-gap", "route"}
 
 // exhaustiveClass says, for a fault's choice kind, which budget a pick
 // spends ("" for none) in exhaustive search. Choices not listed here but

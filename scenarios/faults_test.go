@@ -43,7 +43,7 @@ func TestEveryChoiceKindIsClassified(t *testing.T) {
 	}
 	// Every classified kind is asked by some world: a row that names a
 	// kind nobody asks is a typo. Some are rare (an eviction needs a chain
-	// event and a full pool): chaos runs on until each has been asked.
+	// event and a full pool): the worlds run on until each has been asked.
 	unasked := func() bool {
 		for k := range choiceIndex {
 			if !asked[k] {
@@ -53,13 +53,16 @@ func TestEveryChoiceKindIsClassified(t *testing.T) {
 		return false
 	}
 	for seed := uint64(4); seed <= 40 && unasked(); seed++ {
-		for _, k := range choiceKinds(Run(Chaos(), seed, Options{Tracing: true})) {
-			asked[k] = true
+		for _, name := range WorldNames() {
+			cfg, _ := World(name)
+			for _, k := range choiceKinds(Run(cfg, seed, Options{Tracing: true})) {
+				asked[k] = true
+			}
 		}
 	}
 	for k := range choiceIndex {
 		if !asked[k] {
-			t.Errorf("the fault table classifies %q, which no world asked (3 seeds each, chaos 40)", k)
+			t.Errorf("the fault table classifies %q, which no world asked (up to 40 seeds each)", k)
 		}
 	}
 
@@ -130,5 +133,38 @@ func TestStoreFaults(t *testing.T) {
 	}
 	if caught == 0 {
 		t.Error("store-error-is-success: not caught in 60 storefaults seeds (first kill recorded at 37)")
+	}
+}
+
+// Goal: the hostile-world faults fire in their worlds, the real core keeps
+// every invariant under reorgs, and confirming before the solid block is
+// caught once blocks above it can be orphaned.
+func TestReorgsAndNodes(t *testing.T) {
+	fired := map[string]int{}
+	for seed := uint64(1); seed <= 10; seed++ {
+		res := Run(Reorgs(), seed, Options{})
+		for _, v := range res.Violations {
+			t.Errorf("reorgs seed %d: %s: %s", seed, v.Invariant, v.Message)
+		}
+		for _, k := range res.Tally {
+			fired[k.Kind] += k.Count
+		}
+		for _, k := range Run(Nodes(), seed, Options{}).Tally {
+			fired[k.Kind] += k.Count
+		}
+	}
+	for _, k := range []string{"chain-reorg", "chain-tx-orphaned", "node-lag", "chain-gossip-lost"} {
+		if fired[k] == 0 {
+			t.Errorf("%s never fired in 10 seeds", k)
+		}
+	}
+	cfg := Reorgs()
+	cfg.Mutant = "confirm-before-solid"
+	caught := false
+	for seed := uint64(1); seed <= 20 && !caught; seed++ {
+		caught = len(Run(cfg, seed, Options{}).Violations) > 0
+	}
+	if !caught {
+		t.Error("confirm-before-solid: not caught in 20 reorgs seeds (first kill recorded at 3)")
 	}
 }

@@ -134,9 +134,11 @@ var coreMutants = []Mutant{
 	{
 		Name:       "confirm-before-solid",
 		Breaks:     "confirmed on inclusion, without waiting for the block to be solid",
+		World:      "reorgs",
 		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, markSolid} },
-		Uncaught: "the mock node has no reorgs: a block above the solid head is never replaced, so confirming early is " +
-			"never wrong here. A mock with reorgs of unsolidified blocks (TRON.md allows them) would catch it.",
+		// Reorgs orphan the early confirmation's block: the transaction
+		// returns to a pool (and is paid again by a rebuild) or vanishes
+		// while its operation reads confirmed.
 	},
 	{
 		Name:       "confirm-ignores-receipt",

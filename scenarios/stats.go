@@ -17,14 +17,19 @@ func (w *world) faultTally() []model.Tally {
 	for k, v := range w.tally {
 		counts[k] += v
 	}
-	for _, f := range w.node.FaultsFired() {
+	for _, f := range w.net.FaultsFired() {
 		counts["node-"+f.Fault.String()] += f.Count
 	}
-	for _, e := range w.node.Events() {
+	for _, e := range w.net.Events() {
 		// Only the chain events the world injects are faults; a pool
 		// entry aging out or an insufficient balance is just the chain.
 		switch e.Event {
 		case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
+			counts["chain-"+e.Event.String()] += e.Count
+		case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost:
+			if e.Count == 0 {
+				continue // listed only by worlds that have them
+			}
 			counts["chain-"+e.Event.String()] += e.Count
 		}
 	}

@@ -32,7 +32,11 @@ func (w *world) spawnWorker(slot, gen int) {
 		// start decides who gets which draw: the step touches the stream.
 		w.s.Touch("data", true)
 		var st sluice.Store = storeView{a}
-		a.node = node{a: a, inner: w.node.Client(name)}
+		inner := w.node.Client(name)
+		if w.cfg.Nodes > 1 {
+			inner = w.net.Balancer(name, w.router(name))
+		}
+		a.node = node{a: a, inner: inner}
 		if m, ok := mutant(w.cfg.Mutant); ok {
 			if m.workerStore != nil {
 				st = m.workerStore(a, st)

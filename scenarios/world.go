@@ -139,7 +139,8 @@ type world struct {
 	data  *rand.Rand // data stream: amounts, ids; never a scheduling decision
 	ctx   context.Context
 	store Store
-	node  *mocknode.Node
+	node  *mocknode.Node    // the producer (node 0): the one node of a single-node world
+	net   *mocknode.Network // every node, and the chain's truth
 	sign  *tron.HMACSigner
 	hot   tron.Address
 
@@ -211,13 +212,19 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.node = mocknode.New(s, mocknode.Config{
+	w.net = mocknode.NewNetwork(s, mocknode.Config{
 		Genesis:    epoch.Add(-10 * time.Minute),
 		HotWallet:  w.hot,
 		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax),
 		Verifier:   signer,
-	})
-	w.node.SetFaults(w.nodeFault)
+	}, max(cfg.Nodes, 1))
+	w.node = w.net.Node(0)
+	for _, n := range w.net.Nodes() {
+		n.SetFaults(w.nodeFault)
+	}
+	if cfg.Nodes > 1 {
+		w.net.SetGossip(w.gossip)
+	}
 	w.handler = w.newHandler()
 	w.rawBody = m.rawBody
 
@@ -228,7 +235,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	for slot := range cfg.Workers {
 		w.spawnWorker(slot, 0)
 	}
-	if cfg.ChainEvents {
+	if cfg.ChainEvents || cfg.LagP > 0 || cfg.ReorgP > 0 {
 		s.Spawn("chain", w.chainLoop)
 	}
 	if cfg.RelayP > 0 {
@@ -347,11 +354,11 @@ func (w *world) snapshot(budgetExhausted bool, header Config, tally []model.Tall
 
 		Operations:      ss.Operations,
 		Events:          ss.Events,
-		Wire:            w.node.Wire(),
-		Accepted:        w.node.Accepted(),
-		Inclusions:      w.node.Inclusions(),
-		Blocks:          w.node.Blocks(),
-		SolidNumber:     w.node.Solid().Number,
+		Wire:            w.net.Wire(),
+		Accepted:        w.net.Accepted(),
+		Inclusions:      w.net.Inclusions(),
+		Blocks:          w.net.Blocks(),
+		SolidNumber:     w.net.Solid().Number,
 		HotWallet:       w.hot,
 		Intake:          w.intake,
 		Reads:           w.reads,

@@ -46,6 +46,7 @@ var recordedKills = map[string]uint64{
 	"duplicate-key-last-wins":    8,
 	"content-type-ignored":       2,
 	"store-error-is-success":     37, // on storefaults
+	"confirm-before-solid":       3,  // on reorgs
 }
 
 // The kill table's verdicts.
