@@ -207,8 +207,8 @@ func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
 			add("retires txid %s with evidence using margin %s, but the configured safety margin is %s", e.RetiredTxid.Short(), ev.Margin, margin)
 		}
 	}
-	if ev.Lookup != tron.Unknown || ev.SolidTime.Before(expiration.Add(margin)) {
-		add("retires txid %s with evidence that proves nothing (%s): the solid time must reach expiration %s + margin %s and the lookup must be unknown",
+	if ev.Lookup != tron.Unknown || ev.SolidTime.Before(expiration.Add(margin)) || ev.LookupSolid < ev.SolidNumber {
+		add("retires txid %s with evidence that proves nothing (%s): the solid time must reach expiration %s + margin %s and the lookup must be unknown from a node whose own solid head reached the cited block",
 			e.RetiredTxid.Short(), ev, stamp(expiration), margin)
 	}
 	if bad := c.citedBlock(ev); bad != "" {

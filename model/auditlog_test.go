@@ -112,6 +112,12 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) { rebuildOf(b).Evidence.Lookup = tron.Pending },
 		},
 		{
+			// Behind a load balancer: the unknown came from a node that had
+			// not seen the cited solid block.
+			name: "evidence whose lookup came from a node behind the cited block", op: rebuilt, mention: "from a node whose own solid head reached the cited block",
+			break_: func(b *builder) { ev := rebuildOf(b).Evidence; ev.LookupSolid = ev.SolidNumber - 40 },
+		},
+		{
 			name: "evidence citing a block that does not exist", op: rebuilt, mention: "not on the chain",
 			break_: func(b *builder) { rebuildOf(b).Evidence.SolidNumber = 1 << 40 },
 		},

@@ -424,6 +424,7 @@ func (o *opb) evidence() *sluice.Evidence {
 		SolidNumber: solid.Number,
 		SolidTime:   solid.Time,
 		Lookup:      tron.Unknown,
+		LookupSolid: solid.Number, // one node answered both reads
 	}
 }
 

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"sluicesim/sluice"
@@ -149,4 +150,18 @@ func forgeSuccess(a *actor, info *tron.TxInfo) {
 	}
 	info.Receipt = tron.ReceiptSuccess
 	info.Logs = []tron.Log{tron.TransferLog(tron.USDTContract, a.w.hot, row.Request.To, uint64(row.Request.Amount))}
+}
+
+// anyNodeProves is the proof of death before the cross-node fix: the
+// lookup's answer counts as if the node that gave it had seen every block,
+// so an "unknown" from a node behind the one that gave the solid block
+// proves death.
+type anyNodeProves struct{ tron.Node }
+
+func (m anyNodeProves) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	info, err := m.Node.Lookup(ctx, id)
+	if err == nil {
+		info.NodeSolid = math.MaxInt64
+	}
+	return info, err
 }

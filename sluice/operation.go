@@ -101,19 +101,28 @@ type Evidence struct {
 	SolidNumber int64
 	SolidTime   time.Time
 	Lookup      tron.Status // Unknown, or the rebuild was not allowed
+	// LookupSolid is the solid block number of the node that answered the
+	// lookup (tron.TxInfo.NodeSolid): its Unknown covers blocks up to it
+	// only, so it must reach SolidNumber for the evidence to prove death.
+	LookupSolid int64
 }
 
 // String is a one-line summary for logs and traces.
 func (e Evidence) String() string {
-	return fmt.Sprintf("txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s",
+	return fmt.Sprintf("txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s (node solid #%d)",
 		e.Txid.Short(), e.Expiration.UTC().Format(time.RFC3339Nano), e.Margin,
-		e.SolidNumber, e.SolidTime.UTC().Format(time.RFC3339Nano), e.Lookup)
+		e.SolidNumber, e.SolidTime.UTC().Format(time.RFC3339Nano), e.Lookup, e.LookupSolid)
 }
 
 // Proves reports whether the evidence establishes death: the solid time has
-// reached expiration + margin and the node did not know the txid.
+// reached expiration + margin, and a node that had itself seen every block
+// up to that solid block did not know the txid. The last condition matters
+// when the two reads reach different nodes (a load balancer, a failover):
+// a node behind the one that gave the solid block answers "unknown" for a
+// transaction already included below it.
 func (e Evidence) Proves() bool {
-	return e.Lookup == tron.Unknown && !e.SolidTime.Before(e.Expiration.Add(e.Margin))
+	return e.Lookup == tron.Unknown && e.LookupSolid >= e.SolidNumber &&
+		!e.SolidTime.Before(e.Expiration.Add(e.Margin))
 }
 
 // Event is one row of the append-only event log. Every transition writes one

@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"sluicesim/sluice/tron"
 	"testing"
 	"time"
 )
@@ -27,6 +28,24 @@ func TestClaimable(t *testing.T) {
 	for _, c := range cases {
 		if got := c.op.Claimable(now); got != c.want {
 			t.Errorf("%s: Claimable = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Goal: an "unknown" proves death only from a node that had itself seen
+// the cited solid block; from a node behind it (a load balancer's lagging
+// backend) it proves nothing.
+func TestEvidenceNeedsTheLookupNodesHeight(t *testing.T) {
+	exp := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	ev := Evidence{Expiration: exp, Margin: 30 * time.Second, SolidNumber: 300,
+		SolidTime: exp.Add(31 * time.Second), Lookup: tron.Unknown}
+	for _, c := range []struct {
+		lookupSolid int64
+		proves      bool
+	}{{300, true}, {350, true}, {299, false}, {260, false}, {0, false}} {
+		ev.LookupSolid = c.lookupSolid
+		if got := ev.Proves(); got != c.proves {
+			t.Errorf("lookup node solid #%d, cited solid #300: Proves = %v, want %v", c.lookupSolid, got, c.proves)
 		}
 	}
 }

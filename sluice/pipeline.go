@@ -299,6 +299,7 @@ func (p *Pipeline) evidence(op Operation, solid tron.Block, info tron.TxInfo) Ev
 		SolidNumber: solid.Number,
 		SolidTime:   solid.Time,
 		Lookup:      info.Status,
+		LookupSolid: info.NodeSolid,
 	}
 }
 

@@ -162,13 +162,13 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	table.Timing = time.Since(began).Seconds()
 
 	fmt.Fprintf(stdout, "kill table: %d mutants, strategy %s, store %s, budget %d seeds each from seed %d\n\n", len(table.Rows), o.strategyName(), o.storeKind, budget, o.seedStart)
-	fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", "mutant", "world", "verdict", "seeds", "caught by")
+	fmt.Fprintf(stdout, "%-30s %-11s %-20s %-6s %s\n", "mutant", "world", "verdict", "seeds", "caught by")
 	for _, r := range table.Rows {
 		seeds := "-"
 		if r.SeedsToKill > 0 {
 			seeds = fmt.Sprint(r.SeedsToKill)
 		}
-		fmt.Fprintf(stdout, "%-30s %-8s %-20s %-6s %s\n", r.Mutant, r.World, r.Verdict, seeds, strings.Join(r.Invariants, ", "))
+		fmt.Fprintf(stdout, "%-30s %-11s %-20s %-6s %s\n", r.Mutant, r.World, r.Verdict, seeds, strings.Join(r.Invariants, ", "))
 	}
 	fmt.Fprintf(stdout, "\nkilled %d of %d catchable mutants; seeds to first kill: median %d, worst %d\n",
 		table.Killed-countVerdict(table.Rows, verdictKilledListed), table.Catchable, table.MedianKill, table.WorstKill)

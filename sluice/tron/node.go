@@ -133,6 +133,12 @@ type TxInfo struct {
 	Solid       bool   // the including block is at or below the solid head
 	Receipt     string // ReceiptSuccess, ReceiptRevert, ReceiptOutOfEnergy, ...
 	Logs        []Log
+	// NodeSolid is the solid block number of the node that answered, as it
+	// stood when it answered; 0 if the node did not say. An Unknown speaks
+	// only for blocks up to it: behind a load balancer the node asked may
+	// lag the one whose solid block a proof of death cites, and "unknown"
+	// from a node that has not seen the including block proves nothing.
+	NodeSolid int64
 }
 
 // Block is a block header: number, id and slot-aligned timestamp.

@@ -379,22 +379,22 @@ func insertEvent(ctx context.Context, tx pgx.Tx, c sluice.Change, now int64, txi
 	var (
 		evTxid                       []byte
 		evExp, evMargin, evSolidTime *int64
-		evSolidNumber                *int64
+		evSolidNumber, evLookupSolid *int64
 		evLookup                     *int32
 	)
 	if e := c.Evidence; e != nil {
 		evTxid = append([]byte(nil), e.Txid[:]...)
 		evExp, evSolidTime = nsOrNil(e.Expiration), nsOrNil(e.SolidTime)
-		margin, number, lookup := int64(e.Margin), e.SolidNumber, int32(e.Lookup)
-		evMargin, evSolidNumber, evLookup = &margin, &number, &lookup
+		margin, number, lookup, lookupSolid := int64(e.Margin), e.SolidNumber, int32(e.Lookup), e.LookupSolid
+		evMargin, evSolidNumber, evLookup, evLookupSolid = &margin, &number, &lookup, &lookupSolid
 	}
 	_, err := tx.Exec(ctx, `
 		INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, txid, retired_txid, note,
-			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup)
-		VALUES ($1, $2::op_state, $3::op_state, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid)
+		VALUES ($1, $2::op_state, $3::op_state, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		string(c.ID), c.From.String(), c.To.String(), int64(c.Token), string(c.Worker), now,
 		txidOrNil(txid), txidOrNil(c.RetiredTxid), c.Note,
-		c.Evidence != nil, evTxid, evExp, evMargin, evSolidNumber, evSolidTime, evLookup)
+		c.Evidence != nil, evTxid, evExp, evMargin, evSolidNumber, evSolidTime, evLookup, evLookupSolid)
 	return err
 }
 
@@ -436,7 +436,7 @@ func (s *Store) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Eve
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT seq, operation_id::text, from_state::text, to_state::text, token, worker, at_ns, txid, retired_txid, note,
-			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup
+			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid
 		FROM events WHERE operation_id = $1 ORDER BY seq`, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", id, err)
@@ -461,9 +461,10 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 		hasEv                                  bool
 		evExp, evMargin, evNumber, evSolidTime *int64
 		evLookup                               *int32
+		evLookupSolid                          *int64
 	)
 	if err := row.Scan(&e.Seq, &opID, &from, &to, &token, &worker, &at, &txid, &retired, &note,
-		&hasEv, &evTxid, &evExp, &evMargin, &evNumber, &evSolidTime, &evLookup); err != nil {
+		&hasEv, &evTxid, &evExp, &evMargin, &evNumber, &evSolidTime, &evLookup, &evLookupSolid); err != nil {
 		return e, err
 	}
 	var err error
@@ -492,6 +493,9 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 		}
 		if evSolidTime != nil {
 			ev.SolidTime = fromNS(*evSolidTime)
+		}
+		if evLookupSolid != nil {
+			ev.LookupSolid = *evLookupSolid
 		}
 		e.Evidence = ev
 	}

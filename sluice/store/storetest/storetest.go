@@ -236,6 +236,7 @@ func evidenceFor(env sluice.Envelope) *sluice.Evidence {
 		SolidNumber: 4242,
 		SolidTime:   exp.Add(time.Minute + 3*time.Second),
 		Lookup:      tron.Unknown,
+		LookupSolid: 4250,
 	}
 }
 

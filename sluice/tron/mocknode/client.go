@@ -96,10 +96,11 @@ func (n *Node) lookup(id tron.Txid) tron.TxInfo {
 			Solid:       l.inc.BlockNumber <= n.solid().Number,
 			Receipt:     l.inc.Receipt,
 			Logs:        cloneLogs(l.logs),
+			NodeSolid:   n.solid().Number,
 		}
 	}
 	if n.inPool[id] {
-		return tron.TxInfo{Txid: id, Status: tron.Pending}
+		return tron.TxInfo{Txid: id, Status: tron.Pending, NodeSolid: n.solid().Number}
 	}
-	return tron.TxInfo{Txid: id, Status: tron.Unknown}
+	return tron.TxInfo{Txid: id, Status: tron.Unknown, NodeSolid: n.solid().Number}
 }

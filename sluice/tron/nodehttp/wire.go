@@ -138,11 +138,12 @@ type txInfoJSON struct {
 	Solid       bool      `json:"solid,omitempty"`
 	Receipt     string    `json:"receipt,omitempty"`
 	Logs        []logJSON `json:"logs,omitempty"`
+	NodeSolid   int64     `json:"node_solid,omitempty"`
 }
 
 func encodeInfo(in tron.TxInfo) txInfoJSON {
 	out := txInfoJSON{Txid: in.Txid, Status: in.Status.String(), BlockNumber: in.BlockNumber,
-		BlockTime: in.BlockTime, Solid: in.Solid, Receipt: in.Receipt}
+		BlockTime: in.BlockTime, Solid: in.Solid, Receipt: in.Receipt, NodeSolid: in.NodeSolid}
 	for _, l := range in.Logs {
 		lj := logJSON{Address: hex.EncodeToString(l.Address[:]), Data: hex.EncodeToString(l.Data)}
 		for _, t := range l.Topics {
@@ -154,7 +155,7 @@ func encodeInfo(in tron.TxInfo) txInfoJSON {
 }
 
 func (j txInfoJSON) decode() (tron.TxInfo, error) {
-	out := tron.TxInfo{Txid: j.Txid, BlockNumber: j.BlockNumber, Solid: j.Solid, Receipt: j.Receipt}
+	out := tron.TxInfo{Txid: j.Txid, BlockNumber: j.BlockNumber, Solid: j.Solid, Receipt: j.Receipt, NodeSolid: j.NodeSolid}
 	switch j.Status {
 	case "unknown":
 		out.Status = tron.Unknown
