@@ -245,12 +245,12 @@ var coreMutants = []Mutant{
 		Name:        "store-error-is-success",
 		Breaks:      "a store error on a write is read as success: the worker carries on as if the write landed",
 		World:       "storefaults",
-		workerStore: func(a *actor, s sluice.Store) sluice.Store { return errorIsSuccess{s, a} },
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a, errStoreDown} },
 	},
 	{
 		Name:        "carry-on-after-fence",
 		Breaks:      "the worker carries on after a fenced write as if it had landed",
-		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a} },
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a, sluice.ErrFenced} },
 	},
 }
 

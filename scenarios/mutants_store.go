@@ -60,16 +60,23 @@ func (m sendFirst) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	return m.Store.CAS(ctx, c)
 }
 
-// carryOn turns a fenced write into a pretended success: the worker goes on
-// with its stale view, its state advanced as if the write had landed.
+// carryOn turns a failed write into a pretended success: when the CAS
+// fails with an error that "after" picks out, the worker goes on with its
+// stale view, its state advanced as if the write had landed.
+//   - after a fence (carry-on-after-fence): a zombie carries on;
+//   - after a store error (store-error-is-success): when the failure came
+//     before the effect, the worker sends an envelope whose write-ahead was
+//     never recorded, and recovery, finding the row still signed, may
+//     rebuild it: two live txids.
 type carryOn struct {
 	sluice.Store
-	a *actor
+	a     *actor
+	after error
 }
 
 func (m carryOn) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
 	op, err := m.Store.CAS(ctx, c)
-	if !errors.Is(err, sluice.ErrFenced) {
+	if !errors.Is(err, m.after) {
 		return op, err
 	}
 	row, gerr := m.a.w.store.Get(ctx, c.ID)
@@ -130,30 +137,4 @@ func (c checkThenInsert) Insert(ctx context.Context, op sluice.NewOperation) (sl
 	}
 	row, _, err = c.Store.Insert(ctx, op)
 	return row, err == nil, err
-}
-
-// errorIsSuccess reads a failed write as one that landed: after a store
-// error on a CAS it carries on with the row it meant to write. When the
-// failure came before the effect (nothing happened), the worker goes on
-// to send an envelope whose write-ahead was never recorded; recovery then
-// finds the row still signed and may rebuild it: two live txids.
-type errorIsSuccess struct {
-	sluice.Store
-	a *actor
-}
-
-func (m errorIsSuccess) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
-	op, err := m.Store.CAS(ctx, c)
-	if !errors.Is(err, errStoreDown) {
-		return op, err
-	}
-	row, gerr := m.a.w.store.Get(ctx, c.ID)
-	if gerr != nil {
-		return op, err
-	}
-	row.State, row.Token = c.To, c.Token
-	if c.Envelope != nil {
-		row.Envelope = *c.Envelope
-	}
-	return row, nil
 }
