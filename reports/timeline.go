@@ -163,7 +163,7 @@ var (
 	kWake     = kind{"wake", "wakes from a pause", true}
 	kStall    = kind{"stall", "server stall", true}
 	kLie      = kind{"lie", "node lied, failed or timed out", true}
-	kNode     = kind{"nodefault", "node restart / eviction / missed slots", true}
+	kNode     = kind{"nodefault", "node restart / eviction / lag, missed slots, reorg", true}
 	kFenced   = kind{"fenced", "fenced write (token shown)", true}
 	kClock    = kind{"clock", "wall clock jump", true}
 	kLease    = kind{"lease", "lease expired, taken over (the lapsed token shown)", true}
@@ -199,8 +199,10 @@ func classify(e sim.Event) kind {
 		return kWake
 	case model.FactStall:
 		return kStall
-	case model.FactNodeRestart, model.FactEvict, model.FactMissedSlots:
+	case model.FactNodeRestart, model.FactEvict, model.FactMissedSlots, model.FactNodeLag, model.FactReorg:
 		return kNode
+	case model.FactStoreStall:
+		return kStall
 	case model.FactClockJump:
 		return kClock
 	case model.FactLeaseExpired:
