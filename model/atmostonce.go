@@ -16,7 +16,10 @@ import (
 // one of its txids is included on chain, with any receipt, since a reverted
 // transaction still shows that a second envelope was alive; a Confirmed
 // operation has exactly one inclusion that moved tokens (SUCCESS receipt and
-// a Transfer log); an operation in any other state has none.
+// a Transfer log); an operation in review has at most one (review is where
+// money that moved, perhaps not as asked, waits for an operator: one
+// payment at most still holds for it); an operation in any other state has
+// none.
 func CheckAtMostOnce(s *Snapshot) []Violation {
 	own := readOwnership(s)
 	onChain := inclusionsByTxid(s)
@@ -32,10 +35,11 @@ func CheckAtMostOnce(s *Snapshot) []Violation {
 	var vs []Violation
 	for _, id := range ids {
 		state := "without a row"
-		confirmed := false
+		confirmed, review := false, false
 		if row, ok := rows[id]; ok {
 			state = row.State.String()
 			confirmed = row.State == sluice.Confirmed
+			review = row.State == sluice.Review
 		}
 		var included, paid []mocknode.Inclusion
 		for _, t := range own.byOp[id] {
@@ -61,7 +65,11 @@ func CheckAtMostOnce(s *Snapshot) []Violation {
 			v.Message = fmt.Sprintf("op %s is confirmed with %d successful transfers, want exactly one: %s",
 				id, len(paid), describeInclusions(paid))
 			vs = append(vs, v)
-		case !confirmed && len(paid) > 0:
+		case review && len(paid) > 1:
+			v.Message = fmt.Sprintf("op %s is in review with %d successful transfers, want at most one: %s",
+				id, len(paid), describeInclusions(paid))
+			vs = append(vs, v)
+		case !confirmed && !review && len(paid) > 0:
 			v.Message = fmt.Sprintf("op %s is %s but moved tokens on chain: %s",
 				id, state, describeInclusions(paid))
 			vs = append(vs, v)

@@ -19,6 +19,7 @@ func TestCheckAtMostOnceCatches(t *testing.T) {
 			row := b.row(opID(n))
 			in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
 			in.TransferOK = true
+			in.Moved = []tron.Transfer{in.Transfer}
 		}
 		b.s.Inclusions = append(b.s.Inclusions, in)
 	}
@@ -61,6 +62,7 @@ func TestCheckAtMostOnceCatches(t *testing.T) {
 				in := b.inclusion(row.Envelope.Txid)
 				in.Receipt, in.TransferOK = tron.ReceiptSuccess, true
 				in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
+				in.Moved = []tron.Transfer{in.Transfer}
 			},
 			also: []string{Conservation, Progress},
 		},

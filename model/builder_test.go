@@ -408,6 +408,7 @@ func (o *opb) include(receipt string) *opb {
 	if receipt == tron.ReceiptSuccess {
 		in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
 		in.TransferOK = true
+		in.Moved = []tron.Transfer{in.Transfer}
 	}
 	b.s.Inclusions = append(b.s.Inclusions, in)
 	b.tick(mocknode.SlotInterval * (solidLag + 2)) // wait for it to be solid

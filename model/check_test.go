@@ -56,7 +56,7 @@ func TestCheckIsDeterministicAndSorted(t *testing.T) {
 	// Break several things at once so there is something to order.
 	b.s.BudgetExhausted = true
 	b.row(opID(opReverted)).State = sluice.Rejected
-	b.inclusion(b.row(opID(opHappy)).Envelope.Txid).Transfer.Amount++
+	b.inclusion(b.row(opID(opHappy)).Envelope.Txid).Moved[0].Amount++
 	b.s.Accepted = append(b.s.Accepted, mocknode.Acceptance{Txid: txidFor("stray")})
 	b.record("c7", pay(string(opID(opHappy)), alice, 1_500_000), Created, sluice.Requested)
 	b.write(b.event(opID(opHappy), sluice.Signing, sluice.Signed)).Proc = "w9"

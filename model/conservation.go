@@ -7,39 +7,48 @@ import (
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
 )
 
 // CheckConservation checks that the money that left the hot wallet is
-// exactly the money the clients asked for, on the operations that confirmed.
+// exactly the money the clients asked for, on the operations that confirmed,
+// plus what really moved under operations in review.
 //
 // What an operation should pay is its client's intent (intents: the payload
 // sent, read by the model's own reference code), not the row: a parser with
 // a wrong scale would store, pay and confirm the wrong amount consistently.
-// The sum of every transfer out of the hot wallet that moved tokens on chain
-// (SUCCESS receipt, Transfer log) equals the sum of the Confirmed operations'
-// intended amounts, to the unit. Each Confirmed operation's successful
-// transfer is a USDT transfer from the hot wallet to the intended recipient
-// for exactly the intended amount. A successful transfer out of the hot
-// wallet whose txid belongs to no operation is money nobody accounts for.
+// What moved is the chain's ledger (Inclusion.Moved: every USDT movement an
+// inclusion really made, fees included), not the logs a node reported. The
+// units that left the hot wallet on chain equal the Confirmed operations'
+// intended amounts plus whatever left under Review operations (money that
+// moved, perhaps not as asked, and that an operator must settle), to the
+// unit. Each Confirmed operation's inclusion moved exactly its intent: one
+// USDT movement from the hot wallet to the intended recipient for the
+// intended amount, nothing else (no fee on the way). Money that left the
+// hot wallet under a txid of no operation is money nobody accounts for.
 // Without any intake record (a hand-built snapshot of the store alone) the
 // row stands in for the intent.
 func CheckConservation(s *Snapshot) []Violation {
 	own := readOwnership(s)
 	var vs []Violation
 
-	var onChain, confirmed uint64
+	var onChain, accounted uint64
 	overflow := false
+	sum := func(acc *uint64, v uint64) {
+		var carry uint64
+		*acc, carry = bits.Add64(*acc, v, 0)
+		overflow = overflow || carry != 0
+	}
 	for _, in := range s.Inclusions {
-		if !moved(in) || in.Transfer.From != s.HotWallet {
+		d := debited(in, s.HotWallet)
+		if d == 0 {
 			continue
 		}
-		var carry uint64
-		onChain, carry = bits.Add64(onChain, in.Transfer.Amount, 0)
-		overflow = overflow || carry != 0
+		sum(&onChain, d)
 		if len(own.owners[in.Txid]) == 0 {
 			vs = append(vs, Violation{Invariant: Conservation, Message: fmt.Sprintf(
-				"txid %s moved %d units from the hot wallet to %s in block #%d but belongs to no operation",
-				in.Txid.Short(), in.Transfer.Amount, in.Transfer.To, in.BlockNumber)})
+				"txid %s moved %d units from the hot wallet (%s) in block #%d but belongs to no operation",
+				in.Txid.Short(), d, describeMoves(in.Moved), in.BlockNumber)})
 		}
 	}
 
@@ -48,10 +57,18 @@ func CheckConservation(s *Snapshot) []Violation {
 	seen := make(map[sluice.OperationID]bool)
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if op.State != sluice.Confirmed || seen[op.ID] {
+		if (op.State != sluice.Confirmed && op.State != sluice.Review) || seen[op.ID] {
 			continue
 		}
 		seen[op.ID] = true
+		if op.State == sluice.Review {
+			for _, t := range own.byOp[op.ID] {
+				for _, in := range onChainByTxid[t] {
+					sum(&accounted, debited(in, s.HotWallet))
+				}
+			}
+			continue
+		}
 		want, ok := meant[op.ID]
 		if !ok {
 			if len(s.Intake) > 0 {
@@ -60,18 +77,16 @@ func CheckConservation(s *Snapshot) []Violation {
 			}
 			want = rowIntent(op)
 		}
-		var carry uint64
-		confirmed, carry = bits.Add64(confirmed, want.Units, 0)
-		overflow = overflow || carry != 0
+		sum(&accounted, want.Units)
 		for _, t := range own.byOp[op.ID] {
 			for _, in := range onChainByTxid[t] {
-				if !moved(in) {
+				if in.Receipt != tron.ReceiptSuccess {
 					continue
 				}
-				if bad := transferMismatch(s, want, in.Transfer); bad != "" {
+				if why, exact := movedExactly(in, s, want); !exact {
 					vs = append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
-						"op %s is confirmed by txid %s in block #%d, whose transfer %s; the client asked for %d units of USDT from the hot wallet %s to %s",
-						op.ID, t.Short(), in.BlockNumber, bad, want.Units, Base58Address(s.HotWallet), Base58Address(want.To))})
+						"op %s is confirmed by txid %s in block #%d, %s; the client asked for %d units of USDT from the hot wallet %s to %s",
+						op.ID, t.Short(), in.BlockNumber, why, want.Units, Base58Address(s.HotWallet), Base58Address(want.To))})
 				}
 			}
 		}
@@ -79,12 +94,27 @@ func CheckConservation(s *Snapshot) []Violation {
 
 	if overflow {
 		vs = append(vs, Violation{Invariant: Conservation, Message: "a sum of amounts overflows uint64: the totals cannot be compared"})
-	} else if onChain != confirmed {
+	} else if onChain != accounted {
 		vs = append(vs, Violation{Invariant: Conservation, Message: fmt.Sprintf(
-			"%d units left the hot wallet on chain but confirmed operations account for %d (difference %s)",
-			onChain, confirmed, difference(onChain, confirmed))})
+			"%d units left the hot wallet on chain but confirmed operations (and what moved under review) account for %d (difference %s)",
+			onChain, accounted, difference(onChain, accounted))})
 	}
 	return finish(vs)
+}
+
+// debited is how many units really left from in this inclusion (nothing
+// moves under a receipt other than SUCCESS).
+func debited(in mocknode.Inclusion, from tron.Address) uint64 {
+	if in.Receipt != tron.ReceiptSuccess {
+		return 0
+	}
+	var sum uint64
+	for _, m := range in.Moved {
+		if m.From == from {
+			sum += m.Amount
+		}
+	}
+	return sum
 }
 
 // transferMismatch says how t differs from what the client asked for, or "".

@@ -15,23 +15,23 @@ func TestCheckConservationCatches(t *testing.T) {
 	for _, c := range []corruption{
 		{
 			name: "amount off by one unit", op: opID(opHappy), mention: "moves 1500001 units",
-			break_: func(b *builder) { happy(b).Transfer.Amount++ },
+			break_: func(b *builder) { happy(b).Moved[0].Amount++ },
 		},
 		{
 			name: "totals differ by one unit", op: "", mention: "difference +1",
-			break_: func(b *builder) { happy(b).Transfer.Amount++ },
+			break_: func(b *builder) { happy(b).Moved[0].Amount++ },
 		},
 		{
 			name: "transfer to the wrong recipient", op: opID(opHappy), mention: "goes to " + mallory.String(),
-			break_: func(b *builder) { happy(b).Transfer.To = mallory },
+			break_: func(b *builder) { happy(b).Moved[0].To = mallory },
 		},
 		{
 			name: "transfer on another contract", op: opID(opHappy), mention: "is on contract",
-			break_: func(b *builder) { happy(b).Transfer.Contract = bob },
+			break_: func(b *builder) { happy(b).Moved[0].Contract = bob },
 		},
 		{
 			name: "transfer from another wallet", op: opID(opHappy), mention: "comes from " + mallory.String(),
-			break_: func(b *builder) { happy(b).Transfer.From = mallory },
+			break_: func(b *builder) { happy(b).Moved[0].From = mallory },
 		},
 		{
 			// A transaction nobody owns is also an ownership violation.
@@ -41,6 +41,7 @@ func TestCheckConservationCatches(t *testing.T) {
 					Txid: txidFor("stray"), BlockNumber: 500, BlockTime: b.s.Blocks[500].Time, Receipt: tron.ReceiptSuccess,
 					Transfer:   tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: mallory, Amount: 1},
 					TransferOK: true, Owner: hotWallet,
+					Moved: []tron.Transfer{{Contract: tron.USDTContract, From: hotWallet, To: mallory, Amount: 1}},
 				})
 			},
 			also: []string{TxidOwnership},
@@ -64,7 +65,7 @@ func TestCheckConservationCatches(t *testing.T) {
 			name: "row and transfer to another recipient than the client's", op: opID(opHappy), mention: "goes to " + mallory.String(),
 			break_: func(b *builder) {
 				b.row(opID(opHappy)).Request.To = mallory
-				happy(b).Transfer.To = mallory
+				happy(b).Moved[0].To = mallory
 			},
 			also: []string{IntakeUniqueness, LinearizableIntake},
 		},
@@ -82,7 +83,7 @@ func TestCheckConservationExactToTheUnit(t *testing.T) {
 	const big = 1 << 60
 	b.row(opID(opHappy)).Request.Amount = big
 	in := b.inclusion(b.row(opID(opHappy)).Envelope.Txid)
-	in.Transfer.Amount = big + 1
+	in.Moved[0].Amount = big + 1
 	got := CheckConservation(&b.s)
 	found := false
 	for _, v := range got {

@@ -296,7 +296,7 @@ func TestEndToEndTamperedRunIsCaught(t *testing.T) {
 				s.Events[i].Evidence = nil
 			}
 		}},
-		{"amount off by one", Conservation, func(s *Snapshot) { s.Inclusions[0].Transfer.Amount++ }},
+		{"amount off by one", Conservation, func(s *Snapshot) { s.Inclusions[0].Moved[0].Amount++ }},
 		{"retired txid included", AuditLog, func(s *Snapshot) {
 			for _, e := range s.Events {
 				if !e.RetiredTxid.IsZero() {

@@ -87,6 +87,9 @@ const (
 	FactMissedSlots FactKind = "missed-slots"
 	FactNodeLag     FactKind = "node-lag" // N: blocks behind; Answer: which node
 	FactReorg       FactKind = "reorg"    // N: depth
+	// FactOddExecution: a transfer succeeded other than as asked, or is
+	// reported otherwise. Answer: the kind.
+	FactOddExecution FactKind = "odd-execution"
 	// Clients and the run.
 	FactClientPost     FactKind = "client-post"
 	FactLivenessBudget FactKind = "liveness-budget-spent"
@@ -97,7 +100,7 @@ var FactKinds = []FactKind{
 	FactCrash, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
 	FactStoreError, FactStoreStall,
 	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactFencedStop,
-	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg,
+	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg, FactOddExecution,
 	FactClientPost, FactLivenessBudget,
 }
 
@@ -169,6 +172,8 @@ func (f Fact) Text() string {
 		return f.Answer + " lags " + strconv.Itoa(f.N) + " blocks"
 	case FactReorg:
 		return "REORG: the last " + strconv.Itoa(f.N) + " blocks orphaned"
+	case FactOddExecution:
+		return "ODD EXECUTION of " + f.Txid + ": " + f.Answer
 	case FactClientPost:
 		label := ""
 		if f.Label != "" {

@@ -141,7 +141,7 @@ func tenfold(b *builder, n int) {
 	if !row.Envelope.Txid.IsZero() {
 		for i := range b.s.Inclusions {
 			if b.s.Inclusions[i].Txid == row.Envelope.Txid && b.s.Inclusions[i].TransferOK {
-				b.s.Inclusions[i].Transfer.Amount *= 10
+				b.s.Inclusions[i].Moved[0].Amount *= 10
 			}
 		}
 	}

@@ -28,13 +28,18 @@ import (
 //     SIGERROR or TOO_BIG_TRANSACTION_ERROR are the core's own bad bytes
 //     and justify nothing;
 //   - failed, reverted: one of its txids is on chain with a receipt other
-//     than SUCCESS, or SUCCESS without a Transfer log;
+//     than SUCCESS (a SUCCESS never justifies a failure: tokens may have
+//     moved, and the customer would withdraw again);
 //   - failed, build budget spent: it built BuildsMax envelopes (distinct
 //     txids in its history) and its last txid is dead by the model's own
 //     reckoning: never sent at all (not on the wire, never accepted or
 //     included), or a block at or below the final solid head is at least
 //     its raw_data expiration plus the configured margin, and the txid is
-//     nowhere on chain.
+//     nowhere on chain;
+//   - review: one of its txids is on chain with SUCCESS in a solid block, and
+//     what the node reported of it (the model reads the logs itself) is not
+//     exactly one USDT Transfer log from the hot wallet to the intended
+//     recipient for the intended amount.
 func CheckProgress(s *Snapshot) []Violation {
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
@@ -54,7 +59,7 @@ func CheckProgress(s *Snapshot) []Violation {
 	seen := make(map[sluice.OperationID]bool)
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if seen[op.ID] || (op.State != sluice.Failed && op.State != sluice.Rejected) {
+		if seen[op.ID] || (op.State != sluice.Failed && op.State != sluice.Rejected && op.State != sluice.Review) {
 			continue
 		}
 		seen[op.ID] = true
@@ -131,6 +136,9 @@ var operationalRefusals = []string{
 // justify classifies why op did not confirm. ok is false when nothing the
 // model can verify explains it; reason then says what was looked for.
 func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Intent) (reason string, ok bool) {
+	if op.State == sluice.Review {
+		return j.justifyReview(op, meant)
+	}
 	if op.State == sluice.Rejected {
 		in, known := meant[op.ID]
 		switch {
@@ -146,9 +154,6 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		for _, in := range j.onChain[t] {
 			if in.Receipt != tron.ReceiptSuccess {
 				return "reverted on chain: " + in.Receipt, true
-			}
-			if !in.TransferOK {
-				return "on chain without a Transfer log", true
 			}
 		}
 	}
@@ -173,6 +178,27 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		}
 	}
 	return fmt.Sprintf("no refused first send, no failed receipt on chain, %d of %d builds", len(txids), j.s.BuildsMax), false
+}
+
+// justifyReview: review rests on a solid SUCCESS inclusion whose reported
+// logs are not exactly the payment asked.
+func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID]Intent) (reason string, ok bool) {
+	want, known := meant[op.ID]
+	if !known {
+		want = rowIntent(op)
+	}
+	for _, t := range j.own.byOp[op.ID] {
+		for _, in := range j.onChain[t] {
+			if in.Receipt != tron.ReceiptSuccess || in.BlockNumber > j.s.SolidNumber {
+				continue
+			}
+			if why, exact := reportedExactly(in, [21]byte(j.s.HotWallet), want); !exact {
+				return "node reported " + why, true
+			}
+			return fmt.Sprintf("txid %s's solid SUCCESS was reported as exactly the payment asked", t.Short()), false
+		}
+	}
+	return "none of its txids has a SUCCESS receipt in a solid block", false
 }
 
 // neverSent reports whether txid t never reached a node: no wire attempt,
@@ -213,6 +239,7 @@ type Outcomes struct {
 	Confirmed int     `json:"confirmed"`
 	Failed    int     `json:"failed"`
 	Rejected  int     `json:"rejected"`
+	Review    int     `json:"review"`
 	Open      int     `json:"open"`
 	FailedBy  []Tally `json:"failed_by"`
 }
@@ -222,7 +249,7 @@ func (o Outcomes) Add(p Outcomes) Outcomes {
 	return Outcomes{
 		Requested: o.Requested + p.Requested, Accepted: o.Accepted + p.Accepted,
 		Confirmed: o.Confirmed + p.Confirmed, Failed: o.Failed + p.Failed,
-		Rejected: o.Rejected + p.Rejected, Open: o.Open + p.Open,
+		Rejected: o.Rejected + p.Rejected, Review: o.Review + p.Review, Open: o.Open + p.Open,
 		FailedBy: MergeTallies(o.FailedBy, p.FailedBy),
 	}
 }
@@ -240,6 +267,9 @@ func (o Outcomes) String() string {
 			s += fmt.Sprintf("%s %d", t.Kind, t.Count)
 		}
 		s += ")"
+	}
+	if o.Review > 0 {
+		s += fmt.Sprintf(", %d in review", o.Review)
 	}
 	return s + fmt.Sprintf(", %d rejected, %d open", o.Rejected, o.Open)
 }
@@ -264,6 +294,8 @@ func CountOutcomes(s *Snapshot) Outcomes {
 			o.Confirmed++
 		case sluice.Rejected:
 			o.Rejected++
+		case sluice.Review:
+			o.Review++
 		case sluice.Failed:
 			o.Failed++
 			reason, ok := j.justify(op, meant)

@@ -10,7 +10,7 @@ import (
 // (the store's event log and rows), never used by a checker.
 type Stats struct {
 	// Transitions counts the event log's edges: [from][to].
-	Transitions [sluice.Rejected + 1][sluice.Rejected + 1]int
+	Transitions [sluice.StateCount][sluice.StateCount]int
 	// ConfirmTimes is, per confirmed operation, the virtual time from its
 	// creation to its confirmation, in creation order.
 	ConfirmTimes []time.Duration

@@ -35,7 +35,7 @@ func (s *Seed) Failed() bool { return len(s.Violations) > 0 }
 // first.
 type Aggregate struct {
 	mu             sync.Mutex
-	transitions    [sluice.Rejected + 1][sluice.Rejected + 1]int
+	transitions    [sluice.StateCount][sluice.StateCount]int
 	confirmSeconds []int
 	rebuilds       []int
 	steps          []int

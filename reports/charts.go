@@ -17,10 +17,10 @@ var esc = template.HTMLEscapeString
 
 type pos struct{ x, y int }
 
-// layout places the ten nodes by hand so the diagram never moves between
-// reports: the happy path along the top row, the two dead ends below, and
+// layout places the eleven nodes by hand so the diagram never moves between
+// reports: the happy path along the top row, the dead ends and review below, and
 // the rebuild edges (back to signing) arching above.
-var layout = [sluice.Rejected + 1]pos{
+var layout = [sluice.StateCount]pos{
 	sluice.None:         {60, 170},
 	sluice.Requested:    {185, 170},
 	sluice.Validated:    {310, 170},
@@ -31,6 +31,7 @@ var layout = [sluice.Rejected + 1]pos{
 	sluice.Confirmed:    {935, 170},
 	sluice.Rejected:     {247, 330},
 	sluice.Failed:       {685, 330},
+	sluice.Review:       {935, 330},
 }
 
 const nodeW, nodeH = 104, 34
@@ -39,7 +40,7 @@ const nodeW, nodeH = 104, 34
 // never hit are red and dashed; counts on pairs that are not edges at all
 // (only a broken core makes them) are returned as illegal, and the names of
 // unhit edges as unhit.
-func stateDiagram(tr *[sluice.Rejected + 1][sluice.Rejected + 1]int) (template.HTML, []illegalEdge, []string) {
+func stateDiagram(tr *[sluice.StateCount][sluice.StateCount]int) (template.HTML, []illegalEdge, []string) {
 	edges := append([]sluice.Transition{{From: sluice.None, To: sluice.Requested, Why: "created by intake"}}, sluice.Transitions()...)
 	var b strings.Builder
 	b.WriteString(`<svg class="diagram" viewBox="0 0 1000 370" width="1000" height="370" role="img" aria-label="state machine with transition counts">`)

@@ -47,7 +47,7 @@ type Run struct {
 
 	// Transitions is the event log's edges summed over seeds, [from][to]
 	// (scenarios.Stats.Transitions added up).
-	Transitions [sluice.Rejected + 1][sluice.Rejected + 1]int
+	Transitions [sluice.StateCount][sluice.StateCount]int
 	// ConfirmSeconds[s] counts confirmed operations whose virtual time from
 	// creation to confirmation was in [s, s+1) seconds.
 	ConfirmSeconds []int

@@ -347,6 +347,7 @@ func TestClassify(t *testing.T) {
 		{model.Fact{Kind: model.FactMissedSlots, N: 2}, "nodefault"},
 		{model.Fact{Kind: model.FactNodeLag, N: 40, Answer: "node 1"}, "nodefault"},
 		{model.Fact{Kind: model.FactReorg, N: 3}, "nodefault"},
+		{model.Fact{Kind: model.FactOddExecution, Txid: "1a2b3c4d", Answer: "fee"}, "nodefault"},
 		{model.Fact{Kind: model.FactStoreStall, Dur: time.Second}, "stall"},
 		{model.Fact{Kind: model.FactClockJump, Dur: time.Minute, Skew: time.Minute}, "clock"},
 		{model.Fact{Kind: model.FactLeaseExpired, Op: "op2", Holder: "w1", Token: 3}, "lease"},

@@ -199,7 +199,7 @@ func classify(e sim.Event) kind {
 		return kWake
 	case model.FactStall:
 		return kStall
-	case model.FactNodeRestart, model.FactEvict, model.FactMissedSlots, model.FactNodeLag, model.FactReorg:
+	case model.FactNodeRestart, model.FactEvict, model.FactMissedSlots, model.FactNodeLag, model.FactReorg, model.FactOddExecution:
 		return kNode
 	case model.FactStoreStall:
 		return kStall

@@ -6,10 +6,23 @@
 // # States
 //
 // requested -> validated -> signing -> signed -> broadcasting -> broadcast ->
-// confirmed, with failed and rejected as the other terminal states, a rebuild
-// edge (broadcasting|broadcast -> signing, only with proof of death) and a
-// stale-envelope edge (signed -> signing, only before the first send). The
-// table in states.go is the single source of truth; terminal rows are bricks.
+// confirmed, with failed, rejected and review as the other terminal states,
+// a rebuild edge (broadcasting|broadcast -> signing, only with proof of
+// death) and a stale-envelope edge (signed -> signing, only before the first
+// send). The table in states.go is the single source of truth; terminal rows
+// are bricks.
+//
+// # Confirmation and review
+//
+// Only a solid block with a SUCCESS receipt and exactly one USDT Transfer
+// log, from the hot wallet to the recipient for exactly the amount, confirms.
+// A SUCCESS whose logs say anything else (no USDT log, another amount or
+// recipient, a fee taken on the way, two logs) means tokens may have moved,
+// but not as asked: confirming would tell the customer they were paid,
+// failing would let them withdraw again. The operation goes to review, a
+// terminal state for the automation with its reason in the event log, for an
+// operator to settle. A receipt other than SUCCESS fails it: the contract
+// reverted and nothing moved.
 //
 // # Claim, lease, fence
 //

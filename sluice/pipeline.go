@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"sluicesim/sluice/tron"
@@ -257,9 +258,14 @@ func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome
 			reason := fmt.Sprintf("on chain with receipt %s in block #%d: no tokens moved", info.Receipt, info.BlockNumber)
 			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Note: reason})
 		}
-		if !p.transferMatches(op, info.Logs) {
-			reason := fmt.Sprintf("receipt SUCCESS in block #%d without the expected Transfer log", info.BlockNumber)
-			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Note: reason})
+		if why := p.transferMismatch(op, info.Logs); why != "" {
+			// The contract ran and said SUCCESS, so tokens may have moved,
+			// just not as asked (a fee taken on the way, another token or
+			// recipient, a node that reports logs wrongly). Confirming
+			// would tell the customer they were paid; failing would let
+			// them withdraw again. Only a person can settle it.
+			reason := fmt.Sprintf("receipt SUCCESS in solid block #%d, but %s", info.BlockNumber, why)
+			return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Note: "review: " + reason})
 		}
 		return p.cas(ctx, w, op, Change{To: Confirmed,
 			Note: fmt.Sprintf("confirmed txid=%s in solid block #%d", op.Envelope.Txid.Short(), info.BlockNumber)})
@@ -376,17 +382,44 @@ func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int) (Envelo
 	return Envelope{Txid: raw.Txid(), Raw: raw}, 0, ""
 }
 
-// transferMatches looks for the USDT Transfer log from the hot wallet to the
-// recipient for exactly the amount. A SUCCESS receipt alone is not enough.
-func (p *Pipeline) transferMatches(op Operation, logs []tron.Log) bool {
+// transferMismatch says why the logs are not exactly one USDT Transfer log
+// from the hot wallet to the recipient for exactly the amount, or "" when
+// they are. A SUCCESS receipt alone is not enough, and neither is "some
+// matching log": a second USDT Transfer log (a fee-on-transfer, a second
+// payment inside one call) means more moved than was asked. Logs of other
+// contracts are not USDT and are ignored, whatever they claim.
+func (p *Pipeline) transferMismatch(op Operation, logs []tron.Log) string {
+	var usdt []tron.Transfer
 	for _, l := range logs {
-		t, ok := tron.ParseTransferLog(l)
-		if ok && t.Contract == tron.USDTContract && t.From == p.HotWallet &&
-			t.To == op.Request.To && t.Amount == uint64(op.Request.Amount) {
-			return true
+		if l.Address != tron.USDTContract.Bytes20() {
+			continue
+		}
+		if t, ok := tron.ParseTransferLog(l); ok {
+			usdt = append(usdt, t)
 		}
 	}
-	return false
+	switch {
+	case len(usdt) == 0:
+		return "no USDT Transfer log"
+	case len(usdt) > 1:
+		return fmt.Sprintf("%d USDT Transfer logs, want exactly one", len(usdt))
+	}
+	t := usdt[0]
+	var bad []string
+	if t.From != p.HotWallet {
+		bad = append(bad, "from "+t.From.String())
+	}
+	if t.To != op.Request.To {
+		bad = append(bad, "to "+t.To.String())
+	}
+	if t.Amount != uint64(op.Request.Amount) {
+		bad = append(bad, fmt.Sprintf("for %d units", t.Amount))
+	}
+	if len(bad) > 0 {
+		return fmt.Sprintf("the USDT Transfer log is %s, not %d units from %s to %s",
+			strings.Join(bad, " and "), uint64(op.Request.Amount), p.HotWallet, op.Request.To)
+	}
+	return ""
 }
 
 // cas applies a fenced transition from op's current state and token.

@@ -120,7 +120,7 @@ var commands map[string]cmdSpec
 // commandOrder lists the commands as the documentation shows them.
 var commandOrder = []string{
 	"config", "submit", "spawn", "crash", "pause", "fault",
-	"tick", "run", "advance", "evict", "restart-node", "outcome", "claim", "cas",
+	"tick", "run", "advance", "evict", "restart-node", "outcome", "execution", "claim", "cas",
 	"state", "log", "wire", "chain", "workers", "txids", "faults",
 }
 
@@ -150,6 +150,8 @@ func init() {
 			run: (*runner).cmdRestartNode},
 		"outcome": {usage: "outcome OP receipt=RECEIPT: OP's current txid executes with that receipt when it lands",
 			minPos: 1, maxPos: 1, keys: []string{"receipt"}, need: []string{"receipt"}, run: (*runner).cmdOutcome},
+		"execution": {usage: "execution OP KIND [units=N]: when OP's current txid lands with SUCCESS it really does KIND (exact, no-transfer, fee, amount, recipient, foreign-log, extra-log, lie-no-log, lie-amount); units is the fee, or the amount moved or reported",
+			minPos: 2, maxPos: 2, keys: []string{"units"}, run: (*runner).cmdExecution},
 		"claim": {usage: "claim NAME [limit=N]: a bare store claim under NAME's id, with no worker acting on it",
 			minPos: 1, maxPos: 1, keys: []string{"limit"}, run: (*runner).cmdClaim},
 		"cas": {usage: "cas OP to=STATE [from=STATE] [token=N]: a bare store write, from the row's current state and token unless given",
@@ -339,6 +341,8 @@ type runner struct {
 	armed  []*armed // every crash and pause, so one that never fired is caught
 	out    strings.Builder
 	indent string
+	// execs: what each txid really does when it lands (execution command).
+	execs map[tron.Txid]func(mocknode.ExecRequest) mocknode.Execution
 	// wireSeen is how many wire attempts have been printed.
 	wireSeen int
 	// repl turns hex txids and operation ids into names; nil when a name was
@@ -448,6 +452,9 @@ func (r *runner) names() *strings.Replacer {
 		}
 		for i, id := range r.ops {
 			pairs = append(pairs, string(id), fmt.Sprintf("op%d", i+1))
+		}
+		for _, a := range []tron.Address{alice, bob, hotWallet, foreignToken} {
+			pairs = append(pairs, a.String(), addressText(a))
 		}
 		r.repl = strings.NewReplacer(pairs...)
 	}
@@ -582,8 +589,21 @@ func addressText(a tron.Address) string {
 		return "alice"
 	case hotWallet:
 		return "hot-wallet"
+	case bob:
+		return "bob"
+	case foreignToken:
+		return "foreign-token"
 	}
 	return a.String()
+}
+
+// executionText names an execution's variants with the script's names.
+func executionText(e mocknode.Execution) string {
+	s := e.String()
+	for _, a := range []tron.Address{alice, bob, hotWallet, foreignToken} {
+		s = strings.ReplaceAll(s, a.String(), addressText(a))
+	}
+	return s
 }
 
 // --- hooks: what the workers do shows up as it happens ---
@@ -1097,6 +1117,74 @@ func (r *runner) cmdOutcome(c *scriptCmd) error {
 	return nil
 }
 
+// foreignToken is a contract that is not USDT; its Transfer logs move no
+// USDT, whatever they say.
+var foreignToken = tron.AddressFromBytes20([20]byte{0xf0, 0x4e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+
+// bob receives what a redirected transfer sends elsewhere, and fees.
+var bob = tron.AddressFromBytes20([20]byte{0xb0, 0xb0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+
+func (r *runner) cmdExecution(c *scriptCmd) error {
+	op, err := r.current(c)
+	if err != nil {
+		return err
+	}
+	units := uint64(0)
+	if v, ok := c.kv["units"]; ok {
+		n, err := parseCount(c, "units", v)
+		if err != nil {
+			return err
+		}
+		units = uint64(n)
+	}
+	kind := c.pos[1]
+	var build func(mocknode.ExecRequest) mocknode.Execution
+	switch kind {
+	case "exact":
+		build = func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{} }
+	case "no-transfer":
+		build = func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{NoTransfer: true} }
+	case "fee":
+		build = func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{Fee: units, FeeTo: bob} }
+	case "amount":
+		build = func(q mocknode.ExecRequest) mocknode.Execution {
+			return mocknode.Execution{Redirect: true, To: q.To, Amount: units}
+		}
+	case "recipient":
+		build = func(q mocknode.ExecRequest) mocknode.Execution {
+			return mocknode.Execution{Redirect: true, To: bob, Amount: q.Amount}
+		}
+	case "foreign-log":
+		build = func(q mocknode.ExecRequest) mocknode.Execution {
+			return mocknode.Execution{NoTransfer: true, Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount)}}
+		}
+	case "extra-log":
+		build = func(q mocknode.ExecRequest) mocknode.Execution {
+			return mocknode.Execution{Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount)}}
+		}
+	case "lie-no-log":
+		build = func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{Lie: true} }
+	case "lie-amount":
+		build = func(q mocknode.ExecRequest) mocknode.Execution {
+			return mocknode.Execution{Lie: true, Logs: []tron.Log{tron.TransferLog(tron.USDTContract, q.Owner, q.To, units)}}
+		}
+	default:
+		return c.errorf("unknown execution %q", kind)
+	}
+	if r.execs == nil {
+		r.execs = map[tron.Txid]func(mocknode.ExecRequest) mocknode.Execution{}
+		r.w.node.Network().SetExecution(func(q mocknode.ExecRequest) mocknode.Execution {
+			if f, ok := r.execs[q.Txid]; ok {
+				return f(q)
+			}
+			return mocknode.Execution{}
+		})
+	}
+	r.execs[op.Envelope.Txid] = build
+	r.emitf("ok")
+	return nil
+}
+
 func (r *runner) cmdClaim(c *scriptCmd) error {
 	a, err := r.actor(c, c.pos[0])
 	if err != nil {
@@ -1255,14 +1343,21 @@ func (r *runner) cmdChain(c *scriptCmd) error {
 	}
 	for _, in := range inc {
 		s := fmt.Sprintf("included: %s in #%d at %s, receipt %s", r.txName(in.Txid), in.BlockNumber, clockText(in.BlockTime), in.Receipt)
-		if in.TransferOK {
-			s += fmt.Sprintf(", %s USDT %s -> %s", money.Amount(in.Transfer.Amount), addressText(in.Transfer.From), addressText(in.Transfer.To))
-		} else {
+		if len(in.Moved) == 0 {
 			s += ", no transfer"
+		}
+		for _, m := range in.Moved {
+			s += fmt.Sprintf(", %s USDT %s -> %s", money.Amount(m.Amount), addressText(m.From), addressText(m.To))
+		}
+		if !in.Execution.IsExact() {
+			s += " (execution: " + executionText(in.Execution) + ")"
 		}
 		r.emitf("%s", s)
 	}
 	r.emitf("balance: alice %s USDT", money.Amount(r.w.node.Balance(alice)))
+	if b := r.w.node.Balance(bob); b > 0 {
+		r.emitf("balance: bob %s USDT", money.Amount(b))
+	}
 	return nil
 }
 

@@ -18,7 +18,17 @@ const (
 	Confirmed
 	Failed
 	Rejected
+	// Review: the chain says the transaction succeeded, but its Transfer
+	// logs do not show exactly the payment asked (no log, another token,
+	// recipient or amount, a fee taken on the way, several logs). Money may
+	// have moved, not as asked: neither confirming nor failing is true, so
+	// the automation stops and an operator decides.
+	Review
 )
+
+// StateCount bounds the State values (None included): arrays indexed by
+// state are [StateCount]T.
+const StateCount = int(Review) + 1
 
 var stateNames = [...]string{
 	None:         "none",
@@ -31,10 +41,11 @@ var stateNames = [...]string{
 	Confirmed:    "confirmed",
 	Failed:       "failed",
 	Rejected:     "rejected",
+	Review:       "review",
 }
 
 // States lists every real state (None excluded) in lifecycle order.
-var States = []State{Requested, Validated, Signing, Signed, Broadcasting, Broadcast, Confirmed, Failed, Rejected}
+var States = []State{Requested, Validated, Signing, Signed, Broadcasting, Broadcast, Confirmed, Failed, Rejected, Review}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -66,9 +77,11 @@ func (s *State) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Terminal reports whether s is final: confirmed, failed or rejected. A
-// terminal row is a brick: no write of any kind may change it.
-func (s State) Terminal() bool { return s == Confirmed || s == Failed || s == Rejected }
+// Terminal reports whether s is final for the automation: confirmed, failed,
+// rejected or review. A terminal row is a brick: no write of any kind may
+// change it (an operator's resolution of a review is a later, separate
+// path).
+func (s State) Terminal() bool { return s == Confirmed || s == Failed || s == Rejected || s == Review }
 
 // Transition is one legal edge of the state machine.
 type Transition struct {
@@ -94,6 +107,7 @@ var transitions = []Transition{
 	{Broadcast, Confirmed, "solid, SUCCESS receipt, matching Transfer log"},
 	{Broadcast, Signing, "rebuild with proof of death"},
 	{Broadcast, Failed, "reverted on chain, or proof of death with builds exhausted"},
+	{Broadcast, Review, "solid, SUCCESS receipt, but the Transfer logs do not show exactly the payment asked"},
 }
 
 var legal = func() (m [len(stateNames)][len(stateNames)]bool) {

@@ -15,25 +15,43 @@ import (
 	"sluicesim/sluice"
 )
 
-// Goal: the migration's copy of the transition table cannot drift from the
+// Goal: the migrations' copy of the transition table cannot drift from the
 // Go table, which is the single source of truth. Method: parse the pairs out
-// of the SQL file itself (no database needed) and compare them, in order,
-// with sluice.Transitions(); compare the enum with sluice.States too.
+// of the SQL files themselves, in version order (no database needed), and
+// compare them, in order, with sluice.Transitions(); compare the enum (its
+// CREATE TYPE and every ADD VALUE after it) with sluice.States too.
 func TestMigrationTransitionsMatchGo(t *testing.T) {
-	b, err := os.ReadFile("migrations/0001_operations.sql")
-	if err != nil {
-		t.Fatal(err)
+	var got, gotStates []string
+	enums := 0
+	for _, m := range mustMigrations(t) {
+		sql := m.sql
+		for rest := sql; ; {
+			start := strings.Index(rest, "INSERT INTO state_transitions")
+			if start < 0 {
+				break
+			}
+			block := rest[start:]
+			block = block[:strings.Index(block, ";")]
+			for _, m := range regexp.MustCompile(`\('([a-z]+)',\s*'([a-z]+)'\)`).FindAllStringSubmatch(block, -1) {
+				got = append(got, m[1]+"->"+m[2])
+			}
+			rest = rest[start+len(block):]
+		}
+		if enum := regexp.MustCompile(`(?s)CREATE TYPE op_state AS ENUM \((.*?)\);`).FindStringSubmatch(sql); enum != nil {
+			enums++
+			for _, m := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(enum[1], -1) {
+				gotStates = append(gotStates, m[1])
+			}
+		}
+		for _, m := range regexp.MustCompile(`ALTER TYPE op_state ADD VALUE '([a-z]+)'(?: AFTER '([a-z]+)')?`).FindAllStringSubmatch(sql, -1) {
+			if m[2] != "" && (len(gotStates) == 0 || gotStates[len(gotStates)-1] != m[2]) {
+				t.Errorf("%s: ADD VALUE %q AFTER %q, which is not the enum's last value: this test reads values as appended", m[0], m[1], m[2])
+			}
+			gotStates = append(gotStates, m[1])
+		}
 	}
-	sql := string(b)
-	start := strings.Index(sql, "INSERT INTO state_transitions")
-	if start < 0 {
-		t.Fatal("migration has no INSERT INTO state_transitions")
-	}
-	block := sql[start:]
-	block = block[:strings.Index(block, ";")]
-	var got []string
-	for _, m := range regexp.MustCompile(`\('([a-z]+)',\s*'([a-z]+)'\)`).FindAllStringSubmatch(block, -1) {
-		got = append(got, m[1]+"->"+m[2])
+	if len(got) == 0 || enums != 1 {
+		t.Fatalf("migrations: %d transitions and %d op_state enums found, want some and one", len(got), enums)
 	}
 	var want []string
 	for _, tr := range sluice.Transitions() {
@@ -42,21 +60,23 @@ func TestMigrationTransitionsMatchGo(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("migration transitions:\n got %v\nwant %v (sluice.Transitions)", got, want)
 	}
-
-	enum := regexp.MustCompile(`(?s)CREATE TYPE op_state AS ENUM \((.*?)\);`).FindStringSubmatch(sql)
-	if enum == nil {
-		t.Fatal("migration has no op_state enum")
-	}
-	var gotStates, wantStates []string
-	for _, m := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(enum[1], -1) {
-		gotStates = append(gotStates, m[1])
-	}
+	var wantStates []string
 	for _, s := range sluice.States {
 		wantStates = append(wantStates, s.String())
 	}
 	if strings.Join(gotStates, " ") != strings.Join(wantStates, " ") {
 		t.Errorf("op_state enum = %v, want %v (sluice.States)", gotStates, wantStates)
 	}
+}
+
+// mustMigrations is every migration, in version order.
+func mustMigrations(t *testing.T) []migration {
+	t.Helper()
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }
 
 // pathTo is a legal way from requested to each state, for raw SQL.
@@ -70,6 +90,7 @@ var pathTo = map[sluice.State][]sluice.State{
 	sluice.Confirmed:    {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast, sluice.Confirmed},
 	sluice.Failed:       {sluice.Validated, sluice.Signing, sluice.Failed},
 	sluice.Rejected:     {sluice.Rejected},
+	sluice.Review:       {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast, sluice.Review},
 }
 
 const rawInsertSQL = `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
@@ -95,6 +116,11 @@ func sqlState(err error) string {
 func TestTriggerEnforcesTransitionMatrix(t *testing.T) {
 	pool := freshPool(t)
 	ctx := context.Background()
+	for _, s := range sluice.States {
+		if _, ok := pathTo[s]; !ok {
+			t.Fatalf("pathTo has no path to %s: a state was added without one", s)
+		}
+	}
 	for fi, from := range sluice.States {
 		for ti, to := range sluice.States {
 			id := fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", fi, ti)
@@ -301,6 +327,7 @@ func TestRawSQLRequestColumnsImmutable(t *testing.T) {
 // list that lost one would let a terminal row be claimed, keep a lease, or
 // be written; some of these (the index predicate, the lease constraint)
 // change no result a test can see, so the lists are compared as text too.
+// A later migration may redefine an object: its newest definition counts.
 func TestTerminalStateListsMatchGo(t *testing.T) {
 	var want []string
 	for _, s := range sluice.States {
@@ -308,31 +335,51 @@ func TestTerminalStateListsMatchGo(t *testing.T) {
 			want = append(want, s.String())
 		}
 	}
-	sources := map[string]string{}
-	for _, f := range []string{"migrations/0001_operations.sql", "store.go"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources[f] = string(b)
-	}
 	list := regexp.MustCompile(`(?:IN|IN \(|= ` + "`" + `)\s*\(?('[a-z]+'(?:,\s*'[a-z]+')*)\)`)
-	found := 0
-	for _, f := range []string{"migrations/0001_operations.sql", "store.go"} {
-		for _, m := range list.FindAllStringSubmatch(sources[f], -1) {
-			var got []string
-			for _, q := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(m[1], -1) {
-				got = append(got, q[1])
+	names := func(m string) string {
+		var got []string
+		for _, q := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(m, -1) {
+			got = append(got, q[1])
+		}
+		return strings.Join(got, " ")
+	}
+	// Each list in a migration belongs to the object named last before it.
+	objects := []string{"terminal_unleased", "operations_live", "operations_guard"}
+	newest := map[string]string{}
+	for _, m := range mustMigrations(t) {
+		for _, loc := range list.FindAllStringSubmatchIndex(m.sql, -1) {
+			owner, at := "", -1
+			for _, o := range objects {
+				if i := strings.LastIndex(m.sql[:loc[0]], o); i > at {
+					owner, at = o, i
+				}
 			}
-			found++
-			if strings.Join(got, " ") != strings.Join(want, " ") {
-				t.Errorf("%s: state list %s, want the terminal states %v", f, m[0], want)
+			if owner == "" {
+				t.Errorf("%s: a list of states %s belongs to none of %v: a list was added that this test does not know", m.name, m.sql[loc[0]:loc[1]], objects)
+				continue
 			}
+			newest[owner] = names(m.sql[loc[2]:loc[3]])
 		}
 	}
-	// terminal_unleased, operations_live and operations_guard in the
-	// migration; terminalSQL in the store.
-	if found != 4 {
-		t.Errorf("found %d lists of terminal states, want 4: a list was added or removed, or written so this test misses it", found)
+	for _, o := range objects {
+		if got, ok := newest[o]; !ok {
+			t.Errorf("no migration lists the terminal states for %s", o)
+		} else if got != strings.Join(want, " ") {
+			t.Errorf("%s (newest definition): states %s, want the terminal states %v", o, got, want)
+		}
+	}
+	b, err := os.ReadFile("store.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, m := range list.FindAllStringSubmatch(string(b), -1) {
+		found++
+		if got := names(m[1]); got != strings.Join(want, " ") {
+			t.Errorf("store.go: state list %s, want the terminal states %v", m[0], want)
+		}
+	}
+	if found != 1 {
+		t.Errorf("store.go: found %d lists of terminal states, want 1 (terminalSQL)", found)
 	}
 }

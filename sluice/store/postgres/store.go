@@ -70,7 +70,7 @@ func (s *Store) nowArg() any {
 // terminalSQL lists the terminal states; it matches sluice.State.Terminal and
 // the predicate of the operations_live index, which the planner uses only if
 // the query's condition is written the same way.
-const terminalSQL = `('confirmed', 'failed', 'rejected')`
+const terminalSQL = `('confirmed', 'failed', 'rejected', 'review')`
 
 // opColumns are read by scanOperation, in this order.
 const opColumns = `o.id::text, o.to_address, o.amount::text, o.asset, o.request_hash, o.state::text,

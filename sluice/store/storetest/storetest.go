@@ -906,12 +906,22 @@ func testCASLapsedLease(e *env) {
 // ---------------------------------------------------------------------------
 // Terminal rows.
 
-// Goal: confirmed, failed and rejected rows are bricks. Entering one clears
-// the lease; afterwards no CAS (even by the last holder, with the right
-// token and state), no release and no claim changes anything.
+// Goal: terminal rows (confirmed, failed, rejected, review) are bricks.
+// Entering one clears the lease; afterwards no CAS (even by the last holder,
+// with the right token and state), no release and no claim changes
+// anything.
 func testTerminalBricks(e *env) {
 	targets := append([]sluice.State{sluice.None}, sluice.States...)
-	for i, state := range []sluice.State{sluice.Confirmed, sluice.Failed, sluice.Rejected} {
+	var terminal []sluice.State
+	for _, s := range sluice.States {
+		if s.Terminal() {
+			terminal = append(terminal, s)
+		}
+	}
+	if len(terminal) < 4 {
+		e.t.Fatalf("terminal states %v: want at least confirmed, failed, rejected and review", terminal)
+	}
+	for i, state := range terminal {
 		op := e.drive(i+1, "w1", state)
 		if op.ClaimedBy != "" || !op.LeaseUntil.IsZero() {
 			e.t.Errorf("%s row: ClaimedBy %q LeaseUntil %s, want the lease cleared", state, op.ClaimedBy, op.LeaseUntil)
