@@ -95,8 +95,10 @@ test-pg:
 	$(GO) test -count=1 ./sluice/store/postgres/... ./cmd/sluice/...
 	$(GO) test -count=1 -race ./sluice/store/postgres/...
 
-## livecheck: the live check against PostgreSQL at DATABASE_URL: sluice processes on loopback (API + mock node, worker processes SIGKILLed and restarted), 1,000 withdrawals with duplicate, conflicting and invalid posts; every invariant of the model (porcupine included); fails on any violation or a count below the acceptance bounds
+## livecheck: the live check against PostgreSQL at DATABASE_URL: sluice processes on loopback (API + mock node, worker processes SIGKILLed and restarted), 1,000 withdrawals with duplicate, conflicting and invalid posts, PostgreSQL restarted LIVECHECK_PG_RESTARTS times under load (.ci/postgres.sh restart: the cluster named by SLUICE_PG_DIR; 0 for none); every invariant of the model (porcupine included); fails on any violation, a count below the acceptance bounds, or a service that does not live through a restart
 .PHONY: livecheck
+LIVECHECK_PG_RESTARTS ?= 2
 livecheck:
 	@if [ -z "$$DATABASE_URL" ]; then echo "livecheck: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
-	$(GO) run ./cmd/livecheck $(LIVECHECK_FLAGS)
+	@if [ "$(LIVECHECK_PG_RESTARTS)" != 0 ] && [ -z "$$SLUICE_PG_DIR" ]; then echo "livecheck: it restarts PostgreSQL $(LIVECHECK_PG_RESTARTS) times, which only a cluster of .ci/postgres.sh allows (SLUICE_PG_DIR is unset); start one with: eval \"\$$(.ci/postgres.sh start)\", or run with LIVECHECK_PG_RESTARTS=0"; exit 1; fi
+	$(GO) run ./cmd/livecheck -restart-postgres $(LIVECHECK_PG_RESTARTS) $(LIVECHECK_FLAGS)

@@ -2,6 +2,7 @@
 # A private, throwaway PostgreSQL cluster for the PostgreSQL test tier.
 #
 #   eval "$(.ci/postgres.sh start)"   # installs if missing, starts, exports DATABASE_URL and SLUICE_PG_DIR
+#   .ci/postgres.sh restart            # restarts that cluster (fast shutdown), same port and settings
 #   .ci/postgres.sh stop               # stops the cluster named by SLUICE_PG_DIR and removes it
 #
 # The cluster lives in a temporary directory, listens on 127.0.0.1 only, on a
@@ -83,11 +84,31 @@ stop() {
 	log "stopped and removed $dir"
 }
 
+# restart stops the cluster with a fast shutdown (every session is
+# terminated, open transactions roll back, committed ones are checkpointed:
+# nothing acknowledged is lost, which with synchronous_commit=off an
+# immediate shutdown would not promise) and starts it again; pg_ctl reuses
+# the options of the previous start (postmaster.opts), so the port and the
+# settings stay. It returns once the server accepts connections. The live
+# check uses it to restart the database under load.
+restart() {
+	local dir=${1:-${SLUICE_PG_DIR:-}}
+	if [ -z "$dir" ] || [ ! -d "$dir/data" ]; then
+		log "restart: no cluster (SLUICE_PG_DIR unset or gone)"
+		return 1
+	fi
+	local bindir
+	bindir=$(pg_bindir)
+	as_postgres "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -m fast -w -t 60 restart >/dev/null
+	log "restarted $dir"
+}
+
 case "${1:-}" in
 start) start ;;
+restart) restart "${2:-}" ;;
 stop) stop "${2:-}" ;;
 *)
-	echo "usage: $0 start | stop [dir]" >&2
+	echo "usage: $0 start | restart [dir] | stop [dir]" >&2
 	exit 2
 	;;
 esac

@@ -65,6 +65,15 @@ type tally struct {
 	// Either fails the run: intake must answer every valid request.
 	validFailed     []string
 	validUnanswered int
+	// duringOutage counts, by class, the answers to requests that
+	// overlapped a PostgreSQL restart (outages). The 5xx among them
+	// (excused) are not held against the run: the database was away. A
+	// post's retries must still end in an answer (validUnanswered);
+	// recovered counts the valid posts whose retry did. No answer at all
+	// is never excused: the API process itself must stay up.
+	duringOutage map[string]int
+	excused      int
+	recovered    int
 }
 
 // answerClass names an answer for the summary: "2xx", the 4xx code,
@@ -85,13 +94,14 @@ func answerClass(code int, ok bool) string {
 
 // history is the client side of the run: records and their logical clock.
 type history struct {
-	base   string
-	hc     *http.Client
-	clock  atomic.Int64
-	mu     sync.Mutex
-	intake []model.IntakeRecord
-	reads  []model.ReadRecord
-	t      tally
+	base    string
+	hc      *http.Client
+	clock   atomic.Int64
+	mu      sync.Mutex
+	intake  []model.IntakeRecord
+	reads   []model.ReadRecord
+	t       tally
+	outages *outages // PostgreSQL restarts; nil when there are none
 }
 
 func newHistory(base string, timeout time.Duration) *history {
@@ -100,7 +110,8 @@ func newHistory(base string, timeout time.Duration) *history {
 		hc: &http.Client{Timeout: timeout, Transport: &http.Transport{
 			Proxy: nil, MaxIdleConnsPerHost: 128, IdleConnTimeout: 30 * time.Second,
 		}},
-		t: tally{outcomes: map[model.Outcome]int{}, answers: map[string]int{}},
+		t:       tally{outcomes: map[model.Outcome]int{}, answers: map[string]int{}, duringOutage: map[string]int{}},
+		outages: &outages{},
 	}
 }
 
@@ -257,10 +268,13 @@ func (h *history) count(f func(*tally)) {
 // failed.
 func (h *history) post(ctx context.Context, client string, p post, retries int) {
 	_, invalid := model.ReadIntent(p.sent)
-	answered := false
+	answered, excused := false, false
 	defer func() {
 		if invalid == "" && !answered {
 			h.count(func(t *tally) { t.validUnanswered++ })
+		}
+		if invalid == "" && answered && excused {
+			h.count(func(t *tally) { t.recovered++ })
 		}
 	}()
 	for attempt := 0; attempt <= retries; attempt++ {
@@ -273,11 +287,21 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 			}
 		}
 		rec := model.IntakeRecord{Client: fmt.Sprintf("%s.%d", client, attempt), ID: p.id, Sent: p.sent}
+		called := time.Now()
 		code, hdr, body, ok := h.do(ctx, http.MethodPost, "/v1/withdrawals", p.body, &rec.Call, &rec.Return)
 		class := answerClass(code, ok)
+		outage := h.outages.overlaps(called, time.Now())
 		h.count(func(t *tally) {
 			t.answers[class]++
-			if invalid == "" && (class == "5xx" || class == "transport") {
+			if outage {
+				t.duringOutage[class]++
+			}
+			switch {
+			case invalid != "" || (class != "5xx" && class != "transport"):
+			case outage && class == "5xx":
+				t.excused++
+				excused = true
+			default:
 				t.validFailed = append(t.validFailed, fmt.Sprintf("POST %s (%s): %s", p.id, rec.Client, class))
 			}
 		})
@@ -306,11 +330,20 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 // as some prefix of the final log.
 func (h *history) get(ctx context.Context, client, id string) {
 	rec := model.ReadRecord{Client: client, ID: id}
+	called := time.Now()
 	code, _, body, ok := h.do(ctx, http.MethodGet, "/v1/withdrawals/"+id, nil, &rec.Call, &rec.Return)
 	class := answerClass(code, ok)
+	outage := h.outages.overlaps(called, time.Now())
 	h.count(func(t *tally) {
 		t.answers[class]++
-		if class == "5xx" || class == "transport" {
+		if outage {
+			t.duringOutage[class]++
+		}
+		switch {
+		case class != "5xx" && class != "transport":
+		case outage && class == "5xx":
+			t.excused++ // a read is not retried; the model sees a failed read the store's failure excuses
+		default:
 			t.validFailed = append(t.validFailed, fmt.Sprintf("GET %s (%s): %s", id, client, class))
 		}
 	})
@@ -318,6 +351,9 @@ func (h *history) get(ctx context.Context, client, id string) {
 		return
 	}
 	rec.Status = code
+	// A 5xx while PostgreSQL restarted is the store's failure, not
+	// intake's: the model excuses such a read, and only such a read.
+	rec.StoreFailed = outage && class == "5xx"
 	if code == http.StatusOK {
 		rec.Present = true
 		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(body)

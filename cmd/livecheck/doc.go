@@ -2,7 +2,7 @@
 // invariants the simulator proves, checked against real processes, real
 // concurrency and real crashes.
 //
-//	DATABASE_URL=postgres://... livecheck [-withdrawals 1000] [-kills 12] ...
+//	DATABASE_URL=postgres://... livecheck [-withdrawals 1000] [-kills 12] [-restart-postgres 2] ...
 //
 // It builds cmd/sluice (or takes -sluice BIN), creates a fresh schema in the
 // database at DATABASE_URL, and starts on loopback:
@@ -20,6 +20,20 @@
 // counter in this process, so they order the history as real time does.
 // Meanwhile a killer sends SIGKILL to a random worker process every few
 // seconds and restarts it.
+//
+// With -restart-postgres N, PostgreSQL itself is restarted N times while the
+// clients post (by default with ".ci/postgres.sh restart", a fast shutdown
+// of the cluster that script started, named by SLUICE_PG_DIR): every session
+// is terminated, open transactions roll back, and a commit in flight may be
+// answered to nobody. The processes must live through it on their pools'
+// reconnects (one that exits fails the run). An answer of 5xx to a request
+// that overlapped a restart (from the restart to the first query answered
+// after it, plus two seconds in which a pool may still hand out a dead
+// connection) is excused, and a read so answered is one the model excuses
+// as a store failure; a post's retries must still end in an answer, and a
+// request left with no answer at all is never excused. The summary says how
+// long each restart kept the database away, what the clients were answered
+// meanwhile, and how many worker ticks failed and were retried.
 //
 // Once every operation is terminal (bounded by -settle), the workers are
 // stopped, and a model.Snapshot is built from the database (rows and event

@@ -112,6 +112,11 @@ func TestFailures(t *testing.T) {
 	if f := good().failures(cfg); len(f) != 0 {
 		t.Fatalf("a run meeting every bound fails: %v", f)
 	}
+	restarts := defaults()
+	restarts.restartPG = 2
+	if r := good(); len(r.failures(restarts)) != 1 {
+		t.Errorf("2 PostgreSQL restarts asked, none done: failures %v, want exactly one", r.failures(restarts))
+	}
 	for name, spoil := range map[string]func(*report){
 		"violation": func(r *report) {
 			r.violations = []model.Violation{{Invariant: model.AtMostOnce, Message: "paid twice"}}
@@ -169,13 +174,19 @@ func TestLiveSmall(t *testing.T) {
 func TestAnswersJudged(t *testing.T) {
 	for _, c := range []struct {
 		status   int
+		outage   bool // the injected answers come during a PostgreSQL restart
 		wantFail bool
 	}{
-		{0, false}, // no injection
-		{http.StatusServiceUnavailable, false},
-		{http.StatusInternalServerError, true},
+		{0, false, false}, // no injection
+		{http.StatusServiceUnavailable, false, false},
+		{http.StatusInternalServerError, false, true},
+		{http.StatusInternalServerError, true, false},
 	} {
-		t.Run(strconv.Itoa(c.status), func(t *testing.T) {
+		name := strconv.Itoa(c.status)
+		if c.outage {
+			name += "/during-restart"
+		}
+		t.Run(name, func(t *testing.T) {
 			intake := intakeHandler()
 			var posts atomic.Int64
 			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -187,6 +198,9 @@ func TestAnswersJudged(t *testing.T) {
 			}))
 			defer front.Close()
 			h := newHistory(front.URL, 5*time.Second)
+			if c.outage {
+				h.outages.begin() // and it never ends
+			}
 			for _, p := range newPlans(30, rand.New(rand.NewPCG(7, 8))) {
 				h.run(t.Context(), p, 3)
 			}
@@ -203,11 +217,108 @@ func TestAnswersJudged(t *testing.T) {
 			if c.status != 0 && h.t.answers[answerClass(c.status, true)] == 0 {
 				t.Errorf("injected %d: no such answer counted (%v): the injection did not happen", c.status, h.t.answers)
 			}
+			if c.outage && (h.t.excused == 0 || h.t.recovered == 0 || h.t.validUnanswered != 0) {
+				t.Errorf("during a restart: %d 5xx excused, %d posts recovered, %d never answered; want the 5xx excused and every post answered on retry",
+					h.t.excused, h.t.recovered, h.t.validUnanswered)
+			}
 		})
+	}
+}
+
+// Goal: an answer is blamed on a PostgreSQL restart exactly when the
+// request overlapped the restart's window (from the restart to the first
+// query answered after it, plus the grace in which pooled connections from
+// before it may still be handed out), and while a restart is under way.
+func TestOutagesOverlap(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	o := &outages{windows: []outage{{began: at(1000), up: at(2000)}}}
+	grace := int(outageGrace / time.Millisecond)
+	for _, c := range []struct {
+		call, ret int
+		want      bool
+	}{
+		{0, 999, false},                   // answered before the restart
+		{0, 1000, true},                   // in flight when it began
+		{1500, 1600, true},                // inside
+		{2000 + grace, 5000, true},        // called at the grace's last instant
+		{2000 + grace + 1, 5000, false},   // called after it
+		{2000 + grace + 1, 99_999, false}, // however long it took
+	} {
+		if got := o.overlaps(at(c.call), at(c.ret)); got != c.want {
+			t.Errorf("request %d..%d ms against a restart 1000..2000 ms: overlaps %v, want %v", c.call, c.ret, got, c.want)
+		}
+	}
+	o.begin() // a restart under way: its window is open
+	if !o.overlaps(time.Now().Add(time.Hour), time.Now().Add(2*time.Hour)) {
+		t.Error("a request answered during an open restart is not blamed on it")
+	}
+	var none *outages
+	if none.overlaps(t0, t0) {
+		t.Error("no restarts, yet a request overlaps one")
+	}
+	if d := o.durations(); len(d) != 1 || d[0] != time.Second {
+		t.Errorf("durations %v, want the closed restart's 1s only", d)
+	}
+}
+
+// Goal: a restart is refused before anything starts when it cannot work:
+// the default command needs .ci/postgres.sh's cluster (SLUICE_PG_DIR) and
+// the repository's root to find the script.
+func TestCheckRestart(t *testing.T) {
+	cfg := defaults()
+	if err := cfg.checkRestart(); err != nil {
+		t.Errorf("no restarts: %v", err)
+	}
+	cfg.restartPG = -1
+	if err := cfg.checkRestart(); err == nil {
+		t.Error("-restart-postgres -1 accepted")
+	}
+	cfg.restartPG = 2
+	t.Setenv("SLUICE_PG_DIR", "")
+	if err := cfg.checkRestart(); err == nil || !strings.Contains(err.Error(), "SLUICE_PG_DIR") {
+		t.Errorf("default command without SLUICE_PG_DIR: %v, want a refusal naming it", err)
+	}
+	t.Setenv("SLUICE_PG_DIR", t.TempDir())
+	if err := cfg.checkRestart(); err == nil || !strings.Contains(err.Error(), "root") { // the test runs in cmd/livecheck
+		t.Errorf("default command away from the repository's root: %v, want a refusal", err)
+	}
+	cfg.restartCmd = "true"
+	if err := cfg.checkRestart(); err != nil {
+		t.Errorf("a command of the caller's own: %v", err)
 	}
 }
 
 // intakeHandler is the real intake over an in-memory store.
 func intakeHandler() http.Handler {
 	return intakepkg.NewHandler(&intakepkg.Service{Store: store.NewMemory(&storetest.Clock{}, time.Minute)})
+}
+
+// Goal: a process counts as started once its current incarnation, not an
+// earlier one in the same log, says its workers run; a dead one is not
+// starting.
+func TestStarting(t *testing.T) {
+	path := t.TempDir() + "/w.log"
+	earlier := "sluice: 2026/12/01 20:33:05.080596 running 2 workers\nsluice: 2026/12/01 20:33:06.000000 kill point: SIGKILL self after signed->broadcasting\n"
+	if err := os.WriteFile(path, []byte(earlier), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{name: "w", logPath: path, done: make(chan struct{}), logAt: int64(len(earlier))}
+	if !p.starting() {
+		t.Error("an incarnation that has logged nothing yet counts as started (the earlier one's line was read)")
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("sluice: 2026/12/01 20:33:07.000000 store: postgresql (migrated)\nsluice: 2026/12/01 20:33:07.000100 running 2 workers\n")
+	f.Close()
+	if p.starting() {
+		t.Error("an incarnation that logged that its workers run still counts as starting")
+	}
+	p.logAt = 1 << 20
+	close(p.done)
+	if p.starting() {
+		t.Error("a dead process counts as starting")
+	}
 }

@@ -48,14 +48,19 @@ type config struct {
 	minWithdrawals int
 	minKills       int
 	minDupConflict int
+	// restartPG is how many times PostgreSQL is restarted while the
+	// clients post, with restartCmd (run by sh -c).
+	restartPG  int
+	restartCmd string
 }
 
 func defaults() config {
 	return config{
 		withdrawals: 1000, invalid: 60, clients: 16, postSpan: 60 * time.Second,
 		workerProcs: 3, workersPerProc: 2, kills: 12, killEvery: 4 * time.Second, killPoint: 0.01,
-		lease: 5 * time.Second, settle: 3 * time.Minute, budget: 150 * time.Second, retries: 3,
+		lease: 5 * time.Second, settle: 3 * time.Minute, budget: 150 * time.Second, retries: 6,
 		minWithdrawals: 1000, minKills: 10, minDupConflict: 100,
+		restartCmd: defaultRestartCmd,
 	}
 }
 
@@ -74,17 +79,27 @@ func main() {
 	fs.Float64Var(&cfg.killPoint, "kill-point", cfg.killPoint, "chance that a worker process SIGKILLs itself right after a write it landed (kills in every state, between the write-ahead and the send too); restarted at once")
 	fs.DurationVar(&cfg.lease, "lease", cfg.lease, "workers' lease (how long a killed worker's claims stay taken)")
 	fs.DurationVar(&cfg.settle, "settle", cfg.settle, "after the clients and the killer are done, wait at most this long for every operation to be terminal")
-	fs.DurationVar(&cfg.budget, "liveness-budget", cfg.budget, "every operation must be terminal within this long after the last kill (or its creation, if later)")
-	fs.IntVar(&cfg.retries, "retries", cfg.retries, "retries of a post whose answer failed")
+	fs.DurationVar(&cfg.budget, "liveness-budget", cfg.budget, "every operation must be terminal within this long after the last kill or PostgreSQL restart (or its creation, if later)")
+	// Retry k waits k x 300 ms: 6 retries span 6.3 s, longer than a
+	// PostgreSQL restart under load keeps the store away (about 1 s
+	// measured). A 5xx outside a restart fails the run however many
+	// retries follow it, so more retries excuse nothing else.
+	fs.IntVar(&cfg.retries, "retries", cfg.retries, "retries of a post whose answer failed (retry k waits k x 300 ms)")
 	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the workload's amounts, addresses and kill choices (0: random)")
 	fs.BoolVar(&cfg.keepSchema, "keep-schema", false, "keep the run's schema for inspection")
 	fs.IntVar(&cfg.minWithdrawals, "min-withdrawals", cfg.minWithdrawals, "acceptance: at least this many withdrawals stored and terminal")
 	fs.IntVar(&cfg.minKills, "min-kills", cfg.minKills, "acceptance: at least this many worker kills")
 	fs.IntVar(&cfg.minDupConflict, "min-dup-conflict", cfg.minDupConflict, "acceptance: at least this many duplicate or conflicting posts answered")
+	fs.IntVar(&cfg.restartPG, "restart-postgres", 0, "restart PostgreSQL this many times while the clients post and the workers work (with -restart-postgres-cmd); the services must live through it")
+	fs.StringVar(&cfg.restartCmd, "restart-postgres-cmd", cfg.restartCmd, "the command (sh -c) that restarts PostgreSQL and returns once it accepts connections; the default restarts the cluster of .ci/postgres.sh named by SLUICE_PG_DIR")
 	fs.Parse(os.Args[1:])
 	cfg.databaseURL = os.Getenv("DATABASE_URL")
 	if cfg.databaseURL == "" {
 		fmt.Fprintln(os.Stderr, `livecheck: DATABASE_URL is unset (start a cluster with: eval "$(.ci/postgres.sh start)")`)
+		os.Exit(2)
+	}
+	if err := cfg.checkRestart(); err != nil {
+		fmt.Fprintln(os.Stderr, "livecheck:", err)
 		os.Exit(2)
 	}
 	if cfg.seed == 0 {
@@ -106,6 +121,25 @@ func main() {
 	fmt.Println("PASS")
 }
 
+// checkRestart refuses a restart that cannot work before anything starts:
+// the default command restarts only a cluster .ci/postgres.sh started, and
+// never a database it does not own.
+func (c config) checkRestart() error {
+	switch {
+	case c.restartPG < 0:
+		return fmt.Errorf("-restart-postgres %d: want 0 or more", c.restartPG)
+	case c.restartPG == 0:
+		return nil
+	case c.restartCmd == defaultRestartCmd && os.Getenv("SLUICE_PG_DIR") == "":
+		return fmt.Errorf("-restart-postgres %d restarts the cluster of .ci/postgres.sh, and SLUICE_PG_DIR (which its start exports) is unset; start one with: eval \"$(.ci/postgres.sh start)\", or name another command with -restart-postgres-cmd", c.restartPG)
+	case c.restartCmd == defaultRestartCmd:
+		if _, err := os.Stat(".ci/postgres.sh"); err != nil {
+			return fmt.Errorf("-restart-postgres: %s: run livecheck from the repository's root (%w)", defaultRestartCmd, err)
+		}
+	}
+	return nil
+}
+
 // report is what a run did and found.
 type report struct {
 	withdrawals int // rows stored
@@ -124,6 +158,9 @@ type report struct {
 	incarnation int // worker process incarnations that wrote to the log
 	selfKills   int // kill points that fired (and were restarted)
 	takeovers   map[sluice.State]int
+	pgRestarts  int             // PostgreSQL restarts done
+	outages     []time.Duration // each restart, from its command to the first query answered
+	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
 	elapsed     time.Duration
 }
 
@@ -166,6 +203,9 @@ func (r *report) failures(cfg config) []string {
 	if n := r.dupConflictAnswered(); n < cfg.minDupConflict {
 		out = append(out, fmt.Sprintf("%d duplicate or conflicting posts answered, want at least %d", n, cfg.minDupConflict))
 	}
+	if r.pgRestarts < cfg.restartPG {
+		out = append(out, fmt.Sprintf("%d PostgreSQL restarts, want %d", r.pgRestarts, cfg.restartPG))
+	}
 	if cfg.killPoint > 0 && r.takeovers[sluice.Broadcasting] == 0 {
 		out = append(out, "no operation was taken over in broadcasting: no kill landed between a write-ahead and its send")
 	}
@@ -194,6 +234,16 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
 		r.kills, r.restarts, r.incarnation, r.handedOver)
 	fmt.Fprintf(w, "livecheck: kill points fired %d; takeovers by the state the new incarnation found:%s\n", r.selfKills, stateCounts(r.takeovers))
+	if r.pgRestarts > 0 || len(t.duringOutage) > 0 {
+		outs := make([]string, len(r.outages))
+		for i, d := range r.outages {
+			outs[i] = d.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(w, "livecheck: PostgreSQL restarted %d times under load (down, from the restart to the first query answered: %s); answers to requests overlapping a restart (+%s grace) by class:%s\n",
+			r.pgRestarts, strings.Join(outs, ", "), outageGrace, answerClasses(t.duringOutage))
+		fmt.Fprintf(w, "livecheck: 5xx answers excused by a restart %d; valid posts answered after a 5xx during a restart %d; worker ticks that failed and were retried %d\n",
+			t.excused, t.recovered, r.tickErrors)
+	}
 	fmt.Fprintf(w, "livecheck: chain: %d blocks, %d broadcasts, %d inclusions; porcupine history of %d operations\n",
 		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
 	for _, inv := range model.InvariantNames() {
@@ -213,8 +263,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		fmt.Fprintf(out, "livecheck: %s "+format+"\n", append([]any{time.Since(began).Round(time.Millisecond)}, args...)...)
 	}
 	rng := mrand.New(mrand.NewPCG(cfg.seed, 0x11fe))
-	logf("seed %d: %d withdrawals, %d clients over %s, %d worker processes x %d workers, %d kills every %s",
-		cfg.seed, cfg.withdrawals, cfg.clients, cfg.postSpan, cfg.workerProcs, cfg.workersPerProc, cfg.kills, cfg.killEvery)
+	logf("seed %d: %d withdrawals, %d clients over %s, %d worker processes x %d workers, %d kills every %s, %d PostgreSQL restarts",
+		cfg.seed, cfg.withdrawals, cfg.clients, cfg.postSpan, cfg.workerProcs, cfg.workersPerProc, cfg.kills, cfg.killEvery, cfg.restartPG)
 
 	dir, err := os.MkdirTemp("", "livecheck-")
 	if err != nil {
@@ -233,12 +283,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		return nil, err
 	}
 	schema := "livecheck_" + hex.EncodeToString(sb[:])
-	admin, err := pgx.Connect(ctx, cfg.databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	defer admin.Close(context.Background())
-	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+	// One connection for each of the two statements: a connection held
+	// across the run would not outlive a PostgreSQL restart.
+	if err := adminExec(ctx, cfg.databaseURL, `CREATE SCHEMA `+schema); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	defer func() {
@@ -246,7 +293,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			logf("schema %s kept; logs in %s", schema, dir)
 			return
 		}
-		admin.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		if err := adminExec(context.Background(), cfg.databaseURL, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			logf("dropping schema %s: %v", schema, err)
+		}
 	}()
 	u, err := url.Parse(cfg.databaseURL)
 	if err != nil {
@@ -396,6 +445,42 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}()
 
+	// The PostgreSQL restarter: the database goes away and comes back while
+	// the clients post, spread evenly over the posting. It holds the
+	// processes' lock, so that no process starts (or is killed) during the
+	// outage, and begins only when none is in its startup.
+	var pgRestarts int
+	restartsDone := make(chan error, 1)
+	go func() {
+		postStart := time.Now()
+		for i := 1; i <= cfg.restartPG; i++ {
+			at := postStart.Add(cfg.postSpan * time.Duration(i) / time.Duration(cfg.restartPG+1))
+			select {
+			case <-ctx.Done():
+				restartsDone <- ctx.Err()
+				return
+			case <-time.After(time.Until(at)):
+			}
+			supervise.Lock()
+			err := waitStarted(ctx, append([]*proc{front}, workers...), 30*time.Second)
+			var up time.Time
+			if err == nil {
+				h.outages.begin()
+				up, err = restartPostgres(ctx, cfg.restartCmd, cfg.databaseURL)
+				h.outages.end(up)
+			}
+			supervise.Unlock()
+			if err != nil {
+				restartsDone <- err
+				return
+			}
+			pgRestarts++
+			d := h.outages.durations()
+			logf("PostgreSQL restart %d: the database answered again after %s", i, d[len(d)-1].Round(time.Millisecond))
+		}
+		restartsDone <- nil
+	}()
+
 	// The killer.
 	var kills, restarts int
 	var healed time.Time
@@ -437,6 +522,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	<-readerDone
 	if err := <-killerDone; err != nil {
 		return nil, err
+	}
+	if err := <-restartsDone; err != nil {
+		return nil, err
+	}
+	// A restart is a fault like a kill: liveness is judged from the last.
+	if d := h.outages.lastUp(); d.After(healed) {
+		healed = d
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -496,7 +588,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 
 	snap := snapshot(ops, events, truth, h, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
-		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions)}
+		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
+		pgRestarts: pgRestarts, outages: h.outages.durations(), tickErrors: tickErrors(workers)}
 	for _, op := range ops {
 		rep.withdrawals++
 		rep.byState[op.State]++
@@ -594,4 +687,15 @@ func incarnations(events []sluice.Event) (procs, handed int) {
 		}
 	}
 	return len(all), handed
+}
+
+// adminExec runs one statement on a connection of its own.
+func adminExec(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
 }

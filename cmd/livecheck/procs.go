@@ -28,6 +28,7 @@ type proc struct {
 	killed bool          // the current incarnation was killed on purpose
 	exit   error         // of the last incarnation that exited
 	starts int
+	logAt  int64 // the log's size when the current incarnation started: its output follows
 }
 
 // procs owns every child, so that all of them die on the way out.
@@ -52,6 +53,11 @@ func (ps *procs) start(p *proc) error {
 	if err != nil {
 		return err
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
 	cmd := exec.Command(ps.bin, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -64,6 +70,7 @@ func (ps *procs) start(p *proc) error {
 	p.mu.Lock()
 	p.cmd, p.done, p.killed = cmd, done, false
 	p.starts++
+	p.logAt = fi.Size()
 	p.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
