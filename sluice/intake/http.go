@@ -28,8 +28,11 @@ const BodyMax = 16 << 10
 //
 // Every answer, errors included, is JSON; an error is
 // {"error": "...", "field": "..."} with field present where one is to blame.
-// Store failures are a 500 with a generic message: the internals of a
-// failing store are no business of the client's.
+// A store failure is a 503 with Retry-After and a fixed message: the
+// request may or may not have been recorded (a commit whose answer was
+// lost), and the one safe move, a retry with the same operation id, is what
+// a client does with a 503. The internals of a failing store are no business
+// of the client's.
 //
 // The handler is the only place intake meets real concurrency: net/http
 // calls it from its own goroutines. It starts none itself and reads no
@@ -231,8 +234,12 @@ func known(key string) bool {
 	return false
 }
 
+// errStoreUnavailable is the answer to any error intake does not know: every
+// such error comes from the store, and may have happened after its effect.
+const errStoreUnavailable = "store unavailable: the request may or may not have been recorded; retry with the same operation_id"
+
 // writeServiceError maps Submit and Lookup errors to answers. Anything it
-// does not recognize is a 500 with a fixed message.
+// does not recognize is a store failure: 503, retry later.
 func writeServiceError(w http.ResponseWriter, err error) {
 	if ve, ok := errors.AsType[*ValidationError](err); ok {
 		writeValidationError(w, ve)
@@ -247,7 +254,8 @@ func writeServiceError(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, ErrBusy.Error(), "")
 	default:
-		writeError(w, http.StatusInternalServerError, "internal error", "")
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, errStoreUnavailable, "")
 	}
 }
 

@@ -386,21 +386,25 @@ func TestGet(t *testing.T) {
 	})
 }
 
-// TestStoreFailureIs500: a failing store is a generic 500; nothing of its
-// error text reaches the client.
-func TestStoreFailureIs500(t *testing.T) {
+// TestStoreFailureIs503: a failing store is a 503 with Retry-After and a
+// fixed message (the request may have been recorded: retry with the same
+// id); nothing of the store's error text reaches the client.
+func TestStoreFailureIs503(t *testing.T) {
 	secret := "dial tcp 10.0.0.5:5432: connection refused"
 	h := NewHandler(&Service{Store: &failingStore{err: errors.New(secret)}})
 	for _, rec := range []*httptest.ResponseRecorder{
 		post(h, validBody()),
 		do(h, http.MethodGet, "/v1/withdrawals/"+id1, "", ""),
 	} {
-		e := wantError(t, rec, http.StatusInternalServerError, "")
+		e := wantError(t, rec, http.StatusServiceUnavailable, "")
 		if strings.Contains(rec.Body.String(), "10.0.0.5") || strings.Contains(rec.Body.String(), "dial") {
-			t.Errorf("500 body %s leaks the store's error", rec.Body.String())
+			t.Errorf("503 body %s leaks the store's error", rec.Body.String())
 		}
-		if e.Error != "internal error" {
-			t.Errorf("500 error = %q, want %q", e.Error, "internal error")
+		if e.Error != errStoreUnavailable {
+			t.Errorf("503 error = %q, want %q", e.Error, errStoreUnavailable)
+		}
+		if got := rec.Header().Get("Retry-After"); got != "1" {
+			t.Errorf("503 Retry-After = %q, want 1", got)
 		}
 	}
 }
