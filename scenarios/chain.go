@@ -31,6 +31,17 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 	}
 	if w.s.Chance("lie", w.cfg.BroadcastLieP) {
 		f := broadcastLies[w.s.Choose("lie-kind", len(broadcastLies))]
+		if f == mocknode.BandwidthExhausted && w.cfg.FaultsAtWork && !w.net.Node(c.Node).CanRefuseForBandwidth(w.sent[c.Txid]) {
+			// Exhaustive search shows its first failing schedule as a
+			// finding, so it refuses for bandwidth only where a node can:
+			// one that holds the transaction answers DUP_TRANSACTION_ERROR
+			// before any bandwidth check (TRON.md), and the lie would put an
+			// answer on the wire that no node gives. With two nodes this
+			// leaves the re-send refused by the node that never saw the
+			// transaction while the other holds it. Random worlds keep the
+			// cruder lie their recorded seeds were measured with.
+			return mocknode.None
+		}
 		if f == mocknode.LoseRequest {
 			w.lostTxid = c.Txid // the node wrapper keeps the bytes for a relay
 		}
@@ -94,6 +105,13 @@ func (w *world) chainLoop(p *sim.Proc) {
 		p.Sleep(w.cfg.ChainGaps[w.s.Choose("chain-gap", len(w.cfg.ChainGaps))].D())
 		if !w.faulty() {
 			return
+		}
+		if w.cfg.LagP > 0 {
+			// Whether or not a node falls behind now, this step may change
+			// what a node answers: it does not commute with any node call.
+			// (A footprint that depended on the choice below would let
+			// exhaustive search's sleep sets miss the orders that matter.)
+			w.s.Touch("chain", true)
 		}
 		if w.cfg.LagP > 0 && w.s.Chance("lag", w.cfg.LagP) {
 			// A node other than the producer falls behind (or catches up):
@@ -179,4 +197,70 @@ func (w *world) router(worker string) func(mocknode.Route) int {
 		}
 		return home
 	}
+}
+
+// stranger receives what a redirected transfer sends to the wrong account,
+// and fees: an account no withdrawal names.
+var stranger = tron.AddressFromBytes20([20]byte{0x57, 0x4a, 0x9e, 0x12, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+
+// foreignToken is a TRC-20 contract that is not USDT: its Transfer logs move
+// no USDT, whatever they say.
+var foreignToken = tron.AddressFromBytes20([20]byte{0xf0, 0x4e, 0x19, 0x70, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+
+// oddExecutions is the menu of transfers that succeed other than as asked,
+// or are reported other than as they were. Every one but extra-log must
+// keep the core from confirming (and from failing: tokens may have moved);
+// extra-log is a foreign contract's log beside an exact transfer, which must
+// still confirm. A lie always reports logs a careful reader rejects: a node
+// that reports the exact payment for one that did not happen is not a fault
+// any processor can see, so the world never tells it.
+var oddExecutions = []struct {
+	name string
+	make func(q mocknode.ExecRequest) mocknode.Execution
+}{
+	{"no-transfer", func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{NoTransfer: true} }},
+	{"fee", func(q mocknode.ExecRequest) mocknode.Execution {
+		// USDT's fee-on-transfer: basis points of the amount, at least one
+		// unit, never more than the amount.
+		return mocknode.Execution{Fee: min(q.Amount, max(1, q.Amount/1000)), FeeTo: stranger}
+	}},
+	{"short", func(q mocknode.ExecRequest) mocknode.Execution {
+		return mocknode.Execution{Redirect: true, To: q.To, Amount: q.Amount / 2}
+	}},
+	{"other-recipient", func(q mocknode.ExecRequest) mocknode.Execution {
+		return mocknode.Execution{Redirect: true, To: stranger, Amount: q.Amount}
+	}},
+	{"foreign-log", func(q mocknode.ExecRequest) mocknode.Execution {
+		return mocknode.Execution{NoTransfer: true, Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount)}}
+	}},
+	{"extra-log", func(q mocknode.ExecRequest) mocknode.Execution {
+		return mocknode.Execution{Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount)}}
+	}},
+	{"lie-no-log", func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{Lie: true} }},
+	{"lie-log-twice", func(q mocknode.ExecRequest) mocknode.Execution {
+		return mocknode.Execution{Lie: true, Logs: []tron.Log{q.Log(), q.Log()}}
+	}},
+}
+
+// oddExecutionTallies are the tally kinds of oddExecutions, one per kind.
+func oddExecutionTallies() []string {
+	out := make([]string, len(oddExecutions))
+	for i, k := range oddExecutions {
+		out[i] = "odd-execution-" + k.name
+	}
+	return out
+}
+
+// execution is the network's execution hook: before the heal point, now and
+// then a successful USDT transfer does something other than what was asked.
+func (w *world) execution(q mocknode.ExecRequest) mocknode.Execution {
+	if !w.faulty() || !w.s.Chance("odd-execution", w.cfg.OddExecutionP) {
+		return mocknode.Execution{}
+	}
+	k := oddExecutions[w.s.Choose("odd-execution-kind", len(oddExecutions))]
+	w.tally["odd-execution-"+k.name]++
+	if w.s.Tracing() {
+		w.fact(model.Fact{Kind: model.FactOddExecution, Txid: q.Txid.Short(), Answer: k.name})
+	}
+	return k.make(q)
 }

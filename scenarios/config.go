@@ -119,6 +119,13 @@ type Config struct {
 	// vanishes, on the tape.
 	ReorgP        float64 `json:",omitempty"`
 	ReorgDepthMax int     `json:",omitempty"`
+	// OddExecutionP is the chance, per USDT transfer about to succeed
+	// before the heal point, that it does not do exactly what was asked,
+	// or the node does not report it as it was (one of oddExecutions: a
+	// fee-on-transfer, no transfer, another amount or recipient, a log of
+	// another token, a node that reports no log or a log twice), or that
+	// another contract adds a log beside an exact transfer.
+	OddExecutionP float64 `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -200,7 +207,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -397,6 +404,20 @@ func Reorgs() Config {
 	return c
 }
 
+// Logs is chaos whose transfers do not always do what was asked, or are not
+// reported as they were: a fee taken on the way, nothing moved under a
+// SUCCESS receipt, half the amount, another recipient, only a foreign
+// token's log, no log or the log twice from the node, and (harmless) a
+// foreign token's log beside an exact transfer. Only exactly one matching
+// USDT Transfer log may confirm; money that moved otherwise goes to review.
+func Logs() Config {
+	c := Chaos()
+	c.Name = "logs"
+	c.Withdrawals = 30
+	c.OddExecutionP = 0.15
+	return c
+}
+
 // Pair2 is pair with two withdrawals: the smallest world where two
 // operations' steps interleave.
 func Pair2() Config {
@@ -406,7 +427,7 @@ func Pair2() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs}
+var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

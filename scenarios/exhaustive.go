@@ -15,6 +15,11 @@ type ExhaustiveBounds struct {
 	SchedulesMax          int // the search stops here, incomplete
 	Reduce                bool
 	StopAtFirst           bool // stop at the first failing schedule
+
+	// For worlds of several nodes (a one-node world never asks these
+	// choices), per schedule: calls sent to a node other than node 0
+	// (the producer), times a node falls behind, gossip hops lost.
+	Routes, Lags, GossipLosses int
 }
 
 // DefaultExhaustiveBounds are what `explore -strategy exhaustive` uses
@@ -56,8 +61,9 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 	}
 	e := sim.NewExhaustive(sim.Bounds{
 		Preemptions: b.Preemptions,
-		Budgets:     map[string]int{"fault": b.Crashes + b.Pauses, "crash": b.Crashes, "pause": b.Pauses, "lie": b.Lies, "jump": 0},
-		Cost:        exhaustiveCost,
+		Budgets: map[string]int{"fault": b.Crashes + b.Pauses, "crash": b.Crashes, "pause": b.Pauses, "lie": b.Lies, "jump": 0,
+			"route": b.Routes, "lag": b.Lags, "gossip": b.GossipLosses},
+		Cost: exhaustiveCost,
 	}, b.Reduce)
 	out := &ExhaustiveResult{}
 	done := 0

@@ -76,17 +76,22 @@ var Faults = []Fault{
 		Name: "node-lag", Doc: "a node behind the balancer falls behind the producer by some blocks (or catches up), and answers from its own height",
 		Choices: []string{"lag", "lag-node", "lag-len"},
 		Tally:   []string{"node-lag"},
-		Off:     func(c *Config) { c.LagP = 0 },
+		Off:     func(c *Config) { c.LagP = 0 }, Exhaustive: true,
 	},
 	{
 		Name: "gossip-loss", Doc: "a transaction accepted by one node never reaches another's pool",
 		Choices: []string{"gossip-loss"}, NodeTally: "chain-gossip-lost",
-		Off: func(c *Config) { c.GossipLossP = 0 },
+		Off: func(c *Config) { c.GossipLossP = 0 }, Exhaustive: true,
 	},
 	{
 		Name: "reorg", Doc: "the last blocks above the solid block are orphaned; each transaction in them returns to the pools, is re-included or vanishes",
 		Choices: []string{"reorg", "reorg-depth", "reorg-fate"}, NodeTally: "chain-reorged, chain-tx-orphaned",
 		Off: func(c *Config) { c.ReorgP = 0 },
+	},
+	{
+		Name: "odd-execution", Doc: "a USDT transfer succeeds other than as asked (fee on transfer, nothing moved, another amount or recipient, a foreign token's log) or the node reports its logs wrongly",
+		Choices: []string{"odd-execution", "odd-execution-kind"}, Tally: oddExecutionTallies(),
+		Off: func(c *Config) { c.OddExecutionP = 0 },
 	},
 	{
 		Name: "slow-call", Doc: "a worker's call answers late, inside its lease",
@@ -157,7 +162,8 @@ var Faults = []Fault{
 }
 
 // worldChoices are the choice kinds that are not faults: the scheduler's
-// own, and the world's timing, which exhaustive search does not branch on.
+// own, the world's timing, which exhaustive search does not branch on, and
+// the balancer's routing, which it does (see exhaustiveCost).
 var worldChoices = []string{"sched", "chain-gap", "route"}
 
 // exhaustiveClass says, for a fault's choice kind, which budget a pick
@@ -173,6 +179,10 @@ func exhaustiveClass(kind string, pick int) string {
 		return "pause"
 	case "lie":
 		return "lie"
+	case "lag":
+		return "lag"
+	case "gossip-loss":
+		return "gossip"
 	}
 	return ""
 }
@@ -202,6 +212,15 @@ func exhaustiveCost(kind string, pick int) (class string, explore bool) {
 	f, ok := choiceIndex[kind]
 	if !ok {
 		panic(fmt.Sprintf("scenarios: choice kind %q is in no row of the fault table (scenarios/faults.go)", kind))
+	}
+	if kind == "route" {
+		// Which node a call reaches is no fault, but a world of several
+		// nodes has its bugs there: a solid block from one node and a
+		// lookup on another, a re-send to the node that never heard of the
+		// transaction. Pick 0 (node 0, the producer) is free; sending a
+		// call elsewhere costs a route, so a one-node world's search is
+		// unchanged and a two-node world's stays small.
+		return "route", true
 	}
 	if f == nil || !f.Exhaustive {
 		return "", false

@@ -146,10 +146,39 @@ var coreMutants = []Mutant{
 		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, forgeSuccess} },
 	},
 	{
-		Name:   "confirm-ignores-transfer-log",
-		Breaks: "confirmed without checking the Transfer log's contract, recipient and amount",
-		Uncaught: "the mock's USDT contract always emits exactly the expected Transfer log with a SUCCESS receipt, so the " +
-			"check never decides anything here; a node fault that drops or alters logs (or a fee-on-transfer token) would catch it.",
+		Name:       "confirm-ignores-transfer-log",
+		Breaks:     "confirmed on a SUCCESS receipt without reading the Transfer logs",
+		World:      "logs",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, logsAsAsked} },
+		// A SUCCESS that moved nothing, half, or to another account
+		// confirms: conservation and at-most-once see the ledger.
+	},
+	{
+		Name:   "mismatch-fails",
+		Breaks: "a SUCCESS whose Transfer logs are not the payment asked fails the operation instead of sending it to review",
+		World:  "logs",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store {
+			return casRewrite{s, a, func(_ sluice.Operation, c *sluice.Change) {
+				if c.To == sluice.Review {
+					c.To = sluice.Failed
+				}
+			}}
+		},
+		// The customer is told the withdrawal failed while tokens may
+		// have moved: at-most-once (a failed operation that paid) and
+		// progress (a failure with a SUCCESS on chain) see it.
+	},
+	{
+		Name:       "log-ignores-contract",
+		Breaks:     "the Transfer log check does not look at which contract emitted the log: another token's log counts as USDT",
+		World:      "logs",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, anyContractIsUSDT} },
+	},
+	{
+		Name:       "log-ignores-amount",
+		Breaks:     "the Transfer log check does not compare the amount",
+		World:      "logs",
+		workerNode: func(a *actor, n tron.Node) tron.Node { return lookupRewrite{n, a, anyAmountIsAsked} },
 	},
 	{
 		Name:        "raw-bytes-hash",

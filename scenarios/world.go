@@ -225,6 +225,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if cfg.Nodes > 1 {
 		w.net.SetGossip(w.gossip)
 	}
+	if cfg.OddExecutionP > 0 {
+		w.net.SetExecution(w.execution)
+	}
 	w.handler = w.newHandler()
 	w.rawBody = m.rawBody
 

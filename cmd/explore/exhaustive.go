@@ -12,7 +12,8 @@ import (
 
 // Exhaustive search re-runs the world once per schedule, and the schedules
 // multiply with every process: pair (1 withdrawal, 2 workers) completes in
-// seconds and pair2 (2 withdrawals) in about as many again, while zombies
+// seconds and pair2 (2 withdrawals) in about as many again (pairnodes, pair
+// behind two nodes, within its route, lag and gossip bounds), while zombies
 // (8 and 3) or chaos (60 and 6) would not finish in a day. A world beyond
 // these bounds is refused unless -exhaustive-any-world asks for it.
 const (
@@ -25,7 +26,7 @@ func exhaustiveTooLarge(cfg scenarios.Config) string {
 	if cfg.Withdrawals <= exhaustiveMaxWithdrawals && cfg.Workers <= exhaustiveMaxWorkers {
 		return ""
 	}
-	return fmt.Sprintf("-strategy exhaustive: world %s has %d withdrawals and %d workers, and exhaustive search only finishes on worlds of at most %d withdrawals and %d workers (pair, pair2); pick one of those, or add -exhaustive-any-world to search it anyway (bounded by -max-schedules)",
+	return fmt.Sprintf("-strategy exhaustive: world %s has %d withdrawals and %d workers, and exhaustive search only finishes on worlds of at most %d withdrawals and %d workers (pair, pair2, pairnodes); pick one of those, or add -exhaustive-any-world to search it anyway (bounded by -max-schedules)",
 		cfg.Name, cfg.Withdrawals, cfg.Workers, exhaustiveMaxWithdrawals, exhaustiveMaxWorkers)
 }
 
@@ -92,8 +93,14 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	if b.Preemptions < 0 {
 		preemptions = "unbounded"
 	}
-	bounds := fmt.Sprintf("crashes <= %d, pauses <= %d, lies <= %d, preemptions %s, steps <= %d; reduction: %s",
-		b.Crashes, b.Pauses, b.Lies, preemptions, b.StepsMax, reduction)
+	nodes := ""
+	if cfg.Nodes > 1 {
+		// Only a world of several nodes asks these choices: a one-node
+		// world's line stays as it was.
+		nodes = fmt.Sprintf(", routes <= %d, lags <= %d, gossip losses <= %d", b.Routes, b.Lags, b.GossipLosses)
+	}
+	bounds := fmt.Sprintf("crashes <= %d, pauses <= %d, lies <= %d%s, preemptions %s, steps <= %d; reduction: %s",
+		b.Crashes, b.Pauses, b.Lies, nodes, preemptions, b.StepsMax, reduction)
 	fmt.Fprintf(stdout, "world %s%s, strategy exhaustive: %s\n", cfg.Name, mutantNote(cfg), bounds)
 	began := time.Now()
 	var progress func(sim.ExhaustiveStats)
@@ -152,6 +159,9 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 		s.Exhaustive = &exhaustiveInfo{Crashes: b.Crashes, Pauses: b.Pauses, Lies: b.Lies, Preemptions: b.Preemptions,
 			StepsMax: b.StepsMax, SchedulesMax: b.SchedulesMax, Reduction: b.Reduce,
 			Complete: st.Complete, Schedules: st.Schedules, Pruned: st.Pruned, SchedulesFailed: res.Violations}
+		if cfg.Nodes > 1 {
+			s.Exhaustive.Routes, s.Exhaustive.Lags, s.Exhaustive.GossipLosses = &b.Routes, &b.Lags, &b.GossipLosses
+		}
 	}, code, stdout, stderr)
 	fmt.Fprintf(stdout, "\nexplored in %.1fs (%.0f runs/s)\n", elapsed.Seconds(), float64(st.Schedules+st.Pruned)/elapsed.Seconds())
 	return code

@@ -17,36 +17,40 @@ import (
 // scenarios; TestRecordedKillsCoverTheCatalog fails when a catchable
 // mutant has no entry here, or an entry names no catchable mutant.
 var recordedKills = map[string]uint64{
-	"cas-ignores-token":          3,
-	"claim-ignores-lease":        1,
-	"send-before-write-ahead":    2,
-	"proof-from-wall-clock":      1,
-	"proof-from-node-word":       4,
-	"proof-from-head-time":       5,
-	"proof-without-margin":       6,
-	"rebuild-after-timeout":      1,
-	"timeout-is-failure":         1,
-	"resend-reject-is-terminal":  6,
-	"confirm-ignores-receipt":    1,
-	"raw-bytes-hash":             1,
-	"no-payload-comparison":      1,
-	"check-then-insert":          19,
-	"rebuild-without-evidence":   6,
-	"unusable-envelope":          1,
-	"amount-scale":               1,
-	"hash-ignores-recipient":     1,
-	"history-of-another":         1,
-	"adopts-holder-token":        1,
-	"carry-on-after-fence":       1,
-	"id-trims-space":             1,
-	"address-checksum-unchecked": 1,
-	"amount-trailing-zeros":      6,
-	"body-truncated":             2,
-	"duplicate-key-last-wins":    8,
-	"content-type-ignored":       2,
-	"store-error-is-success":     37,  // on storefaults
-	"confirm-before-solid":       3,   // on reorgs
-	"proof-from-lagging-node":    276, // on nodes
+	"cas-ignores-token":            3,
+	"claim-ignores-lease":          1,
+	"send-before-write-ahead":      2,
+	"proof-from-wall-clock":        1,
+	"proof-from-node-word":         4,
+	"proof-from-head-time":         5,
+	"proof-without-margin":         6,
+	"rebuild-after-timeout":        1,
+	"timeout-is-failure":           1,
+	"resend-reject-is-terminal":    6,
+	"confirm-ignores-receipt":      1,
+	"raw-bytes-hash":               1,
+	"no-payload-comparison":        1,
+	"check-then-insert":            19,
+	"rebuild-without-evidence":     6,
+	"unusable-envelope":            1,
+	"amount-scale":                 1,
+	"hash-ignores-recipient":       1,
+	"history-of-another":           1,
+	"adopts-holder-token":          1,
+	"carry-on-after-fence":         1,
+	"id-trims-space":               1,
+	"address-checksum-unchecked":   1,
+	"amount-trailing-zeros":        6,
+	"body-truncated":               2,
+	"duplicate-key-last-wins":      8,
+	"content-type-ignored":         2,
+	"store-error-is-success":       37,  // on storefaults
+	"confirm-before-solid":         3,   // on reorgs
+	"proof-from-lagging-node":      276, // on nodes
+	"confirm-ignores-transfer-log": 1,   // on logs
+	"mismatch-fails":               1,   // on logs
+	"log-ignores-contract":         4,   // on logs
+	"log-ignores-amount":           2,   // on logs
 }
 
 // The kill table's verdicts.

@@ -89,6 +89,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.bounds.Pauses, "max-pauses", o.bounds.Pauses, "exhaustive: pauses per schedule")
 	fs.IntVar(&o.bounds.Lies, "max-lies", o.bounds.Lies, "exhaustive: lying node answers per schedule")
 	fs.IntVar(&o.bounds.Preemptions, "max-preemptions", o.bounds.Preemptions, "exhaustive: deviations from the default schedule (-1: no bound)")
+	fs.IntVar(&o.bounds.Routes, "max-routes", o.bounds.Routes, "exhaustive, worlds of several nodes: calls sent to a node other than node 0 per schedule")
+	fs.IntVar(&o.bounds.Lags, "max-lags", o.bounds.Lags, "exhaustive, worlds of several nodes: times a node falls behind per schedule")
+	fs.IntVar(&o.bounds.GossipLosses, "max-gossip-losses", o.bounds.GossipLosses, "exhaustive, worlds of several nodes: gossip hops lost per schedule")
 	fs.IntVar(&o.bounds.StepsMax, "max-steps", o.bounds.StepsMax, "exhaustive: steps per schedule")
 	fs.IntVar(&o.bounds.SchedulesMax, "max-schedules", o.bounds.SchedulesMax, "exhaustive: stop (incomplete) after this many runs")
 	noReduction := fs.Bool("no-reduction", false, "exhaustive: explore commuting interleavings too (no sleep sets)")
@@ -174,7 +177,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			return nil, errors.New("-strategy exhaustive enumerates schedules, not seeds: drop -seeds, -seed-start, -seed and -shard")
 		}
 		b := o.bounds
-		if b.Crashes < 0 || b.Pauses < 0 || b.Lies < 0 || b.Preemptions < sim.NoPreemptionBound || b.StepsMax < 1 || b.SchedulesMax < 1 {
+		if b.Crashes < 0 || b.Pauses < 0 || b.Lies < 0 || b.Routes < 0 || b.Lags < 0 || b.GossipLosses < 0 ||
+			b.Preemptions < sim.NoPreemptionBound || b.StepsMax < 1 || b.SchedulesMax < 1 {
 			return nil, errors.New("exhaustive bounds must not be negative (but -max-preemptions -1 means no bound), and -max-steps and -max-schedules must be positive")
 		}
 	default:
@@ -187,6 +191,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	cfg.Mutant = o.mutant
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("-mutant: %w", err)
+	}
+	if cfg.Nodes <= 1 {
+		// A one-node world never routes a call, lags or gossips: the bound
+		// would be ignored, and an ignored flag is refused.
+		for _, f := range []string{"max-routes", "max-lags", "max-gossip-losses"} {
+			if set[f] {
+				return nil, fmt.Errorf("-%s bounds what only a world of several nodes does (pairnodes), and world %s has one node: drop it", f, cfg.Name)
+			}
+		}
 	}
 	switch o.storeKind {
 	case "memory":
@@ -277,7 +290,7 @@ func onlyWith(set map[string]bool, o *options) error {
 		on    bool
 		mode  string
 	}{
-		{[]string{"max-crashes", "max-pauses", "max-lies", "max-preemptions", "max-steps", "max-schedules", "no-reduction", "exhaustive-any-world"},
+		{[]string{"max-crashes", "max-pauses", "max-lies", "max-routes", "max-lags", "max-gossip-losses", "max-preemptions", "max-steps", "max-schedules", "no-reduction", "exhaustive-any-world"},
 			o.strategy == "exhaustive", "-strategy exhaustive"},
 		{[]string{"pct-depth"}, o.strategy == "pct", "-strategy pct"},
 		{[]string{"shrink-seeds"}, o.shrink != "", "-shrink"},

@@ -84,6 +84,12 @@ type exhaustiveInfo struct {
 	Schedules       int  `json:"schedules"`
 	Pruned          int  `json:"pruned"`
 	SchedulesFailed int  `json:"schedules_failed"`
+
+	// The bounds only a world of several nodes asks about: set for such a
+	// world, left out for one node (whose summary reads as it always has).
+	Routes       *int `json:"max_routes,omitempty"`
+	Lags         *int `json:"max_lags,omitempty"`
+	GossipLosses *int `json:"max_gossip_losses,omitempty"`
 }
 
 const violationsListedMax = 1000

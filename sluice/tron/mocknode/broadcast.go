@@ -111,10 +111,44 @@ func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResu
 // expiration check comes first.
 func (n *Node) accept(tx tron.Transaction, id tron.Txid) tron.BroadcastResult {
 	raw := tx.Raw
-	head := n.head()
-	headMs := head.Time.UnixMilli()
 	reject := func(c tron.Code, format string, args ...any) tron.BroadcastResult {
 		return tron.BroadcastResult{Code: c, Message: fmt.Sprintf(format, args...)}
+	}
+
+	if res, passed := n.precheck(tx, id); !passed {
+		return res
+	}
+	// The bandwidth check would come here; the node models no bandwidth
+	// (see CanRefuseForBandwidth for a world that does).
+	if _, _, err := tron.DecodeTransfer(raw.Contract.Data); err != nil {
+		return reject(tron.CodeContractValidateError, "call data: %v", err)
+	}
+	if raw.Contract.Contract != tron.USDTContract {
+		return reject(tron.CodeContractValidateError, "contract %s is not USDT", raw.Contract.Contract)
+	}
+
+	net := n.net
+	n.pool = append(n.pool, pending{tx: cloneTx(tx), id: id, arrived: net.clock.Now()})
+	n.inPool[id] = true
+	if i, ok := net.acceptIdx[id]; ok {
+		net.accepted[i].Times++
+	} else {
+		net.acceptIdx[id] = len(net.accepted)
+		net.accepted = append(net.accepted, Acceptance{Txid: id, Times: 1, First: net.clock.Now()})
+	}
+	return tron.BroadcastResult{Code: tron.CodeSuccess}
+}
+
+// precheck runs, in java-tron's order, the broadcast checks that come before
+// the bandwidth check: pool room, contract present, expiration window,
+// signature, TAPoS, size, duplicate. passed is false with the refusal of the
+// first that fails.
+func (n *Node) precheck(tx tron.Transaction, id tron.Txid) (res tron.BroadcastResult, passed bool) {
+	raw := tx.Raw
+	head := n.head()
+	headMs := head.Time.UnixMilli()
+	reject := func(c tron.Code, format string, args ...any) (tron.BroadcastResult, bool) {
+		return tron.BroadcastResult{Code: c, Message: fmt.Sprintf(format, args...)}, false
 	}
 
 	if len(n.pool) >= n.net.cfg.PoolMax {
@@ -138,23 +172,7 @@ func (n *Node) accept(tx tron.Transaction, id tron.Txid) tron.BroadcastResult {
 	if n.inPool[id] || n.isOnChain(id) {
 		return reject(tron.CodeDupTransactionError, "dup transaction %s", id)
 	}
-	if _, _, err := tron.DecodeTransfer(raw.Contract.Data); err != nil {
-		return reject(tron.CodeContractValidateError, "call data: %v", err)
-	}
-	if raw.Contract.Contract != tron.USDTContract {
-		return reject(tron.CodeContractValidateError, "contract %s is not USDT", raw.Contract.Contract)
-	}
-
-	net := n.net
-	n.pool = append(n.pool, pending{tx: cloneTx(tx), id: id, arrived: net.clock.Now()})
-	n.inPool[id] = true
-	if i, ok := net.acceptIdx[id]; ok {
-		net.accepted[i].Times++
-	} else {
-		net.acceptIdx[id] = len(net.accepted)
-		net.accepted = append(net.accepted, Acceptance{Txid: id, Times: 1, First: net.clock.Now()})
-	}
-	return tron.BroadcastResult{Code: tron.CodeSuccess}
+	return tron.BroadcastResult{}, true
 }
 
 func (n *Node) verify(raw tron.RawData, sig []byte) bool {
