@@ -163,9 +163,9 @@ func (f Fact) Text() string {
 	case FactRelay:
 		return "relay re-sends " + f.Txid + " -> " + f.Answer
 	case FactNodeRestart:
-		return "node restarts: pending pool lost"
+		return nodeName(f.Answer) + " restarts: pending pool lost"
 	case FactEvict:
-		return "node evicts " + f.Txid
+		return nodeName(f.Answer) + " evicts " + f.Txid
 	case FactMissedSlots:
 		return "producers miss " + strconv.Itoa(f.N) + " slots"
 	case FactNodeLag:
@@ -184,6 +184,15 @@ func (f Fact) Text() string {
 		return "liveness budget spent"
 	}
 	panic("model: fact of unknown kind " + strconv.Quote(string(f.Kind)))
+}
+
+// nodeName is the node a chain event names ("node 2"), or "node" in a world
+// of one.
+func nodeName(which string) string {
+	if which == "" {
+		return "node"
+	}
+	return which
 }
 
 func (f Fact) errSuffix() string {

@@ -133,19 +133,28 @@ func (w *world) chainLoop(p *sim.Proc) {
 		if !w.cfg.ChainEvents {
 			continue
 		}
-		switch w.s.Choose("chain-event", 3) {
+		ev := w.s.Choose("chain-event", 3)
+		// Behind a balancer any node may restart or evict, not only the
+		// producer: a restarted peer has lost what it held, while the
+		// others still have it.
+		nd, which := w.node, ""
+		if w.cfg.Nodes > 1 && ev < 2 {
+			nd = w.net.Node(w.s.Choose("chain-event-node", w.cfg.Nodes))
+			which = fmt.Sprintf("node %d", nd.Index())
+		}
+		switch ev {
 		case 0:
-			for _, id := range w.node.Pool() {
+			for _, id := range nd.Pool() {
 				w.dropped(id)
 			}
-			w.node.Restart()
-			w.fact(model.Fact{Kind: model.FactNodeRestart})
+			nd.Restart()
+			w.fact(model.Fact{Kind: model.FactNodeRestart, Answer: which})
 		case 1:
-			if pool := w.node.Pool(); len(pool) > 0 {
+			if pool := nd.Pool(); len(pool) > 0 {
 				id := pool[w.s.Choose("evict", len(pool))]
 				w.dropped(id)
-				w.node.Evict(id)
-				w.fact(model.Fact{Kind: model.FactEvict, Txid: id.Short()})
+				nd.Evict(id)
+				w.fact(model.Fact{Kind: model.FactEvict, Txid: id.Short(), Answer: which})
 			}
 		case 2:
 			k := 1 + w.s.Choose("skip-slots", 3)
@@ -239,6 +248,12 @@ var oddExecutions = []struct {
 	{"lie-no-log", func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{Lie: true} }},
 	{"lie-log-twice", func(q mocknode.ExecRequest) mocknode.Execution {
 		return mocknode.Execution{Lie: true, Logs: []tron.Log{q.Log(), q.Log()}}
+	}},
+	{"lie-other-sender", func(q mocknode.ExecRequest) mocknode.Execution {
+		// Nothing left the hot wallet; the node reports a USDT transfer to
+		// the recipient from someone else (a node that indexes logs of
+		// another transaction).
+		return mocknode.Execution{NoTransfer: true, Lie: true, Logs: []tron.Log{tron.TransferLog(tron.USDTContract, stranger, q.To, q.Amount)}}
 	}},
 }
 

@@ -267,6 +267,23 @@ func Chaos() Config {
 		RelayP:            0.5,
 		SignerFailP:       0.02,
 
+		// The hostile world at low rates; each kind has a world of its own
+		// at full strength (nodes, reorgs, logs, storefaults). Three nodes
+		// behind a failover balancer, two of which fall behind now and
+		// then; gossip that loses a hop; short reorgs; a store that fails
+		// one call in 200; one transfer in 50 that does not do or say
+		// what was asked.
+		Nodes:         3,
+		Route:         "failover",
+		NodeLags:      []int{0, 5, 25, 40},
+		LagP:          0.1,
+		GossipLossP:   0.05,
+		ReorgP:        0.05,
+		ReorgDepthMax: 6,
+		StoreFaultP:   0.005,
+		StoreStalls:   durations(500*time.Millisecond, 3*time.Second),
+		OddExecutionP: 0.02,
+
 		HealAt:         Duration(4 * time.Minute),
 		LivenessBudget: Duration(20 * time.Minute),
 		ConductorPoll:  Duration(5 * time.Second),
@@ -286,6 +303,9 @@ func Chaos() Config {
 func Pair() Config {
 	c := Chaos()
 	c.Name = "pair"
+	// One node: pair is where exhaustive search is measured, and the
+	// network is pairnodes' subject.
+	c.Nodes, c.Route, c.NodeLags, c.LagP, c.GossipLossP = 0, "", nil, 0, 0
 	c.Lease = Duration(20 * time.Second)
 	c.Sluice.ExpirationWindow = 30 * time.Second
 	c.Withdrawals = 1

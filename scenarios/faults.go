@@ -68,8 +68,8 @@ var Faults = []Fault{
 		Off: func(c *Config) { c.ReceiptFailP = 0 },
 	},
 	{
-		Name: "chain-events", Doc: "the node restarts (losing its pool), evicts a pool entry, producers miss slots",
-		Choices: []string{"chain-event", "evict", "skip-slots"}, NodeTally: "chain-pool-restart, chain-pool-evict, chain-missed-slot",
+		Name: "chain-events", Doc: "a node restarts (losing its pool), evicts a pool entry, producers miss slots",
+		Choices: []string{"chain-event", "chain-event-node", "evict", "skip-slots"}, NodeTally: "chain-pool-restart, chain-pool-evict, chain-missed-slot",
 		Off: func(c *Config) { c.ChainEvents = false },
 	},
 	{

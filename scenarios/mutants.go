@@ -132,6 +132,16 @@ var coreMutants = []Mutant{
 		// (the txid's first send was accepted, not refused).
 	},
 	{
+		Name:   "node-refusal-is-terminal",
+		Breaks: "a first send refused for the node's own state (bandwidth, the contract) fails the operation, as the core did before chaos had a failover balancer",
+		workerNode: func(a *actor, n tron.Node) tron.Node {
+			return &firstRefusalFails{Node: n, sent: map[tron.Txid]bool{}}
+		},
+		// Behind a balancer that retries a failed call on the next node,
+		// the first attempt may have been accepted (and gossiped) while
+		// the retry is refused: the withdrawal fails and is paid.
+	},
+	{
 		Name:       "confirm-before-solid",
 		Breaks:     "confirmed on inclusion, without waiting for the block to be solid",
 		World:      "reorgs",

@@ -117,6 +117,24 @@ func (m *resendRejectFails) Broadcast(ctx context.Context, tx tron.Transaction) 
 	return res, err
 }
 
+// firstRefusalFails reads a node-state refusal of a txid's first send as a
+// refusal of the bytes themselves (SIGERROR), which the core fails at once:
+// the core before it learned that a refusal speaks for one node only.
+type firstRefusalFails struct {
+	tron.Node
+	sent map[tron.Txid]bool
+}
+
+func (m *firstRefusalFails) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	id := tx.Txid()
+	res, err := m.Node.Broadcast(ctx, tx)
+	if err == nil && !m.sent[id] && tron.Read(res.Code) == tron.HardReject && !tron.Intrinsic(res.Code) {
+		res = tron.BroadcastResult{Code: tron.CodeSigError, Message: string(res.Code) + " read as final (mutant)"}
+	}
+	m.sent[id] = true
+	return res, err
+}
+
 // lookupRewrite edits lookup answers as a broken confirmation check would
 // misread them.
 type lookupRewrite struct {

@@ -38,7 +38,7 @@ func Shrink(t *sim.Trace, budget int, progress func(string)) (*ShrinkResult, err
 		return nil, fmt.Errorf("the trace's run violates no invariant: nothing to shrink")
 	}
 	target := orig.Violations[0]
-	cfg, _ := World(t.Header.World)
+	var cfg Config // the header's whole configuration, as Replay reads it
 	if err := strictJSON(t.Header.Config, &cfg); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,33 @@ func Shrink(t *sim.Trace, budget int, progress func(string)) (*ShrinkResult, err
 	if only := namedWithdrawals(orig.Violations, cfg.Withdrawals); len(only) > 0 {
 		c := sr.Config
 		c.Only = only
-		try(fmt.Sprintf("keep withdrawals %v", only), c)
+		if !try(fmt.Sprintf("keep withdrawals %v", only), c) {
+			// The named ones alone do not fail (the bug needs company:
+			// a busy worker, a crowded pool): halve the others instead,
+			// keeping whichever half still fails, while one does.
+			rest := make([]int, 0, cfg.Withdrawals)
+			for n := 1; n <= cfg.Withdrawals; n++ {
+				if !slices.Contains(only, n) {
+					rest = append(rest, n)
+				}
+			}
+			for len(rest) > 1 {
+				half := len(rest) / 2
+				kept := false
+				for _, part := range [][]int{rest[:half], rest[half:]} {
+					c := sr.Config
+					c.Only = append(slices.Clone(only), part...)
+					slices.Sort(c.Only)
+					if try(fmt.Sprintf("keep %d withdrawals", len(c.Only)), c) {
+						rest, kept = part, true
+						break
+					}
+				}
+				if !kept {
+					break
+				}
+			}
+		}
 		for _, n := range only {
 			c := sr.Config
 			c.Only = []int{n}
@@ -107,6 +133,7 @@ func Shrink(t *sim.Trace, budget int, progress func(string)) (*ShrinkResult, err
 		}
 	}
 	for _, e := range append(edits, []edit{
+		{"one node", func(c *Config) { c.Nodes, c.Route, c.NodeLags, c.LagP, c.GossipLossP = 0, "", nil, 0, 0 }},
 		{"shortest pause", func(c *Config) { c.Pauses = c.Pauses[:1] }},
 		{"shortest stall", func(c *Config) { c.ServerStalls = c.ServerStalls[:1] }},
 		{"quickest restart", func(c *Config) { c.RestartDelays = c.RestartDelays[:1] }},

@@ -104,10 +104,13 @@ func Replay(t *sim.Trace) (*Result, error) {
 	if t.Header.Model != ModelVersion {
 		return nil, fmt.Errorf("trace was recorded by model %q, this build is %q", t.Header.Model, ModelVersion)
 	}
-	cfg, err := World(t.Header.World)
-	if err != nil {
+	if _, err := World(t.Header.World); err != nil {
 		return nil, err
 	}
+	// The header holds the whole configuration. Decode it onto a zero
+	// Config, never onto the world's defaults: a field left out because it
+	// was zero (omitempty) must stay zero, not take today's default.
+	var cfg Config
 	if err := strictJSON(t.Header.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("trace config: %w", err)
 	}

@@ -204,10 +204,21 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 	case tron.Accepted:
 		return p.cas(ctx, w, op, Change{To: Broadcast, Note: "accepted: " + string(res.Code)})
 	case tron.HardReject:
-		// The bytes went out for the first time just now and were refused
-		// outright, so no copy of them can be alive anywhere.
-		reason := "first send rejected: " + string(res.Code)
-		return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Note: reason})
+		if tron.Intrinsic(res.Code) {
+			// Bytes no node will ever accept (a bad signature, too big)
+			// went out for the first time and were refused: no copy of
+			// them can be alive anywhere.
+			reason := "first send rejected: " + string(res.Code)
+			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Note: reason})
+		}
+		// A refusal from the answering node's own state (bandwidth,
+		// energy, the contract) speaks for that node only. Behind a
+		// balancer that retries a failed call elsewhere, an earlier
+		// attempt of this very send may sit in another node's pool and
+		// land: failing now would report a payment as failed. Let the
+		// chain decide: reconcile re-sends the same bytes, and only proof
+		// of death rebuilds or fails.
+		return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "first send refused by the node: " + string(res.Code)}, nil
 	case tron.NotTaken:
 		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: "first send not taken: " + string(res.Code)}, nil
 	}

@@ -51,6 +51,7 @@ var recordedKills = map[string]uint64{
 	"mismatch-fails":               1,   // on logs
 	"log-ignores-contract":         4,   // on logs
 	"log-ignores-amount":           2,   // on logs
+	"node-refusal-is-terminal":     1,
 }
 
 // The kill table's verdicts.

@@ -85,6 +85,15 @@ func Read(c Code) Reading {
 	return Ambiguous
 }
 
+// Intrinsic reports whether a hard reject is a property of the bytes
+// themselves (a signature that does not verify, a transaction too big), the
+// same answer from every node at any time. The other hard rejects
+// (bandwidth, the contract's validation or execution) depend on the state
+// the answering node sees, and say nothing of another node: behind a
+// balancer that retries a failed call on another node, an earlier attempt of
+// the same send may have been accepted there.
+func Intrinsic(c Code) bool { return c == CodeSigError || c == CodeTooBigTransactionError }
+
 // BroadcastResult is the node's answer to a broadcast that reached it and came
 // back. A timeout or transport failure is an error from Broadcast instead.
 type BroadcastResult struct {
