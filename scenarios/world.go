@@ -20,7 +20,7 @@ import (
 // ModelVersion fingerprints how the worlds model sluice. Bump it whenever a
 // change makes old traces ask different questions, so that replaying one says
 // so up front instead of diverging mysteriously.
-const ModelVersion = "worlds/7"
+const ModelVersion = "worlds/8"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
