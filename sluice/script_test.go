@@ -150,7 +150,7 @@ func init() {
 			run: (*runner).cmdRestartNode},
 		"outcome": {usage: "outcome OP receipt=RECEIPT: OP's current txid executes with that receipt when it lands",
 			minPos: 1, maxPos: 1, keys: []string{"receipt"}, need: []string{"receipt"}, run: (*runner).cmdOutcome},
-		"execution": {usage: "execution OP KIND [units=N]: when OP's current txid lands with SUCCESS it really does KIND (exact, no-transfer, fee, amount, recipient, foreign-log, extra-log, lie-no-log, lie-amount); units is the fee, or the amount moved or reported",
+		"execution": {usage: "execution OP KIND [units=N]: when OP's current txid lands with SUCCESS it really does KIND (exact, no-transfer, fee, amount, recipient, foreign-log, extra-log, lie-no-log, lie-twice, lie-amount); units is the fee, or the amount moved or reported",
 			minPos: 2, maxPos: 2, keys: []string{"units"}, run: (*runner).cmdExecution},
 		"claim": {usage: "claim NAME [limit=N]: a bare store claim under NAME's id, with no worker acting on it",
 			minPos: 1, maxPos: 1, keys: []string{"limit"}, run: (*runner).cmdClaim},
@@ -1164,6 +1164,10 @@ func (r *runner) cmdExecution(c *scriptCmd) error {
 		}
 	case "lie-no-log":
 		build = func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{Lie: true} }
+	case "lie-twice":
+		build = func(q mocknode.ExecRequest) mocknode.Execution {
+			return mocknode.Execution{Lie: true, Logs: []tron.Log{q.Log(), q.Log()}}
+		}
 	case "lie-amount":
 		build = func(q mocknode.ExecRequest) mocknode.Execution {
 			return mocknode.Execution{Lie: true, Logs: []tron.Log{tron.TransferLog(tron.USDTContract, q.Owner, q.To, units)}}
