@@ -18,6 +18,16 @@ import (
 // database without needing a database per test.
 func freshPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
+	pool := emptyPool(t)
+	if err := Migrate(context.Background(), pool); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return pool
+}
+
+// emptyPool is freshPool before any migration: a new, empty schema.
+func emptyPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
 	ctx := context.Background()
 	url := storetest.DatabaseURL(t)
 	var b [6]byte
@@ -52,9 +62,6 @@ func freshPool(t *testing.T) *pgxpool.Pool {
 		}
 		admin.Close()
 	})
-	if err := Migrate(ctx, pool); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
 	return pool
 }
 
