@@ -340,9 +340,9 @@ func (h *history) get(ctx context.Context, client, id string) {
 			t.duringOutage[class]++
 		}
 		switch {
-		case class != "5xx" && class != "transport":
-		case outage && class == "5xx":
+		case outage && (class == "5xx" || class == "503"):
 			t.excused++ // a read is not retried; the model sees a failed read the store's failure excuses
+		case class != "5xx" && class != "transport":
 		default:
 			t.validFailed = append(t.validFailed, fmt.Sprintf("GET %s (%s): %s", id, client, class))
 		}
@@ -353,7 +353,9 @@ func (h *history) get(ctx context.Context, client, id string) {
 	rec.Status = code
 	// A 5xx while PostgreSQL restarted is the store's failure, not
 	// intake's: the model excuses such a read, and only such a read.
-	rec.StoreFailed = outage && class == "5xx"
+	// (intake answers a store failure 503 + Retry-After; an older build
+	// answered 500.)
+	rec.StoreFailed = outage && (class == "5xx" || class == "503")
 	if code == http.StatusOK {
 		rec.Present = true
 		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(body)
