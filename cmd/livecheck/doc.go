@@ -36,12 +36,17 @@
 // meanwhile, and how many worker ticks failed and were retried.
 //
 // Once every operation is terminal (bounded by -settle), the workers are
-// stopped, and a model.Snapshot is built from the database (rows and event
-// log) and the node's ground truth (wire, acceptances, inclusions, blocks,
-// solid head). model.CheckAll runs every invariant of model.Invariants, the
+// stopped, and a model.Snapshot is built by package cmd/internal/audit from
+// the database (rows and event log) and the node's ground truth (wire,
+// acceptances, inclusions, blocks, solid head), with the clients' history
+// added. model.CheckAll runs every invariant of model.Invariants, the
 // client history's linearizability (porcupine) among them; one-writer has
-// nothing to judge here (no process can watch the claims). livecheck prints
-// the counts and the violations per invariant and exits 1 on any violation
+// nothing to judge here (no process can watch the claims). Then the audit
+// of `sluice audit` (audit.Run) judges the same database and chain as an
+// operator's audit would, without the clients' records: the live
+// invariants, and reconciliation of every solid block through the node's
+// lookups. livecheck prints the counts, the violations per invariant and
+// the audit's report, and exits 1 on any violation (the audit's included)
 // or when a count is below its -min-* acceptance bound, 2 if the run could
 // not be set up. Every child process is killed on the way out, on failure
 // too; the schema is dropped unless -keep-schema.

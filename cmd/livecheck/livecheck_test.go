@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"sluicesim/cmd/internal/audit"
 	"sluicesim/model"
 	"sluicesim/sluice"
 	intakepkg "sluicesim/sluice/intake"
@@ -120,6 +121,9 @@ func TestFailures(t *testing.T) {
 	for name, spoil := range map[string]func(*report){
 		"violation": func(r *report) {
 			r.violations = []model.Violation{{Invariant: model.AtMostOnce, Message: "paid twice"}}
+		},
+		"audit violation": func(r *report) {
+			r.audit = &audit.Report{Violations: []model.Violation{{Invariant: audit.Reconciliation, Message: "a payment sluice does not know about"}}}
 		},
 		"withdrawals":                          func(r *report) { r.withdrawals, r.terminal = 999, 999 },
 		"not terminal":                         func(r *report) { r.terminal = 998 },

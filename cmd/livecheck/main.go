@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"sluicesim/cmd/internal/audit"
 	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron/nodehttp"
@@ -161,7 +162,11 @@ type report struct {
 	pgRestarts  int             // PostgreSQL restarts done
 	outages     []time.Duration // each restart, from its command to the first query answered
 	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
-	elapsed     time.Duration
+	// audit is what sluice audit's checks found in the same database and
+	// chain: the live invariants and the reconciliation of every solid
+	// block. Nil in a report no audit was run for.
+	audit   *audit.Report
+	elapsed time.Duration
 }
 
 // answerClasses lists the answer counts in class order.
@@ -190,6 +195,11 @@ func (r *report) failures(cfg config) []string {
 	var out []string
 	for _, v := range r.violations {
 		out = append(out, "violation: "+v.String())
+	}
+	if r.audit != nil {
+		for _, v := range r.audit.Violations {
+			out = append(out, "audit: violation: "+v.String())
+		}
 	}
 	if r.withdrawals < cfg.minWithdrawals {
 		out = append(out, fmt.Sprintf("%d withdrawals stored, want at least %d", r.withdrawals, cfg.minWithdrawals))
@@ -251,6 +261,9 @@ func (r *report) print(w io.Writer) {
 	}
 	for _, v := range r.violations {
 		fmt.Fprintf(w, "livecheck: VIOLATION %s\n", v)
+	}
+	if r.audit != nil {
+		r.audit.Write(w, "livecheck: audit: ")
 	}
 	fmt.Fprintf(w, "livecheck: elapsed %s\n", r.elapsed.Round(time.Second))
 }
@@ -580,16 +593,24 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if err != nil {
 		return nil, err
 	}
-	ops, events, err := readStore(ctx, pool)
+	ops, events, err := audit.ReadStore(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("reading the store: %w", err)
+	}
+	// sluice audit's own checks, on the same database and chain, while the
+	// node still serves: they read both again their own way (rows read as
+	// of one moment each, the chain after them) and reconcile every solid
+	// block through the node's lookups.
+	auditRep, err := audit.Run(ctx, pool, nc, audit.Config{Rescan: 0})
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
 	}
 	front.stop(15 * time.Second)
 
 	snap := snapshot(ops, events, truth, h, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
-		pgRestarts: pgRestarts, outages: h.outages.durations(), tickErrors: tickErrors(workers)}
+		pgRestarts: pgRestarts, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep}
 	for _, op := range ops {
 		rep.withdrawals++
 		rep.byState[op.State]++

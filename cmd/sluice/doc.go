@@ -1,14 +1,25 @@
 // Command sluice runs the withdrawal service.
 //
+//	sluice -h                   the commands, one line each
+//	sluice <command> -h         one command: its flags (serve: the APIs too)
 //	sluice serve [-addr 127.0.0.1:8080] [-workers 4] [-store memory|postgres]
 //	             [-api=false] [-node-addr 127.0.0.1:PORT | -node-url http://127.0.0.1:PORT]
+//	             [-log-format text|json] [-log-level debug|info|warn|error]
+//
+// The commands are the table in main.go (name, one-line doc, run func);
+// adding one is one entry there. Exit codes: 0 done, 1 failed, 2 bad usage
+// (no command, an unknown one, a stray argument, a bad flag).
 //
 // serve starts the intake HTTP API and N workers (goroutines, each its own
 // sluice.Worker with its own id) against one store: the in-memory store by
 // default, or PostgreSQL at DATABASE_URL with -store postgres (migrations are
 // applied at startup). With PostgreSQL, several serve processes may share
 // the database; the store's claims, leases and fencing tokens keep them from
-// ever working one operation at once.
+// ever working one operation at once. serve -h documents the intake API and
+// the mock node's API with example requests, and what a withdrawal's life
+// looks like in time; README's "Running sluice for real" says the same.
+// Every answer of both is JSON, what net/http answers on its own included
+// (intake.JSONAnswers).
 //
 // The TRON node is a MOCK (package mocknode) inside the process, producing
 // blocks in real time every 3 s. No real chain is contacted and no real funds
@@ -22,8 +33,14 @@
 // process with the API and the node and several worker-only processes that
 // it kills with SIGKILL.
 //
+// Logs are log/slog records on stderr, text or JSON: each withdrawal
+// created and each transition a worker lands, with the operation id,
+// through store wrappers here (workerLog, intakeLog), so the core logs
+// nothing and stays deterministic. The live check reads the text lines by
+// their messages (see lineHandler).
+//
 // This is the real-time adapter around the deterministic core: the wall
-// clock, goroutines, signals and sleeps live here and never inside sluice/.
-// SIGINT or SIGTERM stops accepting requests, lets in-flight requests finish
-// (bounded), stops the workers between ticks and exits.
+// clock, goroutines, signals, sleeps and logs live here and never inside
+// sluice/. SIGINT or SIGTERM stops accepting requests, lets in-flight
+// requests finish (bounded), stops the workers between ticks and exits.
 package main

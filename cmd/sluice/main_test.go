@@ -21,8 +21,8 @@ import (
 
 // Goal: serve, end to end on loopback: a withdrawal is accepted once,
 // replayed idempotently, refused when its id is reused with another payload,
-// paid by the workers on the mock chain, and the process shuts down cleanly
-// when its context ends (what SIGINT/SIGTERM do).
+// paid by the workers on the mock chain, its story told by the log, and the
+// process shuts down cleanly when its context ends (what SIGINT/SIGTERM do).
 func TestServeMemory(t *testing.T) {
 	exercise(t, config{storeKind: "memory"})
 }
@@ -146,6 +146,17 @@ func exercise(t *testing.T, cfg config) {
 	}
 	if !strings.Contains(logs.String(), "THIS IS A MOCK") {
 		t.Errorf("startup log does not say the node is a mock:\n%s", logs.String())
+	}
+	// The log tells the withdrawal's story: created once (the replay and
+	// the conflict add nothing), then each transition to confirmed.
+	if n := strings.Count(logs.String(), " INFO created operation_id="+id+" "); n != 1 {
+		t.Errorf("the log has %d creations of %s, want 1", n, id)
+	}
+	for _, step := range []string{"requested to=validated", "validated to=signing", "signing to=signed",
+		"signed to=broadcasting", "broadcasting to=broadcast", "broadcast to=confirmed"} {
+		if !strings.Contains(logs.String(), " INFO transition operation_id="+id+" from="+step+" token=") {
+			t.Errorf("the log has no transition of %s from=%s", id, step)
+		}
 	}
 	if t.Failed() {
 		t.Logf("serve log:\n%s", logs.String())

@@ -22,7 +22,7 @@ func TestRoleFlags(t *testing.T) {
 		{[]string{"-node-url", "127.0.0.1:9000"}, false},
 		{[]string{"-node-url", "http://127.0.0.1:9000", "-node-timeout", "0s"}, false},
 	} {
-		_, err := parseFlags(c.args, io.Discard)
+		_, err := parseFlags(c.args, io.Discard, io.Discard)
 		if (err == nil) != c.ok {
 			t.Errorf("parseFlags(%q): err %v, want ok=%v", c.args, err, c.ok)
 		}

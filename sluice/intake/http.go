@@ -26,8 +26,9 @@ const BodyMax = 16 << 10
 //	                           409 id reused with another payload, 422 invalid, 415, 405
 //	GET  /v1/withdrawals/{id}  current state and history: 200, 404, 422
 //
-// Every answer, errors included, is JSON; an error is
-// {"error": "...", "field": "..."} with field present where one is to blame.
+// Every answer, errors included, is JSON, for unknown and unclean paths too
+// (see JSONAnswers); an error is {"error": "...", "field": "..."} with field
+// present where one is to blame.
 // A store failure is a 503 with Retry-After and a fixed message: the
 // request may or may not have been recorded (a commit whose answer was
 // lost), and the one safe move, a retry with the same operation id, is what
@@ -48,10 +49,102 @@ func NewHandler(svc *Service) http.Handler {
 	mux.HandleFunc("/v1/withdrawals", h.withdrawals)
 	mux.HandleFunc("/v1/withdrawals/{id}", h.withdrawal)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint", "")
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+truncate(r.URL.Path)+"; "+endpoints, "")
 	})
-	return mux
+	// The mux still answers on its own, before any handler, a path that is
+	// not clean ("/v1//withdrawals", "/v1/./withdrawals"): a redirect with
+	// an HTML body, or none. JSONAnswers makes that answer JSON too.
+	return JSONAnswers(mux)
 }
+
+// endpoints is what a 404 tells a client that guessed a path.
+const endpoints = "the API is POST /v1/withdrawals and GET /v1/withdrawals/{operation_id}"
+
+// JSONAnswers makes every answer of h JSON. net/http writes some answers
+// itself: ServeMux's "404 page not found" and "405 method not allowed" in
+// text, its redirects of unclean paths in HTML or with no body at all. An
+// answer whose Content-Type is not application/json keeps its status and
+// headers (Location, Allow), and its body is replaced by {"error": "..."}
+// saying what happened, so that a client can parse every answer it gets.
+// Answers without a body (1xx, 204, 304) pass as they are.
+//
+// It starts nothing and reads no clock: it is safe under the simulator.
+func JSONAnswers(h http.Handler) http.Handler {
+	if h == nil {
+		panic("intake.JSONAnswers: nil handler")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&jsonWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+// jsonWriter replaces a non-JSON answer at the moment its header is written,
+// the last moment the status and Content-Type are known and the body is not.
+type jsonWriter struct {
+	http.ResponseWriter
+	r        *http.Request
+	wrote    bool // the status line is out
+	replaced bool // the body is ours; what the handler writes is dropped
+}
+
+func (j *jsonWriter) WriteHeader(code int) {
+	if j.wrote || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
+		// A second call is net/http's to report; 1xx are interim; 204 and
+		// 304 carry no body, so there is nothing to be JSON.
+		j.wrote = j.wrote || code >= 200
+		j.ResponseWriter.WriteHeader(code)
+		return
+	}
+	j.wrote = true
+	h := j.Header()
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil && mt == "application/json" {
+		j.ResponseWriter.WriteHeader(code)
+		return
+	}
+	j.replaced = true
+	b, err := json.Marshal(errorBody{Error: j.explain(code)})
+	if err != nil {
+		panic("intake: marshal response: " + err.Error()) // a struct of one string
+	}
+	b = append(b, '\n')
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	j.ResponseWriter.WriteHeader(code)
+	if j.r.Method != http.MethodHead {
+		j.ResponseWriter.Write(b)
+	}
+}
+
+// explain says in words what a status that net/http chose means here.
+func (j *jsonWriter) explain(code int) string {
+	h, path := j.Header(), j.r.Method+" "+truncate(j.r.URL.Path)
+	switch {
+	case code == http.StatusNotFound:
+		return "no such endpoint: " + path
+	case code == http.StatusMethodNotAllowed:
+		return "method not allowed: " + path + "; use " + h.Get("Allow")
+	case code >= 300 && code < 400 && h.Get("Location") != "":
+		return "not the canonical path: " + path + "; use " + truncate(h.Get("Location"))
+	}
+	if t := http.StatusText(code); t != "" {
+		return strings.ToLower(t)
+	}
+	return "status " + strconv.Itoa(code)
+}
+
+func (j *jsonWriter) Write(p []byte) (int, error) {
+	if !j.wrote {
+		j.WriteHeader(http.StatusOK) // as net/http does; the Content-Type decides
+	}
+	if j.replaced {
+		return len(p), nil
+	}
+	return j.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (j *jsonWriter) Unwrap() http.ResponseWriter { return j.ResponseWriter }
 
 type handler struct {
 	svc *Service

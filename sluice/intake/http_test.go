@@ -620,3 +620,115 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryAnswerIsJSON: paths the API does not have, and paths that are not
+// clean (which http.ServeMux answers itself, before any handler, with a
+// redirect in HTML or with no body), are answered in JSON like everything
+// else, keeping the status and the Location the mux chose, and create
+// nothing.
+func TestEveryAnswerIsJSON(t *testing.T) {
+	tests := []struct {
+		method, path string
+		status       int    // 0: any redirect
+		location     string // for a redirect
+	}{
+		{http.MethodGet, "/", http.StatusNotFound, ""},
+		{http.MethodGet, "/v2/withdrawals", http.StatusNotFound, ""},
+		{http.MethodPost, "/v1/withdrawal", http.StatusNotFound, ""},
+		{http.MethodGet, "/v1/withdrawals/", http.StatusNotFound, ""},
+		{http.MethodGet, "/v1/withdrawals/" + id1 + "/extra", http.StatusNotFound, ""},
+		{http.MethodDelete, "/favicon.ico", http.StatusNotFound, ""},
+		{http.MethodHead, "/nothing", http.StatusNotFound, ""},
+		{http.MethodPost, "/v1//withdrawals", 0, "/v1/withdrawals"},
+		{http.MethodGet, "/v1//withdrawals", 0, "/v1/withdrawals"},
+		{http.MethodGet, "/v1/./withdrawals/" + id1, 0, "/v1/withdrawals/" + id1},
+		{http.MethodGet, "/v1/x/../withdrawals/" + id1, 0, "/v1/withdrawals/" + id1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			h, mem := newHandler(t)
+			rec := do(h, tt.method, tt.path, validBody(), "application/json")
+			switch {
+			case tt.status == 0 && (rec.Code < 300 || rec.Code >= 400):
+				t.Errorf("status = %d, want a redirect (body %s)", rec.Code, rec.Body.String())
+			case tt.status != 0 && rec.Code != tt.status:
+				t.Errorf("status = %d, want %d (body %s)", rec.Code, tt.status, rec.Body.String())
+			}
+			if got := rec.Header().Get("Location"); got != tt.location {
+				t.Errorf("Location = %q, want %q", got, tt.location)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q, want application/json (body %q)", ct, rec.Body.String())
+			}
+			// A HEAD answer's body is net/http's to drop; its type is ours.
+			if tt.method != http.MethodHead {
+				e := decode[wireError](t, rec)
+				if !strings.Contains(e.Error, tt.path) {
+					t.Errorf("error %q does not name the path %s", e.Error, tt.path)
+				}
+				if tt.location != "" && !strings.Contains(e.Error, tt.location) {
+					t.Errorf("error %q does not name the canonical path %s", e.Error, tt.location)
+				}
+			}
+			if n := rows(mem); n != 0 {
+				t.Errorf("rows = %d, want 0", n)
+			}
+		})
+	}
+}
+
+// TestJSONAnswers: the wrapper replaces exactly the answers that are not
+// JSON, keeps their status and headers, drops what the handler writes after
+// (so no text leaks after the JSON), and leaves JSON and bodiless answers
+// alone, byte for byte.
+func TestJSONAnswers(t *testing.T) {
+	serve := func(inner http.HandlerFunc, method string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		JSONAnswers(inner).ServeHTTP(rec, httptest.NewRequest(method, "/x", nil))
+		return rec
+	}
+	t.Run("text error", func(t *testing.T) {
+		rec := serve(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "7")
+			http.Error(w, "boom: internal detail", http.StatusBadGateway)
+		}, http.MethodGet)
+		e := wantError(t, rec, http.StatusBadGateway, "")
+		if e.Error != "bad gateway" || strings.Contains(rec.Body.String(), "internal detail") {
+			t.Errorf("body %q, want only the status in words", rec.Body.String())
+		}
+		if rec.Header().Get("Retry-After") != "7" {
+			t.Errorf("Retry-After = %q, want the handler's 7", rec.Header().Get("Retry-After"))
+		}
+		if got, want := rec.Header().Get("Content-Length"), fmt.Sprint(rec.Body.Len()); got != want {
+			t.Errorf("Content-Length = %s, want %s", got, want)
+		}
+	})
+	t.Run("body without a type", func(t *testing.T) {
+		rec := serve(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("<html>hello</html>"))
+		}, http.MethodGet)
+		decode[wireError](t, rec)
+		if strings.Contains(rec.Body.String(), "hello") {
+			t.Errorf("body %q keeps the handler's HTML", rec.Body.String())
+		}
+	})
+	t.Run("json passes", func(t *testing.T) {
+		const body = `{"a":1}` + "\n"
+		rec := serve(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusTeapot)
+			w.Write([]byte(body))
+		}, http.MethodGet)
+		if rec.Code != http.StatusTeapot || rec.Body.String() != body {
+			t.Errorf("answer = %d %q, want %d %q untouched", rec.Code, rec.Body.String(), http.StatusTeapot, body)
+		}
+	})
+	t.Run("no content passes", func(t *testing.T) {
+		rec := serve(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}, http.MethodGet)
+		if rec.Code != http.StatusNoContent || rec.Body.Len() != 0 || rec.Header().Get("Content-Type") != "" {
+			t.Errorf("answer = %d %q type %q, want a bare 204", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
+		}
+	})
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runCLI runs the command line as main does. None of the cases here may
+// start serving: a case that does is reported rather than left to hang.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(args, &out, &errb) }()
+	select {
+	case code = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("sluice %q did not return: it is serving", args)
+	}
+	return code, out.String(), errb.String()
+}
+
+// Goal: sluice -h (and its spellings) describes every command of the table
+// on stdout and exits 0; no command, an unknown one, a flag before the
+// command or a stray argument is refused with exit 2 on stderr, naming
+// what was wrong; serve -h is serve's help on stdout, exit 0.
+func TestCommandLine(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}} {
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || errs != "" {
+			t.Errorf("sluice %q: exit %d, stderr %q; want 0 and nothing", args, code, errs)
+		}
+		for _, c := range commands {
+			if !strings.Contains(out, c.name+"  "+c.doc) {
+				t.Errorf("sluice %q does not list %q with its doc:\n%s", args, c.name, out)
+			}
+		}
+	}
+
+	for _, c := range []struct {
+		args []string
+		says string // stderr names this
+	}{
+		{nil, "no command"},
+		{[]string{"bogus"}, `unknown command "bogus"`},
+		{[]string{"-workers", "3"}, `unknown flag "-workers"`},
+		{[]string{"-h", "serve"}, `unexpected argument "serve"`},
+		{[]string{"help", "bogus"}, `unknown command "bogus"`},
+		{[]string{"help", "serve", "x"}, `unexpected argument "x"`},
+		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
+		{[]string{"serve", "-addr", "127.0.0.1:0", "extra", "-workers", "2"}, `unexpected argument "extra"`},
+		{[]string{"serve", "-bogus"}, "-bogus"},
+		{[]string{"serve", "-workers", "many"}, "-workers"},
+		{[]string{"serve", "-log-level", "loud"}, `"loud" for flag -log-level: want debug, info, warn or error`},
+		{[]string{"serve", "-log-format", "xml"}, `-log-format "xml": want text or json`},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.says) {
+			t.Errorf("sluice %q: exit %d, stdout %q, stderr %q; want 2, nothing, and %q", c.args, code, out, errs, c.says)
+		}
+	}
+
+	for _, args := range [][]string{{"serve", "-h"}, {"help", "serve"}, {"serve", "-workers", "2", "--help"}} {
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || errs != "" || !strings.HasPrefix(out, "usage: sluice serve") ||
+			!strings.Contains(out, "-log-format") {
+			t.Errorf("sluice %q: exit %d, stderr %q, stdout starts %.40q; want 0 and serve's help with its flags",
+				args, code, errs, out)
+		}
+	}
+}
+
+// Goal: the log flags are read and checked like the others.
+func TestLogFlags(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		format string
+		level  string
+		ok     bool
+	}{
+		{nil, "text", "INFO", true},
+		{[]string{"-log-format", "json", "-log-level", "debug"}, "json", "DEBUG", true},
+		{[]string{"-log-level", "WARN"}, "text", "WARN", true},
+		{[]string{"-log-level", "error"}, "text", "ERROR", true},
+		{[]string{"-log-format", "JSON"}, "", "", false},
+		{[]string{"-log-format", ""}, "", "", false},
+		{[]string{"-log-level", ""}, "", "", false},
+		{[]string{"-log-level", "verbose"}, "", "", false},
+	} {
+		var errb bytes.Buffer
+		cfg, err := parseFlags(c.args, &bytes.Buffer{}, &errb)
+		switch {
+		case (err == nil) != c.ok:
+			t.Errorf("parseFlags(%q): err %v, want ok=%v", c.args, err, c.ok)
+		case c.ok && (cfg.logFormat != c.format || cfg.logLevel.String() != c.level):
+			t.Errorf("parseFlags(%q): format %q level %s, want %s %s", c.args, cfg.logFormat, cfg.logLevel, c.format, c.level)
+		case !c.ok && errb.Len() == 0:
+			t.Errorf("parseFlags(%q): refused without a word on stderr", c.args)
+		}
+	}
+}

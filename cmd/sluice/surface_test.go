@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+	"sluicesim/sluice/tron/nodehttp"
+)
+
+// Goal: every answer of both listeners is JSON, what the muxes and net/http
+// answer on their own included (an unknown path, a method a pattern does
+// not take, an unclean path's redirect, a request that outlived the
+// handler timeout), keeping the status, Allow and Location they chose.
+func TestServiceAnswersJSON(t *testing.T) {
+	api := surface(apiHandler(store.NewMemory(&storetest.Clock{}, time.Minute)), time.Minute)
+	node := surface((&nodehttp.Server{Node: func(string) tron.Node { return nil }}).Handler(), time.Minute)
+	slow := surface(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }), 20*time.Millisecond)
+	for _, c := range []struct {
+		name         string
+		h            http.Handler
+		method, path string
+		status       int // 0: a redirect
+		header       string
+		says         string
+	}{
+		{"api", api, http.MethodGet, "/", http.StatusNotFound, "", "no such endpoint"},
+		{"api", api, http.MethodPost, "/v2/withdrawals", http.StatusNotFound, "", "no such endpoint"},
+		{"api", api, http.MethodGet, "/v1", http.StatusNotFound, "", "no such endpoint"},
+		{"api", api, http.MethodPut, "/v1/withdrawals", http.StatusMethodNotAllowed, "Allow: POST", "use POST"},
+		{"api", api, http.MethodPost, "/healthz", http.StatusMethodNotAllowed, "Allow: GET, HEAD", "use GET"},
+		{"api", api, http.MethodPost, "//v1/withdrawals", 0, "Location: /v1/withdrawals", "/v1/withdrawals"},
+		{"api", api, http.MethodGet, "/v1/x/../../healthz", 0, "Location: /healthz", "/healthz"},
+		{"api", api, http.MethodGet, "/healthz", http.StatusOK, "", ""},
+		{"node", node, http.MethodGet, "/nope", http.StatusNotFound, "", "no such endpoint"},
+		{"node", node, http.MethodGet, nodehttp.PathHead, http.StatusMethodNotAllowed, "Allow: POST", "use POST"},
+		{"node", node, http.MethodGet, nodehttp.PathTruth, http.StatusNotFound, "", "no such endpoint"}, // no truth served
+		{"node", node, http.MethodGet, "/wallet//getnowblock", 0, "Location: " + nodehttp.PathHead, nodehttp.PathHead},
+		{"timeout", slow, http.MethodPost, "/v1/withdrawals", http.StatusServiceUnavailable, "", "timed out"},
+	} {
+		t.Run(c.name+" "+c.method+" "+c.path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			c.h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, strings.NewReader("{}")))
+			if c.status == 0 && (rec.Code < 300 || rec.Code >= 400) || c.status != 0 && rec.Code != c.status {
+				t.Errorf("status %d, want %d (0: a redirect); body %s", rec.Code, c.status, rec.Body.String())
+			}
+			if k, v, ok := strings.Cut(c.header, ": "); ok && rec.Header().Get(k) != v {
+				t.Errorf("%s: %q, want %q", k, rec.Header().Get(k), v)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json; body %q", ct, rec.Body.String())
+			}
+			var body map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatalf("body %q is not JSON: %v", rec.Body.String(), err)
+			}
+			if msg, _ := body["error"].(string); !strings.Contains(msg, c.says) || (c.says == "") != (msg == "") {
+				t.Errorf("error %q, want one that says %q", msg, c.says)
+			}
+		})
+	}
+}
+
+// Goal: the examples of serve -h and of the README's "Running sluice for
+// real" run, as curl would send them, against a live serve (the API and the
+// mock node), each answered 2xx in JSON; the README carries every example
+// of the help and names every endpoint of both APIs; and the help's "about
+// a minute" to confirmation is what the mock's defaults give.
+func TestHelpExamplesRun(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Running sluice for real\n")
+	if !ok {
+		t.Fatal(`README has no "## Running sluice for real" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	help := serveHelp()
+
+	inHelp, inReadme := curlCommands(help), curlCommands(section)
+	if len(inHelp) < 4 {
+		t.Fatalf("serve -h has %d curl examples, want the POST, the GET and the node's", len(inHelp))
+	}
+	for _, c := range inHelp {
+		if !contains(inReadme, c) {
+			t.Errorf("README's section lacks the help's example\n\t%s", c)
+		}
+	}
+	for _, path := range []string{"POST /v1/withdrawals", "/v1/withdrawals/{id}", "/healthz", nodehttp.PathBroadcast,
+		nodehttp.PathLookup, nodehttp.PathHead, nodehttp.PathSolid, nodehttp.PathTruth, "X-Node-Caller", "-node-addr", "operator API"} {
+		for doc, text := range map[string]string{"serve -h": help, "README": section} {
+			if !strings.Contains(strings.ToLower(text), strings.ToLower(path)) {
+				t.Errorf("%s does not mention %s", doc, path)
+			}
+		}
+	}
+	if lag := time.Duration(mocknode.DefaultSolidLag) * mocknode.SlotInterval; lag < 40*time.Second || lag > 90*time.Second {
+		t.Errorf("the mock's default solid lag is %s: not \"about a minute\" as serve -h and the README say", lag)
+	}
+	for doc, text := range map[string]string{"serve -h": help, "README": section} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), "about a minute") {
+			t.Errorf("%s does not say that confirmation takes about a minute", doc)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	logs := &syncWriter{w: &strings.Builder{}}
+	cfg := config{addr: "127.0.0.1:0", nodeAddr: "127.0.0.1:0", api: true, workers: 1, storeKind: "memory",
+		lease: 5 * time.Second, solidLag: 1, idleSleep: 50 * time.Millisecond, shutdownMax: 5 * time.Second,
+		nodeTimeout: 5 * time.Second}
+	go func() { done <- serve(ctx, cfg, logs, ready) }()
+	var at listening
+	select {
+	case at = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not start within 20s")
+	}
+	hosts := map[string]string{exampleAPI: at.api, exampleNode: at.node}
+	for _, cmd := range append(inHelp, inReadme...) {
+		req, err := curlRequest(cmd, hosts)
+		if err != nil {
+			t.Errorf("%s\n\t%v", cmd, err)
+			continue
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s\n\t%v", cmd, err)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 || resp.Header.Get("Content-Type") != "application/json" || !json.Valid(b) {
+			t.Errorf("%s\n\tanswered %d %s %q, want 2xx and JSON", cmd, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	if t.Failed() {
+		t.Logf("serve log:\n%s", logs.String())
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// curlCommands returns the curl command lines of a text, continuation
+// lines joined and spaces collapsed.
+func curlCommands(text string) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(line, "curl ") {
+			continue
+		}
+		for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		out = append(out, strings.Join(strings.Fields(line), " "))
+	}
+	return out
+}
+
+// curlRequest builds the request curl would send for cmd, with the hosts
+// of the examples replaced. It knows the options the examples may use and
+// refuses any other, so that an example cannot say what this test does not
+// check. As curl does, -d without -X is a POST, and -d without a
+// Content-Type sends application/x-www-form-urlencoded.
+func curlRequest(cmd string, hosts map[string]string) (*http.Request, error) {
+	words, err := shellWords(strings.TrimPrefix(cmd, "curl "))
+	if err != nil {
+		return nil, err
+	}
+	method, url, body := "", "", ""
+	var data bool
+	header := http.Header{}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		arg := func() (string, error) {
+			if i+1 == len(words) {
+				return "", fmt.Errorf("%s without a value", w)
+			}
+			i++
+			return words[i], nil
+		}
+		var v string
+		switch w {
+		case "-s", "-i", "-S", "-sS":
+			continue
+		case "-X", "-H", "-d":
+			if v, err = arg(); err != nil {
+				return nil, err
+			}
+		default:
+			if strings.HasPrefix(w, "-") || url != "" {
+				return nil, fmt.Errorf("curl option or argument %q: the test does not know it", w)
+			}
+			url = w
+			continue
+		}
+		switch w {
+		case "-X":
+			method = v
+		case "-H":
+			k, hv, ok := strings.Cut(v, ": ")
+			if !ok {
+				return nil, fmt.Errorf("header %q: want Name: value", v)
+			}
+			header.Set(k, hv)
+		case "-d":
+			body, data = v, true
+		}
+	}
+	for from, to := range hosts {
+		url = strings.Replace(url, "http://"+from+"/", "http://"+to+"/", 1)
+	}
+	if url == "" {
+		return nil, errors.New("no URL")
+	}
+	if method == "" {
+		method = http.MethodGet
+		if data {
+			method = http.MethodPost
+		}
+	}
+	if data && header.Get("Content-Type") == "" {
+		header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
+	return req, nil
+}
+
+// shellWords splits s as a shell would, for the quoting the examples use:
+// single quotes only.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	in, started := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			in, started = !in, true
+		case r == '"' && !in, r == '$' && !in, r == '\\':
+			return nil, fmt.Errorf("%q outside single quotes: the test reads single quotes only", r)
+		case r == ' ' && !in:
+			if started {
+				words = append(words, cur.String())
+				cur.Reset()
+				started = false
+			}
+		default:
+			cur.WriteRune(r)
+			started = true
+		}
+	}
+	if in {
+		return nil, errors.New("unclosed single quote")
+	}
+	if started {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
