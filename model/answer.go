@@ -15,6 +15,7 @@ import (
 func ReadAnswer(body []byte) (p Payload, state sluice.State, history []HistoryEntry, ok bool) {
 	var w struct {
 		OperationID string `json:"operation_id"`
+		Customer    string `json:"customer"`
 		State       string `json:"state"`
 		ToAddress   string `json:"to_address"`
 		Amount      string `json:"amount"`
@@ -37,5 +38,5 @@ func ReadAnswer(body []byte) (p Payload, state sluice.State, history []HistoryEn
 	for _, h := range w.History {
 		history = append(history, HistoryEntry{From: h.From, To: h.To, At: h.At, Txid: h.Txid, RetiredTxid: h.RetiredTxid})
 	}
-	return Payload{ID: w.OperationID, To: w.ToAddress, Amount: w.Amount, Asset: w.Asset}, st, history, true
+	return Payload{ID: w.OperationID, Customer: w.Customer, To: w.ToAddress, Amount: w.Amount, Asset: w.Asset}, st, history, true
 }

@@ -14,7 +14,10 @@ import (
 //
 // Per operation (its txids are its history, as for txid-ownership): at most
 // one of its txids is included on chain, with any receipt, since a reverted
-// transaction still shows that a second envelope was alive; a Confirmed
+// transaction still shows that a second envelope was alive, except that an
+// inclusion with a failed receipt (REVERT, OUT_OF_ENERGY) in a solid block
+// is a dead end that proves its own death (the core rebuilds after it, and
+// audit-log checks that the rebuild cited it solid); a Confirmed
 // operation has exactly one inclusion that moved tokens (SUCCESS receipt and
 // a Transfer log); an operation in review has at most one (review is where
 // money that moved, perhaps not as asked, waits for an operator: one
@@ -41,19 +44,22 @@ func CheckAtMostOnce(s *Snapshot) []Violation {
 			confirmed = row.State == sluice.Confirmed
 			review = row.State == sluice.Review
 		}
-		var included, paid []mocknode.Inclusion
+		var included, alive, paid []mocknode.Inclusion
 		for _, t := range own.byOp[id] {
 			for _, in := range onChain[t] {
 				included = append(included, in)
+				if in.Receipt == tron.ReceiptSuccess || in.BlockNumber > s.SolidNumber {
+					alive = append(alive, in)
+				}
 				if moved(in) {
 					paid = append(paid, in)
 				}
 			}
 		}
 		v := Violation{Invariant: AtMostOnce, Operation: id}
-		if len(included) > 1 {
-			v.Message = fmt.Sprintf("op %s (%s) has %d inclusions on chain, want at most one: %s",
-				id, state, len(included), describeInclusions(included))
+		if len(alive) > 1 {
+			v.Message = fmt.Sprintf("op %s (%s) has %d inclusions on chain that are not solid failures, want at most one: %s",
+				id, state, len(alive), describeInclusions(included))
 			vs = append(vs, v)
 		}
 		switch {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"sluicesim/sluice"
@@ -11,28 +13,37 @@ import (
 func TestCheckAtMostOnceClean(t *testing.T) { wantClean(t, CheckAtMostOnce) }
 
 func TestCheckAtMostOnceCatches(t *testing.T) {
-	// includeRetired puts op's first (retired) txid on chain too.
-	includeRetired := func(b *builder, n int, receipt string) {
-		retired := b.event(opID(n), sluice.Validated, sluice.Signing).Txid
-		in := mocknode.Inclusion{Txid: retired, BlockNumber: 500, BlockTime: b.s.Blocks[500].Time, Receipt: receipt, Owner: hotWallet}
-		if receipt == tron.ReceiptSuccess {
-			row := b.row(opID(n))
-			in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
-			in.TransferOK = true
-			in.Moved = []tron.Transfer{in.Transfer}
-		}
-		b.s.Inclusions = append(b.s.Inclusions, in)
-	}
+	// includeRetired puts op's first (retired) txid on chain too, in
+	// block 500 (solid).
+	includeRetired := func(b *builder, n int, receipt string) { includeRetiredIn(b, n, receipt, 500) }
 	for _, c := range []corruption{
 		{
 			// Any second inclusion is of a retired txid, which the audit
 			// log must also flag; a REVERT keeps conservation out of it.
-			name: "two inclusions for one op", op: opID(opStale), mention: "2 inclusions",
-			break_: func(b *builder) { includeRetired(b, opStale, tron.ReceiptRevert) },
+			// Not yet solid, it may still be reorganized into a SUCCESS.
+			name: "an unsolid failure plus a success", op: opID(opStale), mention: "2 inclusions on chain that are not solid failures",
+			break_: func(b *builder) { includeRetiredIn(b, opStale, tron.ReceiptRevert, b.s.SolidNumber+1) },
 			also:   []string{AuditLog},
 		},
 		{
+			// The clean run's solid REVERT, its proof of death, made
+			// unsolid: it no longer proves anything.
+			name: "a failed receipt rebuilt on that is not solid after all", op: opID(opReverted), mention: "2 inclusions on chain that are not solid failures",
+			break_: func(b *builder) {
+				in := b.inclusion(b.event(opID(opReverted), sluice.Validated, sluice.Signing).Txid)
+				in.BlockNumber = b.s.SolidNumber + 1
+				in.BlockTime = b.s.Blocks[in.BlockNumber].Time
+			},
+			also: []string{AuditLog},
+		},
+		{
 			name: "two successful transfers for one confirmed op", op: opID(opRebuilt), mention: "2 successful transfers",
+			break_: func(b *builder) { includeRetired(b, opRebuilt, tron.ReceiptSuccess) },
+			also:   []string{Conservation, AuditLog},
+		},
+		{
+			// Two SUCCESS inclusions are two live ones, whatever they moved.
+			name: "two SUCCESS inclusions for one confirmed op", op: opID(opRebuilt), mention: "2 inclusions on chain that are not solid failures",
 			break_: func(b *builder) { includeRetired(b, opRebuilt, tron.ReceiptSuccess) },
 			also:   []string{Conservation, AuditLog},
 		},
@@ -46,27 +57,76 @@ func TestCheckAtMostOnceCatches(t *testing.T) {
 			also: []string{Conservation},
 		},
 		{
-			name: "a REVERT counted as confirmed", op: opID(opReverted), mention: "REVERT",
+			// Op 8 reverted and was confirmed anyway: the customer's hold
+			// is settled for a payment that never happened.
+			name: "a REVERT counted as confirmed", op: opID(8), mention: "REVERT",
 			break_: func(b *builder) {
-				b.event(opID(opReverted), sluice.Broadcast, sluice.Failed).To = sluice.Confirmed
-				b.row(opID(opReverted)).State = sluice.Confirmed
+				o := b.create(8, 8_000_000, "c1").claim().build()
+				o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptRevert)
+				o.step(sluice.Confirmed, nil)
 			},
 			also: []string{Conservation},
 		},
 		{
 			// A failed op whose transfer went through has no failure the
-			// chain bears out either.
-			name: "failed op whose transaction paid", op: opID(opReverted), mention: "is failed but moved tokens",
+			// chain bears out either, and its customer was refunded money
+			// that left.
+			name: "failed op whose transaction paid", op: opID(8), mention: "is failed but moved tokens",
 			break_: func(b *builder) {
-				row := b.row(opID(opReverted))
+				o := revertedAndFailed(b)
+				row := o.row()
 				in := b.inclusion(row.Envelope.Txid)
 				in.Receipt, in.TransferOK = tron.ReceiptSuccess, true
 				in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
 				in.Moved = []tron.Transfer{in.Transfer}
 			},
-			also: []string{Conservation, Progress},
+			also: []string{Conservation, Progress, NoOperationalFailure},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, AtMostOnce, CheckAtMostOnce, c) })
+	}
+}
+
+// includeRetiredIn puts op n's first (retired) txid on chain in block blk
+// with receipt; a SUCCESS pays the request.
+func includeRetiredIn(b *builder, n int, receipt string, blk int64) {
+	retired := b.event(opID(n), sluice.Validated, sluice.Signing).Txid
+	in := mocknode.Inclusion{Txid: retired, BlockNumber: blk, BlockTime: b.s.Blocks[blk].Time, Receipt: receipt, Owner: hotWallet}
+	if receipt == tron.ReceiptSuccess {
+		row := b.row(opID(n))
+		in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
+		in.TransferOK = true
+		in.Moved = []tron.Transfer{in.Transfer}
+	}
+	b.s.Inclusions = append(b.s.Inclusions, in)
+}
+
+// Goal: a failed receipt in a solid block is a dead end, not a second live
+// envelope: the clean run's opReverted, REVERT in a solid block then a
+// SUCCESS, keeps at-most-once; the same REVERT on a retired txid that was
+// never sent is audit-log's to report, not at-most-once's.
+func TestCheckAtMostOnceSolidFailurePlusSuccess(t *testing.T) {
+	b := clean(t)
+	id := opID(opReverted)
+	var receipts []string
+	for _, in := range b.s.Inclusions {
+		if in.Txid == b.event(id, sluice.Validated, sluice.Signing).Txid || in.Txid == b.row(id).Envelope.Txid {
+			receipts = append(receipts, in.Receipt)
+		}
+	}
+	if want := []string{tron.ReceiptRevert, tron.ReceiptSuccess}; !slices.Equal(receipts, want) {
+		t.Fatalf("setup: op %s's inclusions have receipts %q, want %q", id, receipts, want)
+	}
+	if got := CheckAtMostOnce(&b.s); len(got) != 0 {
+		t.Errorf("a solid REVERT then a SUCCESS: want clean, got:\n%s", describe(got))
+	}
+	b = clean(t)
+	includeRetiredIn(b, opStale, tron.ReceiptRevert, 500)
+	if got := CheckAtMostOnce(&b.s); len(got) != 0 {
+		t.Errorf("a solid REVERT of a retired txid: at-most-once reported\n%s", describe(got))
+	}
+	got := Check(&b.s)
+	if len(got) != 1 || got[0].Invariant != AuditLog || !strings.Contains(got[0].Message, "without proof of death as never sent, but it is on chain") {
+		t.Errorf("a solid REVERT of a txid retired as never sent: want one audit-log violation, got:\n%s", describe(got))
 	}
 }

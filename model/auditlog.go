@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"sluicesim/sluice"
@@ -86,7 +87,18 @@ func CheckAuditLog(s *Snapshot) []Violation {
 				if e.From != prev.To {
 					add(id, "%s does not start where event #%d left it (%s)", at, prev.Seq, prev.To)
 				}
-				if !sluice.CanTransition(e.From, e.To) {
+				operator := strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix)
+				switch {
+				case operator && e.From == e.To:
+					if e.From.Terminal() {
+						add(id, "%s: an operator retried a terminal operation", at)
+					}
+				case operator:
+					if !sluice.OperatorCanTransition(e.From, e.To) {
+						add(id, "%s is not a transition an operator may make", at)
+					}
+					vs = append(vs, c.operatorAction(at, prev, e)...)
+				case !sluice.CanTransition(e.From, e.To):
 					add(id, "%s is not a legal transition", at)
 				}
 				if e.Token < maxToken {
@@ -207,6 +219,12 @@ func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
 			add("retires txid %s with evidence using margin %s, but the configured safety margin is %s", e.RetiredTxid.Short(), ev.Margin, margin)
 		}
 	}
+	if ev.Lookup == tron.Included {
+		// Proof by a failed receipt: the txid is on chain for good, in a
+		// solid block, and moved nothing.
+		vs = append(vs, c.failedReceiptProof(at, e.RetiredTxid, ev)...)
+		return vs
+	}
 	if ev.Lookup != tron.Unknown || ev.SolidTime.Before(expiration.Add(margin)) || ev.LookupSolid < ev.SolidNumber {
 		add("retires txid %s with evidence that proves nothing (%s): the solid time must reach expiration %s + margin %s and the lookup must be unknown from a node whose own solid head reached the cited block",
 			e.RetiredTxid.Short(), ev, stamp(expiration), margin)
@@ -218,6 +236,104 @@ func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
 		add("retires txid %s as dead, but it is on chain in block #%d with receipt %s", e.RetiredTxid.Short(), in.BlockNumber, in.Receipt)
 	}
 	return vs
+}
+
+// failedReceiptProof checks evidence that txid t died by a failed receipt
+// against the chain: the chain has t in the cited block, at or below the
+// cited solid block and the final solid head, with the cited receipt, which
+// is not SUCCESS; and t has no other inclusion.
+func (c auditContext) failedReceiptProof(at lazyAt, t tron.Txid, ev *sluice.Evidence) []Violation {
+	var vs []Violation
+	add := func(format string, args ...any) {
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: at.id, Message: at.String() + " " + fmt.Sprintf(format, args...)})
+	}
+	if ev.Receipt == "" || ev.Receipt == tron.ReceiptSuccess || ev.BlockNumber <= 0 || ev.BlockNumber > ev.SolidNumber {
+		add("retires txid %s with evidence that proves nothing (%s): an inclusion proves death only with a failed receipt in a block at or below the cited solid block", t.Short(), ev)
+	}
+	if bad := c.citedBlock(ev); bad != "" {
+		add("retires txid %s with evidence citing %s (%s)", t.Short(), bad, ev)
+	}
+	found := false
+	for _, in := range c.onChain[t] {
+		switch {
+		case in.Receipt == tron.ReceiptSuccess:
+			add("retires txid %s as dead by a failed receipt, but it is on chain in block #%d with SUCCESS", t.Short(), in.BlockNumber)
+		case in.BlockNumber == ev.BlockNumber && in.Receipt == ev.Receipt && in.BlockNumber <= c.s.SolidNumber:
+			found = true
+		}
+	}
+	if !found {
+		add("retires txid %s citing receipt %s in block #%d, but the final chain has no such solid inclusion", t.Short(), ev.Receipt, ev.BlockNumber)
+	}
+	return vs
+}
+
+// operatorAction checks an operator's transition against the chain: a
+// cancel of an operation whose txid may have been sent carries proof of
+// that txid's death; a review resolved as paid names a txid of the
+// operation that the chain has in a solid block with SUCCESS.
+func (c auditContext) operatorAction(at lazyAt, prev, e sluice.Event) []Violation {
+	var vs []Violation
+	add := func(format string, args ...any) {
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: at.id, Message: at.String() + " " + fmt.Sprintf(format, args...)})
+	}
+	switch e.To {
+	case sluice.Failed:
+		t := prev.Txid
+		if t.IsZero() || !c.mayBeSent(t, e.From) {
+			return nil
+		}
+		ev := e.Evidence
+		if ev == nil {
+			add("is an operator's cancel of txid %s, which may have been sent, without proof of its death", t.Short())
+			return vs
+		}
+		if ev.Txid != t {
+			add("is an operator's cancel citing evidence about txid %s, but the operation holds %s", ev.Txid.Short(), t.Short())
+		}
+		if ev.Lookup == tron.Included {
+			return append(vs, c.failedReceiptProof(at, t, ev)...)
+		}
+		expiration, margin := ev.Expiration, ev.Margin
+		if raw, ok := c.raw[t]; ok {
+			expiration = time.UnixMilli(raw.Expiration)
+		}
+		if c.s.SafetyMargin > 0 {
+			margin = c.s.SafetyMargin
+		}
+		if ev.Lookup != tron.Unknown || ev.SolidTime.Before(expiration.Add(margin)) || ev.LookupSolid < ev.SolidNumber {
+			add("is an operator's cancel of txid %s with evidence that proves nothing (%s): the solid time must reach expiration %s + margin %s and the lookup must be unknown",
+				t.Short(), ev, stamp(expiration), margin)
+		}
+		if bad := c.citedBlock(ev); bad != "" {
+			add("is an operator's cancel citing %s (%s)", bad, ev)
+		}
+		for _, in := range c.onChain[t] {
+			add("is an operator's cancel of txid %s, but it is on chain in block #%d with receipt %s", t.Short(), in.BlockNumber, in.Receipt)
+		}
+	case sluice.Confirmed:
+		ok := false
+		for _, in := range c.onChain[e.Txid] {
+			if in.Receipt == tron.ReceiptSuccess && in.BlockNumber <= c.s.SolidNumber {
+				ok = true
+			}
+		}
+		if !ok {
+			add("resolves the review as paid by txid %s, which the final chain does not have in a solid block with SUCCESS", txidOrNone(e.Txid))
+		}
+	}
+	return vs
+}
+
+// mayBeSent reports whether txid t, held in state from, may ever have
+// reached a node: from broadcasting on, or anything the world saw on the
+// wire, accepted or included.
+func (c auditContext) mayBeSent(t tron.Txid, from sluice.State) bool {
+	switch from {
+	case sluice.Broadcasting, sluice.Broadcast, sluice.Review:
+		return true
+	}
+	return c.onWire[t] || c.accepted[t] || len(c.onChain[t]) > 0
 }
 
 // citedBlock says what is wrong with the solid block the evidence cites, or "".

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -16,13 +17,14 @@ func TestCheckAuditLogCatches(t *testing.T) {
 	rebuildOf := func(b *builder) *sluice.Event { return b.event(rebuilt, sluice.Broadcasting, sluice.Signing) }
 	for _, c := range []corruption{
 		{
-			// A failure before any envelope is also one nothing justifies.
+			// A failure before any envelope is also one nothing justifies,
+			// to progress and to no-operational-failure.
 			name: "illegal transition", op: opID(opRejected), mention: "requested->failed is not a legal transition",
 			break_: func(b *builder) {
 				b.event(opID(opRejected), sluice.Requested, sluice.Rejected).To = sluice.Failed
 				b.row(opID(opRejected)).State = sluice.Failed
 			},
-			also: []string{Progress},
+			also: []string{Progress, NoOperationalFailure},
 		},
 		{
 			name: "event that does not start where the last one ended", op: opID(opCrashed), mention: "does not start where",
@@ -34,8 +36,8 @@ func TestCheckAuditLogCatches(t *testing.T) {
 		{
 			// A rejection of a payload to alice is also one nothing
 			// justifies.
-			name: "log that does not replay to the row's state", op: opID(opReverted), mention: "replays to failed",
-			break_: func(b *builder) { b.row(opID(opReverted)).State = sluice.Rejected },
+			name: "log that does not replay to the row's state", op: opID(opPolicyCancel), mention: "replays to failed",
+			break_: func(b *builder) { b.row(opID(opPolicyCancel)).State = sluice.Rejected },
 			also:   []string{Progress},
 		},
 		{
@@ -71,8 +73,8 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) { rebuildOf(b).Evidence = nil },
 		},
 		{
-			name: "give-up without evidence", op: opID(opGaveUp), mention: "without evidence",
-			break_: func(b *builder) { b.event(opID(opGaveUp), sluice.Broadcast, sluice.Failed).Evidence = nil },
+			name: "give-up without evidence", op: opID(opPolicyCancel), mention: "without evidence",
+			break_: func(b *builder) { b.event(opID(opPolicyCancel), sluice.Broadcast, sluice.Failed).Evidence = nil },
 		},
 		{
 			name: "rebuild that retires nothing", op: rebuilt, mention: "retires no txid",
@@ -134,13 +136,16 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			},
 		},
 		{
-			name: "retired txid that was included", op: opID(opGaveUp), mention: "as dead, but it is on chain",
+			// A failed receipt on chain is also trouble no policy cancel
+			// may follow.
+			name: "retired txid that was included", op: opID(opPolicyCancel), mention: "as dead, but it is on chain",
 			break_: func(b *builder) {
-				txid := b.row(opID(opGaveUp)).Envelope.Txid
+				txid := b.row(opID(opPolicyCancel)).Envelope.Txid
 				b.s.Inclusions = append(b.s.Inclusions, mocknode.Inclusion{
 					Txid: txid, BlockNumber: 500, BlockTime: b.s.Blocks[500].Time, Receipt: tron.ReceiptRevert, Owner: hotWallet,
 				})
 			},
+			also: []string{NoOperationalFailure},
 		},
 		{
 			name: "never-sent rebuild whose txid was on the wire", op: opID(opStale), mention: "but it was on the wire",
@@ -186,6 +191,157 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) {
 				b.appendEvent(sluice.Event{OperationID: opID(9), From: sluice.None, To: sluice.Requested, At: b.now})
 			},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantCaught(t, AuditLog, CheckAuditLog, c) })
+	}
+}
+
+// Goal: an operator's action is judged against the chain like a worker's:
+// a cancel of a txid that may have been sent carries a proof of its death
+// that holds (the clean run's opOpCancel: first send refused, parked,
+// cancelled once dead), a review resolved as paid names a txid the chain
+// has in a solid block with SUCCESS (opReviewPaid), and an operator takes
+// only its own edges (opReverted's retry is one). Method: break one thing
+// in a clean run.
+func TestCheckAuditLogCatchesOperatorActions(t *testing.T) {
+	cancelled := opID(opOpCancel)
+	cancelOf := func(b *builder) *sluice.Event { return b.event(cancelled, sluice.Broadcasting, sluice.Failed) }
+	paid := opID(opReviewPaid)
+	paidIn := func(b *builder) *mocknode.Inclusion { return b.inclusion(b.row(paid).Envelope.Txid) }
+	for _, c := range []corruption{
+		{
+			name: "an operator's cancel without evidence", op: cancelled, mention: "which may have been sent, without proof of its death",
+			break_: func(b *builder) { cancelOf(b).Evidence = nil },
+		},
+		{
+			// The proof the operator filed before the txid had expired.
+			name: "an operator's cancel with evidence that does not prove", op: cancelled, mention: "with evidence that proves nothing",
+			break_: func(b *builder) {
+				ev := cancelOf(b).Evidence
+				blk := b.s.Blocks[0]
+				for _, x := range b.s.Blocks {
+					if x.Time.Before(ev.Expiration.Add(ev.Margin)) {
+						blk = x // the last block before expiration + margin
+					}
+				}
+				ev.SolidNumber, ev.SolidTime = blk.Number, blk.Time
+			},
+		},
+		{
+			name: "an operator's cancel whose lookup came from a node behind the cited block", op: cancelled, mention: "with evidence that proves nothing",
+			break_: func(b *builder) { ev := cancelOf(b).Evidence; ev.LookupSolid = ev.SolidNumber - 1 },
+		},
+		{
+			name: "an operator's cancel citing a block that was never solid", op: cancelled, mention: "it was never solid",
+			break_: func(b *builder) {
+				above := b.s.Blocks[b.s.SolidNumber+1]
+				ev := cancelOf(b).Evidence
+				ev.SolidNumber, ev.SolidTime, ev.LookupSolid = above.Number, above.Time, above.Number
+			},
+		},
+		{
+			name: "an operator's cancel with evidence about another txid", op: cancelled, mention: "citing evidence about txid",
+			break_: func(b *builder) { cancelOf(b).Evidence.Txid = txidFor("other") },
+		},
+		{
+			// The lookup said unknown; the chain has it (with a failed
+			// receipt, so nothing else is wrong).
+			name: "an operator's cancel of a txid on chain", op: cancelled, mention: "is an operator's cancel of txid",
+			break_: func(b *builder) {
+				b.s.Inclusions = append(b.s.Inclusions, mocknode.Inclusion{
+					Txid: b.row(cancelled).Envelope.Txid, BlockNumber: 500, BlockTime: b.s.Blocks[500].Time, Receipt: tron.ReceiptRevert, Owner: hotWallet,
+				})
+			},
+		},
+		{
+			// No transfer at all: the money the operator settled never
+			// left, so the ledger of the chain disagrees too.
+			name: "resolved as paid by a txid not on chain", op: paid, mention: "resolves the review as paid by txid",
+			break_: func(b *builder) {
+				txid := b.row(paid).Envelope.Txid
+				b.s.Inclusions = slices.DeleteFunc(b.s.Inclusions, func(in mocknode.Inclusion) bool { return in.Txid == txid })
+			},
+			also: []string{AtMostOnce, Conservation},
+		},
+		{
+			name: "resolved as paid by a txid not yet solid", op: paid, mention: "which the final chain does not have in a solid block with SUCCESS",
+			break_: func(b *builder) {
+				in := paidIn(b)
+				in.BlockNumber = b.s.SolidNumber + 1
+				in.BlockTime = b.s.Blocks[in.BlockNumber].Time
+			},
+		},
+		{
+			// The operator's edge into rejected does not exist: a cancel
+			// fails the operation. (Rejecting a valid request is also
+			// progress's.)
+			name: "an operator's transition no operator may make", op: cancelled, mention: "is not a transition an operator may make",
+			break_: func(b *builder) {
+				cancelOf(b).To = sluice.Rejected
+				b.row(cancelled).State = sluice.Rejected
+			},
+			also: []string{Progress},
+		},
+		{
+			name: "an operator's retry of a terminal operation", op: opID(opPolicyCancel), mention: "an operator retried a terminal operation",
+			break_: func(b *builder) { b.op(opPolicyCancel).resolve("alice", sluice.Failed, "again", nil) },
+		},
+		{
+			// A retry by a worker: no worker writes an event that leaves
+			// the state where it was. (One-writer judges who wrote by the
+			// world's records, not by the event's Worker.)
+			name: "a retry written by a worker", op: opID(opReverted), mention: "signing->signing is not a legal transition",
+			break_: func(b *builder) { b.lastEvent(opID(opReverted), sluice.Signing, sluice.Signing).Worker = "w1" },
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantCaught(t, AuditLog, CheckAuditLog, c) })
+	}
+}
+
+// Goal: a failed receipt proves its txid's death only as the chain bears
+// it out: the txid in the block cited, at or below the solid block cited
+// and the final solid head, with the failed receipt cited. Method: break
+// the clean run's opReverted, rebuilt on the proof of its REVERT.
+func TestCheckAuditLogCatchesFailedReceiptProofs(t *testing.T) {
+	id := opID(opReverted)
+	proofOf := func(b *builder) *sluice.Evidence { return b.event(id, sluice.Broadcast, sluice.Signing).Evidence }
+	for _, c := range []corruption{
+		{
+			// The chain has it with SUCCESS: it was alive, and two live
+			// inclusions are at-most-once's too; a confirmed operation's
+			// SUCCESS that moved nothing is conservation's.
+			name: "a failed-receipt proof of a txid the chain has with SUCCESS", op: id, mention: "as dead by a failed receipt, but it is on chain in block",
+			break_: func(b *builder) { b.inclusion(proofOf(b).Txid).Receipt = tron.ReceiptSuccess },
+			also:   []string{AtMostOnce, Conservation},
+		},
+		{
+			name: "a failed-receipt proof citing a SUCCESS receipt", op: id, mention: "an inclusion proves death only with a failed receipt",
+			break_: func(b *builder) { proofOf(b).Receipt = tron.ReceiptSuccess },
+		},
+		{
+			// The inclusion cited is above the solid block cited.
+			name: "a failed-receipt proof citing a block not yet solid", op: id, mention: "in a block at or below the cited solid block",
+			break_: func(b *builder) {
+				ev := proofOf(b)
+				ev.BlockNumber = ev.SolidNumber + 1
+			},
+		},
+		{
+			name: "a failed-receipt proof citing a solid block that was never solid", op: id, mention: "it was never solid",
+			break_: func(b *builder) {
+				above := b.s.Blocks[b.s.SolidNumber+1]
+				ev := proofOf(b)
+				ev.SolidNumber, ev.SolidTime, ev.LookupSolid = above.Number, above.Time, above.Number
+			},
+		},
+		{
+			name: "a failed-receipt proof citing the wrong block", op: id, mention: "but the final chain has no such solid inclusion",
+			break_: func(b *builder) { proofOf(b).BlockNumber-- },
+		},
+		{
+			name: "a failed-receipt proof citing another receipt", op: id, mention: "citing receipt OUT_OF_ENERGY",
+			break_: func(b *builder) { proofOf(b).Receipt = tron.ReceiptOutOfEnergy },
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, AuditLog, CheckAuditLog, c) })

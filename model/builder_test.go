@@ -2,13 +2,16 @@ package model
 
 // Hand-built snapshots. A builder keeps the pieces of a run consistent the way
 // the store, the mock node and the world would: every transition writes a row
-// and an event, and the world records the write (and every claim, and every
-// envelope stored); every send is a wire attempt, every acceptance an
-// Acceptance, every inclusion lands in a block of a chain that covers the
-// whole run; every client post carries the payload as the client wrote it
-// (its own strings) and the payload the answer showed. The row's request hash
-// is left empty: the oracle must never need it. Tests take the clean snapshot
-// and break exactly one thing in it.
+// and an event, and the world records the write (and every claim, park and
+// operator's resolution, and every envelope stored); every send is a wire
+// attempt, every acceptance an Acceptance, every inclusion lands in a block
+// of a chain that covers the whole run; every creation holds its amount of
+// the customer's balance, and every transition into confirmed, failed or
+// rejected closes that hold, in the store's holds and accounts, which start
+// from the world's deposits; every client post carries the payload as the
+// client wrote it (its own strings) and the payload the answer showed. The
+// row's request hash is left empty: the oracle must never need it. Tests
+// take the clean snapshot and break exactly one thing in it.
 
 import (
 	"crypto/sha256"
@@ -39,8 +42,12 @@ const (
 	margin    = 30 * time.Second // safety margin
 	lease     = 30 * time.Second // the store's lease
 	buildsMax = 3                // envelopes an operation may build
-	runEnd    = 40 * time.Minute // the run ends this long after t0
-	budget    = 30 * time.Minute // liveness budget after t0
+	parkLimit = 5                // parks before review
+	// pauperDeposit is all pauper ever deposited: less than the 1 USDT of
+	// the unfunded request.
+	pauperDeposit = 400_000
+	runEnd        = 40 * time.Minute // the run ends this long after t0
+	budget        = 30 * time.Minute // liveness budget after t0
 )
 
 type builder struct {
@@ -74,8 +81,68 @@ func newBuilder(t *testing.T) *builder {
 	b.s.Lease = lease
 	b.s.SafetyMargin = margin
 	b.s.BuildsMax = buildsMax
+	b.s.Stuck = sluice.StuckPolicy{RebuildAfter: time.Minute, CancelAfter: 2 * time.Hour, Rebuilds: buildsMax - 1}
+	b.s.ParkLimit = parkLimit
 	b.s.FaultFree = false // the clean run loses a send and drops transactions from the pool
+	// The ledger: the world's deposits, before any post, and the store's
+	// accounts after them. Every hold and close after this goes through
+	// the builder (insertFor, closeHold), as the store does it in the same
+	// step as the row's write.
+	b.s.Deposits = []sluice.Credit{
+		{Ref: "dep-a-1", Customer: payer, Amount: 60_000_000},
+		{Ref: "dep-a-2", Customer: payer, Amount: 40_000_000},
+		{Ref: "dep-poor-1", Customer: pauper, Amount: pauperDeposit},
+	}
+	b.s.Accounts = []sluice.Account{}
+	b.s.Holds = []sluice.Hold{}
+	for _, d := range b.s.Deposits {
+		a := b.account(d.Customer)
+		a.Balance += d.Amount
+		a.Deposited += d.Amount
+	}
 	return b
+}
+
+// account is the store's account of customer c, opened on first use.
+func (b *builder) account(c sluice.CustomerID) *sluice.Account {
+	for i := range b.s.Accounts {
+		if b.s.Accounts[i].Customer == c {
+			return &b.s.Accounts[i]
+		}
+	}
+	b.s.Accounts = append(b.s.Accounts, sluice.Account{Customer: c})
+	return &b.s.Accounts[len(b.s.Accounts)-1]
+}
+
+// holdOf is the store's hold of op id.
+func (b *builder) holdOf(id sluice.OperationID) *sluice.Hold {
+	for i := range b.s.Holds {
+		if b.s.Holds[i].Operation == id {
+			return &b.s.Holds[i]
+		}
+	}
+	b.t.Fatalf("op %s has no hold", id)
+	return nil
+}
+
+// closeHold applies event e's hold action to the store's hold and account,
+// as the store does in the step that appends e. Like a broken store, it
+// does not refuse a second close: tests that write one want it recorded.
+func (b *builder) closeHold(e sluice.Event) {
+	if e.Hold == sluice.HoldKeep {
+		return
+	}
+	h := b.holdOf(e.OperationID)
+	a := b.account(h.Customer)
+	a.Held -= h.Amount
+	h.ClosedSeq = e.Seq
+	if e.Hold == sluice.HoldSettle {
+		h.State = sluice.HoldSettled
+		a.Paid += h.Amount
+	} else {
+		h.State = sluice.HoldReleased
+		a.Balance += h.Amount
+	}
 }
 
 // tick moves the clock on and returns the new time.
@@ -98,10 +165,22 @@ func opID(n int) sluice.OperationID {
 	return sluice.OperationID(fmt.Sprintf("abcdef00-0000-4000-8000-%012d", n))
 }
 
-// pay is the payload a client sends: its own strings, the address in
-// base58check and the amount as a decimal string of USDT.
+// payer is the customer every withdrawal of the clean run is paid from;
+// pauper is one whose deposits (pauperDeposit) do not cover 1 USDT.
+const (
+	payer  sluice.CustomerID = "cust-a"
+	pauper sluice.CustomerID = "cust-poor"
+)
+
+// pay is the payload a client sends for payer: its own strings, the
+// address in base58check and the amount as a decimal string of USDT.
 func pay(id string, to tron.Address, units uint64) Payload {
-	return Payload{ID: id, To: to.String(), Amount: usdt(units), Asset: sluice.Asset}
+	return payFor(id, payer, to, units)
+}
+
+// payFor is pay for another customer.
+func payFor(id string, c sluice.CustomerID, to tron.Address, units uint64) Payload {
+	return Payload{ID: id, Customer: string(c), To: to.String(), Amount: usdt(units), Asset: sluice.Asset}
 }
 
 // usdt writes units (6 decimals) as a client would: "1.5" for 1_500_000,
@@ -186,30 +265,47 @@ func (b *builder) create(n int, amount uint64, client string) *opb {
 
 // createTo is create paying to.
 func (b *builder) createTo(n int, to tron.Address, amount uint64, client string) *opb {
-	o := b.insert(n, to, amount)
-	b.record(client, pay(string(o.id), to, amount), Created, sluice.Requested)
+	return b.createFor(n, payer, to, amount, client)
+}
+
+// createFor is createTo paid from customer c.
+func (b *builder) createFor(n int, c sluice.CustomerID, to tron.Address, amount uint64, client string) *opb {
+	o := b.insertFor(n, c, to, amount)
+	b.record(client, payFor(string(o.id), c, to, amount), Created, sluice.Requested)
 	return o
 }
 
 // insert is the store's Insert without any intake record.
 func (b *builder) insert(n int, to tron.Address, amount uint64) *opb {
+	return b.insertFor(n, payer, to, amount)
+}
+
+// insertFor is insert paid from customer c: the row, its creation event,
+// and its hold, amount moved from c's balance to held (the builder does
+// not refuse an overdraft: a test that wants one gets it).
+func (b *builder) insertFor(n int, c sluice.CustomerID, to tron.Address, amount uint64) *opb {
 	id := opID(n)
 	now := b.tick(time.Second)
 	b.s.Operations = append(b.s.Operations, sluice.Operation{
 		ID:        id,
-		Request:   sluice.Request{To: to, Amount: money.Amount(amount), Asset: sluice.Asset},
+		Request:   sluice.Request{Customer: c, To: to, Amount: money.Amount(amount), Asset: sluice.Asset},
 		State:     sluice.Requested,
 		NotBefore: now,
 		CreatedAt: now,
 		UpdatedAt: now,
 	})
 	b.appendEvent(sluice.Event{OperationID: id, From: sluice.None, To: sluice.Requested, At: now, Note: "created"})
+	b.s.Holds = append(b.s.Holds, sluice.Hold{Operation: id, Customer: c, Amount: money.Amount(amount), State: sluice.HoldHeld})
+	a := b.account(c)
+	a.Balance -= money.Amount(amount)
+	a.Held += money.Amount(amount)
 	return &opb{b: b, id: id}
 }
 
 // record appends an intake record of client sending sent, whose call and
 // return are the next two step indexes. A Created or Replayed answer shows
-// the payload sent, its id in canonical (lowercase) form, as intake does.
+// the payload sent, its id in canonical (lowercase) form, as intake does;
+// any other answer shows no payload.
 func (b *builder) record(client string, sent Payload, out Outcome, state sluice.State) {
 	r := IntakeRecord{Client: client, ID: sent.ID, Sent: sent, Outcome: out, Call: b.step + 1, Return: b.step + 2}
 	b.step += 2
@@ -227,7 +323,7 @@ func (b *builder) read(client string, id sluice.OperationID) *ReadRecord {
 	row := b.row(id)
 	r := ReadRecord{
 		Client: client, ID: string(id), Present: true,
-		Answer: pay(string(id), row.Request.To, uint64(row.Request.Amount)),
+		Answer: payFor(string(id), row.Request.Customer, row.Request.To, uint64(row.Request.Amount)),
 		State:  row.State, Bounded: true, Call: b.step + 1, Return: b.step + 2,
 	}
 	b.step += 2
@@ -313,19 +409,96 @@ func (o *opb) claimBy(proc string) *opb {
 
 // step writes a transition as the store's CAS would, by the claim's
 // holder, with extra fields set on the event by edit; the world records the
-// write.
+// write. Entering confirmed settles the hold, entering failed or rejected
+// releases it (sluice.HoldFor), unless edit says otherwise; the first
+// write-ahead stamps FirstSentAt with the head block's time; a transition
+// ends the park spell.
 func (o *opb) step(to sluice.State, edit func(*sluice.Event)) *opb {
 	row := o.row()
 	now := o.b.tick(time.Second)
-	e := sluice.Event{OperationID: o.id, From: row.State, To: to, Token: o.token, Worker: sluice.WorkerID(o.proc), At: now, Txid: row.Envelope.Txid}
+	e := sluice.Event{OperationID: o.id, From: row.State, To: to, Token: o.token, Worker: sluice.WorkerID(o.proc), At: now,
+		Txid: row.Envelope.Txid, Hold: sluice.HoldFor(to)}
 	if edit != nil {
 		edit(&e)
 	}
+	if to == sluice.Broadcasting && row.FirstSentAt.IsZero() {
+		row.FirstSentAt = o.b.head(now).Time
+	}
 	row.State, row.UpdatedAt = to, now
+	row.ParkReason, row.ParkedSince = "", time.Time{}
 	o.b.appendEvent(e)
+	o.b.closeHold(o.b.s.Events[len(o.b.s.Events)-1])
 	o.b.s.Writes = append(o.b.s.Writes, WriteRecord{
 		Seq: o.b.s.Events[len(o.b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: o.proc, At: now, Terminal: to.Terminal(),
 	})
+	return o
+}
+
+// operatorProc is the process an operator's resolutions run in.
+const operatorProc = "operator"
+
+// resolve is an operator's action as the store's Resolve applies it: the
+// row is taken whatever lease is on it (the token bumped, recorded as an
+// operator's claim), and the event, written by "operator:"+who, moves it
+// to to (to == its state: a retry), keeping its txid and closing the hold
+// as step does; edit sets extra fields (a cancel's proof).
+func (o *opb) resolve(who string, to sluice.State, why string, edit func(*sluice.Event)) *opb {
+	b := o.b
+	row := o.row()
+	now := b.tick(time.Second)
+	o.token++
+	o.proc = operatorProc
+	row.Token = o.token
+	b.s.Claims = append(b.s.Claims, ClaimRecord{Op: o.id, Token: o.token, Proc: operatorProc, At: now, Operator: true})
+	e := sluice.Event{OperationID: o.id, From: row.State, To: to, Token: o.token, Worker: sluice.WorkerID(sluice.OperatorPrefix + who),
+		At: now, Txid: row.Envelope.Txid, Note: why}
+	if to != row.State {
+		e.Hold = sluice.HoldFor(to)
+	}
+	if edit != nil {
+		edit(&e)
+	}
+	if to == sluice.Failed {
+		row.Reason = "cancelled by operator " + who + ": " + why
+	}
+	row.State, row.UpdatedAt, row.NotBefore = to, now, now
+	row.ParkReason, row.ParkedSince = "", time.Time{}
+	b.appendEvent(e)
+	b.closeHold(b.s.Events[len(b.s.Events)-1])
+	b.s.Writes = append(b.s.Writes, WriteRecord{
+		Seq: b.s.Events[len(b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: operatorProc, At: now, Terminal: to.Terminal(),
+	})
+	return o
+}
+
+// park is the holder's park for an operational reason: the lease given up
+// (a release, and a park, in the world's records), the row not claimable
+// for a while, the spell's reason on the row.
+func (o *opb) park(why string) *opb {
+	b := o.b
+	now := b.tick(time.Second)
+	r := ReleaseRecord{Op: o.id, Token: o.token, Proc: o.proc, At: now}
+	b.s.Releases = append(b.s.Releases, r)
+	b.s.Parks = append(b.s.Parks, r)
+	row := o.row()
+	row.Parks++
+	row.ParkReason = why
+	if row.ParkedSince.IsZero() {
+		row.ParkedSince = now
+	}
+	row.NotBefore, row.UpdatedAt = now.Add(6*time.Second), now
+	return o
+}
+
+// op is a handle on the clean run's op n, as its last holder left it.
+func (b *builder) op(n int) *opb {
+	id := opID(n)
+	o := &opb{b: b, id: id, token: b.row(id).Token}
+	for _, c := range b.s.Claims {
+		if c.Op == id {
+			o.proc = c.Proc
+		}
+	}
 	return o
 }
 
@@ -439,19 +612,46 @@ func (o *opb) waitOutDeath() *opb {
 	return o
 }
 
+// receiptEvidence is what a worker observing now would file about the
+// current txid, included with a failed receipt in a block now solid.
+func (o *opb) receiptEvidence() *sluice.Evidence {
+	ev := o.evidence()
+	in := o.b.inclusion(o.txid())
+	ev.Lookup, ev.Receipt, ev.BlockNumber = tron.Included, in.Receipt, in.BlockNumber
+	return ev
+}
+
+// decide is the stuck policy's decision now, by the numbers a worker would
+// see: waited since the first send, in solid chain time, and the rebuilds
+// so far.
+func (o *opb) decide(a sluice.Action, reason string) *sluice.Decision {
+	row := o.row()
+	return &sluice.Decision{Action: a, Reason: reason, Waited: o.b.solid(o.b.now).Time.Sub(row.FirstSentAt), Rebuilds: row.Builds - 1}
+}
+
 // rebuild retires the current txid with ev (nil for a never-sent envelope)
 // and signs envelope n+1.
 func (o *opb) rebuild(ev *sluice.Evidence) *opb {
+	var d *sluice.Decision
+	if ev != nil {
+		d = o.decide(sluice.Rebuild, "txid proven dead")
+	}
+	return o.reenvelope(ev, d).sign()
+}
+
+// reenvelope retires the current txid with ev and d and stores envelope
+// n+1, unsigned.
+func (o *opb) reenvelope(ev *sluice.Evidence, d *sluice.Decision) *opb {
 	row := o.row()
 	old := row.Envelope.Txid
 	env := o.envelope(row.Builds + 1)
 	row.Envelope = env
 	row.Builds++
 	o.step(sluice.Signing, func(e *sluice.Event) {
-		e.Txid, e.RetiredTxid, e.Evidence = env.Txid, old, ev
+		e.Txid, e.RetiredTxid, e.Evidence, e.Decision = env.Txid, old, ev, d
 	})
 	o.b.s.Envelopes = append(o.b.s.Envelopes, env)
-	return o.sign()
+	return o
 }
 
 // broadcastAndConfirm is the happy tail: write-ahead, accepted send,
@@ -463,14 +663,35 @@ func (o *opb) broadcastAndConfirm() *opb {
 
 // Operation numbers in the clean snapshot, each a different path.
 const (
-	opHappy    = 1 // confirmed at once; replayed (once with an upper-case id), refused a conflict, read
-	opRebuilt  = 2 // first send lost, read mid-flight, taken over by w2, proof of death from broadcasting, rebuilt, confirmed
-	opGaveUp   = 3 // buildsMax envelopes, each accepted, dropped from the pool and proven dead from broadcast: failed
-	opReverted = 4 // on chain with REVERT: failed
-	opRejected = 5 // to the hot wallet itself: rejected
-	opStale    = 6 // stale before its first send: rebuilt from signed without proof, confirmed
-	opCrashed  = 7 // created by a client whose answer was lost; confirmed
+	opHappy        = 1  // confirmed at once; replayed (once with an upper-case id), refused a conflict, read
+	opRebuilt      = 2  // first send lost, read mid-flight, taken over by w2, proof of death from broadcasting, rebuilt, confirmed
+	opPolicyCancel = 3  // buildsMax envelopes, each accepted, dropped from the pool and proven dead from broadcast: the stuck policy's cancel
+	opReverted     = 4  // on chain with REVERT: rebuilt on the receipt's proof, parked, retried by an operator, confirmed
+	opRejected     = 5  // to the hot wallet itself: rejected
+	opStale        = 6  // stale before its first send: rebuilt from signed without proof, confirmed
+	opCrashed      = 7  // created by a client whose answer was lost; confirmed
+	opUnfunded     = 8  // not in the clean run; see unfunded
+	opReviewPaid   = 10 // SUCCESS with a fee taken on the way: review, resolved as paid by an operator
+	opOpCancel     = 11 // first send refused for bandwidth: parked, proven dead, cancelled by an operator
 )
+
+// unfunded adds to the run client c10's request for opUnfunded from pauper,
+// refused for want of funds: no row. (The clean run leaves it out, so that
+// its counts stay those of the withdrawals it makes.)
+func (b *builder) unfunded() {
+	b.record("c10", payFor(string(opID(opUnfunded)), pauper, alice, 1_000_000), Unfunded, 0)
+}
+
+// feeOnTransfer makes in a SUCCESS whose contract took fee units to bob on
+// the way: the recipient got the rest, and the node reported both movements.
+func feeOnTransfer(in *mocknode.Inclusion, fee uint64) {
+	in.Execution = mocknode.Execution{Fee: fee, FeeTo: bob}
+	in.Transfer.Amount -= fee
+	in.Moved = []tron.Transfer{
+		{Contract: tron.USDTContract, From: hotWallet, To: bob, Amount: fee},
+		in.Transfer,
+	}
+}
 
 // clean is a run that keeps every invariant while exercising every path
 // the checkers look at.
@@ -490,7 +711,10 @@ func clean(t *testing.T) *builder {
 	// w1 goes quiet; once its lease has run out, w2 takes over.
 	o.waitOutDeath().claimBy("w2").rebuild(o.evidence()).broadcastAndConfirm()
 
-	o = b.create(opGaveUp, 3_000_000, "c1").claim().build()
+	// The stuck policy: each txid proven dead is rebuilt until the
+	// rebuilds are spent; the last one proven dead is cancelled, failed
+	// with the hold released.
+	o = b.create(opPolicyCancel, 3_000_000, "c1").claim().build()
 	for {
 		o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil)
 		o.waitOutDeath().claim() // dropped from the pool; the lease ran out meanwhile
@@ -500,12 +724,19 @@ func clean(t *testing.T) *builder {
 		o.rebuild(o.evidence())
 	}
 	ev := o.evidence()
-	o.step(sluice.Failed, func(e *sluice.Event) { e.RetiredTxid, e.Evidence = o.txid(), ev })
-	o.row().Reason = fmt.Sprintf("gave up after %d builds (proof of death after acceptance)", buildsMax)
+	d := o.decide(sluice.Cancel, fmt.Sprintf("rebuilt %d times, the policy allows %d; txid proven dead", buildsMax-1, buildsMax-1))
+	o.step(sluice.Failed, func(e *sluice.Event) { e.RetiredTxid, e.Evidence, e.Decision = o.txid(), ev, d })
+	o.row().Reason = "cancelled by the stuck policy: " + d.Reason
 
+	// A failed receipt in a solid block proves its own death: rebuilt with
+	// that proof, and parked (the shortage is ours). An operator retries
+	// it at once, and w2 sends the new envelope, which pays.
 	o = b.create(opReverted, 4_000_000, "c1").claim().build()
 	o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptRevert)
-	o.step(sluice.Failed, nil)
+	why := fmt.Sprintf("receipt %s in solid block #%d: no tokens moved", tron.ReceiptRevert, b.inclusion(o.txid()).BlockNumber)
+	o.reenvelope(o.receiptEvidence(), o.decide(sluice.Rebuild, why)).park(why)
+	o.resolve("alice", sluice.Signing, "the hot wallet has its USDT again", nil)
+	o.claimBy("w2").sign().broadcastAndConfirm()
 
 	o = b.createTo(opRejected, hotWallet, 5_000_000, "c1").claim()
 	o.step(sluice.Rejected, nil)
@@ -521,6 +752,24 @@ func clean(t *testing.T) *builder {
 	o.claim().build().broadcastAndConfirm()
 
 	b.record("c6", pay("not-a-uuid", alice, 1_000_000), Invalid, 0)
+
+	// The contract took a fee on the way: the logs are not exactly the
+	// payment asked, so review; the recipient did get USDT from the hot
+	// wallet, and an operator settles it as paid.
+	o = b.create(opReviewPaid, 10_000_000, "c1").claim().build()
+	o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptSuccess)
+	feeOnTransfer(b.inclusion(o.txid()), 1_000)
+	o.step(sluice.Review, nil)
+	o.row().Reason = "receipt SUCCESS, but 2 USDT Transfer logs, want exactly one"
+	o.resolve("alice", sluice.Confirmed, "the recipient confirmed receipt; the fee is ours", nil)
+
+	// The node refuses the first send for bandwidth: parked, not failed.
+	// Once the txid is provably dead, an operator cancels it with that
+	// proof: failed, hold released.
+	o = b.create(opOpCancel, 11_000_000, "c1").claim().build()
+	o.step(sluice.Broadcasting, nil).refuse(tron.CodeBandwidthError).park("first send refused by the node: " + string(tron.CodeBandwidthError))
+	o.waitOutDeath()
+	o.resolve("alice", sluice.Failed, "the customer withdrew the request", func(e *sluice.Event) { e.Evidence = o.evidence() })
 
 	if b.now.After(t0.Add(budget)) {
 		t.Fatalf("the clean run takes until %s, past the liveness budget", b.now)

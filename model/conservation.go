@@ -26,6 +26,10 @@ import (
 // USDT movement from the hot wallet to the intended recipient for the
 // intended amount, nothing else (no fee on the way). Money that left the
 // hot wallet under a txid of no operation is money nobody accounts for.
+// A review an operator resolved as paid is counted like a review (what
+// really moved), and must have moved some USDT from the hot wallet to the
+// intended recipient: the operator settles a payment that differs from
+// the request, never one that reached nobody we meant.
 // Without any intake record (a hand-built snapshot of the store alone) the
 // row stands in for the intent.
 func CheckConservation(s *Snapshot) []Violation {
@@ -55,17 +59,32 @@ func CheckConservation(s *Snapshot) []Violation {
 	onChainByTxid := inclusionsByTxid(s)
 	meant := intents(s)
 	seen := make(map[sluice.OperationID]bool)
+	resolved := make(map[sluice.OperationID]bool) // confirmed by an operator
+	for _, e := range s.Events {
+		resolved[e.OperationID] = e.To == sluice.Confirmed && strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix)
+	}
 	for i := range s.Operations {
 		op := &s.Operations[i]
 		if (op.State != sluice.Confirmed && op.State != sluice.Review) || seen[op.ID] {
 			continue
 		}
 		seen[op.ID] = true
-		if op.State == sluice.Review {
+		if op.State == sluice.Review || resolved[op.ID] {
+			reached := false
+			want, ok := meant[op.ID]
+			if !ok {
+				want = rowIntent(op)
+			}
 			for _, t := range own.byOp[op.ID] {
 				for _, in := range onChainByTxid[t] {
 					sum(&accounted, debited(in, s.HotWallet))
+					reached = reached || reachedIntended(in, s.HotWallet, want)
 				}
+			}
+			if resolved[op.ID] && !reached {
+				vs = append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
+					"op %s was resolved as paid by an operator, but the chain's ledger shows no USDT moving from the hot wallet %s to %s under any of its txids",
+					op.ID, Base58Address(s.HotWallet), Base58Address(want.To))})
 			}
 			continue
 		}
@@ -100,6 +119,20 @@ func CheckConservation(s *Snapshot) []Violation {
 			onChain, accounted, difference(onChain, accounted))})
 	}
 	return finish(vs)
+}
+
+// reachedIntended reports whether in really moved some USDT from the hot
+// wallet to the intended recipient (the chain's ledger, not the logs).
+func reachedIntended(in mocknode.Inclusion, hot tron.Address, want Intent) bool {
+	if in.Receipt != tron.ReceiptSuccess {
+		return false
+	}
+	for _, m := range in.Moved {
+		if m.Contract == refUSDTContract && m.From == hot && [21]byte(m.To) == want.To && m.Amount > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // debited is how many units really left from in this inclusion (nothing

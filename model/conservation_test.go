@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
 )
@@ -69,8 +70,46 @@ func TestCheckConservationCatches(t *testing.T) {
 			},
 			also: []string{IntakeUniqueness, LinearizableIntake},
 		},
+		{
+			// An operator settled opReviewPaid as paid, but its transfer,
+			// fee and all, went to mallory: nothing reached the recipient.
+			// What moved is still counted (the totals agree); what it
+			// paid is no payment.
+			name: "an operator-resolved confirmation whose money reached nobody intended", op: opID(opReviewPaid), mention: "resolved as paid by an operator, but the chain's ledger shows no USDT moving",
+			break_: func(b *builder) {
+				for i := range b.inclusion(b.row(opID(opReviewPaid)).Envelope.Txid).Moved {
+					b.inclusion(b.row(opID(opReviewPaid)).Envelope.Txid).Moved[i].To = mallory
+				}
+			},
+		},
+		{
+			// The same when the transfer moved nothing at all.
+			name: "an operator-resolved confirmation that moved nothing", op: opID(opReviewPaid), mention: "resolved as paid by an operator, but the chain's ledger shows no USDT moving",
+			break_: func(b *builder) {
+				in := b.inclusion(b.row(opID(opReviewPaid)).Envelope.Txid)
+				in.Moved, in.Transfer, in.TransferOK = nil, tron.Transfer{}, false
+			},
+			also: []string{AtMostOnce},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, Conservation, CheckConservation, c) })
+	}
+}
+
+// Goal: a review an operator resolved as paid is counted by what really
+// moved, fee included: the clean run's opReviewPaid paid 1000 units less
+// to the recipient than asked, and a fee to bob, and keeps conservation;
+// judged as an ordinary confirmation, it would not.
+func TestCheckConservationCountsAResolvedReviewByWhatMoved(t *testing.T) {
+	b := clean(t)
+	if got := CheckConservation(&b.s); len(got) != 0 {
+		t.Fatalf("clean: %s", describe(got))
+	}
+	e := b.event(opID(opReviewPaid), sluice.Review, sluice.Confirmed)
+	e.Worker = "w1" // no longer an operator's
+	got := CheckConservation(&b.s)
+	if len(got) != 1 || got[0].Operation != opID(opReviewPaid) || !strings.Contains(got[0].Message, "which made 2 movements") {
+		t.Errorf("the fee-taking payment confirmed by a worker: want one violation about op %s, got:\n%s", opID(opReviewPaid), describe(got))
 	}
 }
 

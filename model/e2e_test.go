@@ -25,6 +25,7 @@ import (
 )
 
 type e2e struct {
+	deposits      []sluice.Credit
 	t             *testing.T
 	ctx           context.Context
 	clock         *storetest.Clock
@@ -41,6 +42,9 @@ type e2e struct {
 	readRecords   []ReadRecord
 }
 
+// e2eCustomer is the one customer of the end-to-end runs, funded at start.
+const e2eCustomer = "e2e-cust"
+
 // e2eLease is the store's lease in the end-to-end runs.
 const e2eLease = 30 * time.Second
 
@@ -56,6 +60,7 @@ type watched struct {
 	claims    []ClaimRecord
 	writes    []WriteRecord
 	releases  []ReleaseRecord
+	parks     []ReleaseRecord
 	envelopes []sluice.Envelope
 }
 
@@ -79,6 +84,16 @@ func (s *watched) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, e
 		s.envelopes = append(s.envelopes, row.Envelope) // first stored
 	}
 	return row, nil
+}
+
+func (s *watched) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
+	row, err := s.Memory.Park(ctx, p)
+	if err == nil {
+		r := ReleaseRecord{Op: p.ID, Token: p.Token, Proc: s.proc, At: s.clock.Now()}
+		s.releases = append(s.releases, r)
+		s.parks = append(s.parks, r)
+	}
+	return row, err
 }
 
 func (s *watched) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
@@ -106,9 +121,14 @@ func newE2E(t *testing.T) *e2e {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	deposit := sluice.Credit{Ref: "e2e-deposit", Customer: e2eCustomer, Amount: 1_000_000 * 1_000_000}
+	if _, _, err := st.Credit(context.Background(), deposit); err != nil {
+		t.Fatal(err)
+	}
 	svc := &intake.Service{Store: st}
 	return &e2e{
-		t: t, ctx: context.Background(), clock: clock, store: st, watch: watch, node: node,
+		deposits: []sluice.Credit{deposit},
+		t:        t, ctx: context.Background(), clock: clock, store: st, watch: watch, node: node,
 		intake: svc, api: intake.NewHandler(svc), cfg: cfg,
 		worker: &sluice.Worker{
 			ID: "w1",
@@ -128,15 +148,15 @@ func newE2E(t *testing.T) *e2e {
 // body writes it.
 func (w *e2e) submit(client, id, to, amount string) {
 	w.t.Helper()
-	sub := intake.Submission{OperationID: id, ToAddress: to, Amount: amount, Asset: sluice.Asset}
-	rec := IntakeRecord{Client: client, ID: id, Sent: Payload{ID: id, To: to, Amount: amount, Asset: sluice.Asset}}
+	sub := intake.Submission{OperationID: id, Customer: e2eCustomer, ToAddress: to, Amount: amount, Asset: sluice.Asset}
+	rec := IntakeRecord{Client: client, ID: id, Sent: Payload{ID: id, Customer: e2eCustomer, To: to, Amount: amount, Asset: sluice.Asset}}
 	w.step++
 	rec.Call = w.step
 	res, err := w.intake.Submit(w.ctx, sub)
 	w.step++
 	rec.Return = w.step
 	answer := func(op sluice.Operation) Payload {
-		return Payload{ID: string(op.ID), To: op.Request.To.String(), Amount: op.Request.Amount.String(), Asset: op.Request.Asset}
+		return Payload{ID: string(op.ID), Customer: string(op.Request.Customer), To: op.Request.To.String(), Amount: op.Request.Amount.String(), Asset: op.Request.Asset}
 	}
 	switch {
 	case err == nil && res.Created:
@@ -234,10 +254,16 @@ func (w *e2e) snapshot() *Snapshot {
 		Claims:         w.watch.claims,
 		Writes:         w.watch.writes,
 		Releases:       w.watch.releases,
+		Parks:          w.watch.parks,
 		Envelopes:      w.watch.envelopes,
 		Lease:          e2eLease,
 		SafetyMargin:   w.cfg.SafetyMargin,
-		BuildsMax:      w.cfg.BuildsMax,
+		BuildsMax:      w.cfg.Stuck.Rebuilds + 1,
+		Stuck:          w.cfg.Stuck,
+		ParkLimit:      w.cfg.ParkLimit,
+		Deposits:       w.deposits,
+		Accounts:       st.Accounts,
+		Holds:          st.Holds,
 		FaultFree:      false, // a transaction is evicted and its re-sends lost
 		Healed:         w.start,
 		End:            w.clock.Now(),

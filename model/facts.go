@@ -77,6 +77,8 @@ const (
 	FactLeaseExpired FactKind = "lease-expired"
 	FactCAS          FactKind = "cas"
 	FactRelease      FactKind = "release"
+	FactPark         FactKind = "park"    // Answer: the reason
+	FactResolve      FactKind = "resolve" // an operator's action; Answer: why
 	FactFencedStop   FactKind = "fenced-stop"
 	// Node calls and the chain.
 	FactBroadcast   FactKind = "broadcast"
@@ -87,10 +89,12 @@ const (
 	FactMissedSlots FactKind = "missed-slots"
 	FactNodeLag     FactKind = "node-lag" // N: blocks behind; Answer: which node
 	FactReorg       FactKind = "reorg"    // N: depth
+	FactShortage    FactKind = "shortage" // Answer: trx or energy; Dur: until topped up
 	// FactOddExecution: a transfer succeeded other than as asked, or is
 	// reported otherwise. Answer: the kind.
 	FactOddExecution FactKind = "odd-execution"
 	// Clients and the run.
+	FactOperator       FactKind = "operator" // Answer: what it did and how it went
 	FactClientPost     FactKind = "client-post"
 	FactLivenessBudget FactKind = "liveness-budget-spent"
 )
@@ -99,9 +103,9 @@ const (
 var FactKinds = []FactKind{
 	FactCrash, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
 	FactStoreError, FactStoreStall,
-	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactFencedStop,
-	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg, FactOddExecution,
-	FactClientPost, FactLivenessBudget,
+	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactPark, FactResolve, FactFencedStop,
+	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg, FactShortage, FactOddExecution,
+	FactOperator, FactClientPost, FactLivenessBudget,
 }
 
 // Text is the fact's one-line description, derived from its fields.
@@ -154,6 +158,10 @@ func (f Fact) Text() string {
 		return s + f.errSuffix()
 	case FactRelease:
 		return fmt.Sprintf("release %s token=%d after=%s%s", f.Op, f.Token, f.Dur, f.errSuffix())
+	case FactPark:
+		return fmt.Sprintf("park %s token=%d after=%s: %s%s", f.Op, f.Token, f.Dur, f.Answer, f.errSuffix())
+	case FactResolve:
+		return fmt.Sprintf("OPERATOR %s %s->%s token=%d: %s%s", f.Op, f.From, f.To, f.Token, f.Answer, f.errSuffix())
 	case FactFencedStop:
 		return "fenced: stops"
 	case FactBroadcast:
@@ -172,6 +180,8 @@ func (f Fact) Text() string {
 		return f.Answer + " lags " + strconv.Itoa(f.N) + " blocks"
 	case FactReorg:
 		return "REORG: the last " + strconv.Itoa(f.N) + " blocks orphaned"
+	case FactShortage:
+		return "HOT WALLET short of " + f.Answer + " for " + f.Dur.String()
 	case FactOddExecution:
 		return "ODD EXECUTION of " + f.Txid + ": " + f.Answer
 	case FactClientPost:
@@ -180,6 +190,8 @@ func (f Fact) Text() string {
 			label = " (hostile " + f.Label + ")"
 		}
 		return "client " + f.Op + " POST" + label + " -> " + f.Answer
+	case FactOperator:
+		return "OPERATOR acts on " + f.Op + ": " + f.Answer
 	case FactLivenessBudget:
 		return "liveness budget spent"
 	}

@@ -115,7 +115,7 @@ func opKey(id string) sluice.OperationID {
 // rowIntent is what a row says it will pay: the fields the store holds,
 // read as an Intent so that it compares with what the client meant.
 func rowIntent(op *sluice.Operation) Intent {
-	return Intent{ID: op.ID, To: [21]byte(op.Request.To), Units: uint64(op.Request.Amount), Asset: op.Request.Asset}
+	return Intent{ID: op.ID, Customer: op.Request.Customer, To: [21]byte(op.Request.To), Units: uint64(op.Request.Amount), Asset: op.Request.Asset}
 }
 
 // describeIntent is "<units> units of <asset> to <address>" with the

@@ -5,9 +5,20 @@ import (
 	"testing"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 )
 
 func TestCheckIntakeUniquenessClean(t *testing.T) { wantClean(t, CheckIntakeUniqueness) }
+
+// Goal: a refusal for want of funds of an id nobody created is clean, to
+// every checker.
+func TestUnfundedForAFreeIDIsClean(t *testing.T) {
+	b := clean(t)
+	b.unfunded()
+	if got := Check(&b.s); len(got) != 0 {
+		t.Errorf("clean run with an unfunded request: %d violations, want none:\n%s", len(got), describe(got))
+	}
+}
 
 func TestCheckIntakeUniquenessCatches(t *testing.T) {
 	happy := opID(opHappy)
@@ -28,6 +39,39 @@ func TestCheckIntakeUniquenessCatches(t *testing.T) {
 		{
 			name: "replay shown another recipient", op: happy, mention: "told replayed with 1500000 units of " + sluice.Asset + " to " + bob.String(),
 			break_: func(b *builder) { b.recordOf("c2").Answer.To = bob.String() },
+			also:   []string{LinearizableIntake},
+		},
+		{
+			name: "replay shown another customer", op: happy, mention: "told replayed with 1500000 units of " + sluice.Asset + " to " + alice.String() + " from customer cust-b",
+			break_: func(b *builder) { b.recordOf("c2").Answer.Customer = "cust-b" },
+			also:   []string{LinearizableIntake},
+		},
+		{
+			// The same id, recipient and amount from another customer's
+			// balance is another withdrawal: a 409, never a replay.
+			name: "another customer replayed instead of refused", op: happy, mention: "a replayed answer returns the payload sent",
+			break_: func(b *builder) {
+				r := b.recordOf("c4")
+				r.Sent = payFor(string(happy), "cust-b", alice, 1_500_000)
+				r.Outcome, r.Answer, r.State = Replayed, original, sluice.Confirmed
+			},
+			also: []string{LinearizableIntake},
+		},
+		{
+			// A customer's id is not case-folded: "CUST-A" is another one.
+			name: "conflict for another customer is right; its replay is not", op: happy, mention: "was told replayed, but the row holds",
+			break_: func(b *builder) {
+				r := b.recordOf("c4")
+				r.Sent = payFor(string(happy), "CUST-A", alice, 1_500_000)
+				r.Outcome, r.Answer, r.State = Replayed, r.Sent, sluice.Confirmed
+			},
+			also: []string{LinearizableIntake},
+		},
+		{
+			// The store paid from another customer's balance than its
+			// client named; every answer showed the client's own.
+			name: "row holding another customer than its creator sent", op: happy, mention: "holds 1500000 units of " + sluice.Asset + " to " + alice.String() + " from customer cust-b, not",
+			break_: func(b *builder) { b.row(happy).Request.Customer = "cust-b" },
 			also:   []string{LinearizableIntake},
 		},
 		{
@@ -68,6 +112,29 @@ func TestCheckIntakeUniquenessCatches(t *testing.T) {
 			also:   []string{LinearizableIntake},
 		},
 		{
+			name: "conflict for an invalid customer", op: happy, mention: "told conflict, not invalid",
+			break_: func(b *builder) { b.recordOf("c4").Sent.Customer = "cust a" },
+			also:   []string{LinearizableIntake},
+		},
+		{
+			// Validation comes before the store: an invalid customer is a
+			// 422, whatever anybody's balance.
+			name: "unfunded for an invalid payload", op: opID(opUnfunded), mention: "told unfunded, not invalid",
+			break_: func(b *builder) { b.unfunded(); b.recordOf("c10").Sent.Customer = strings.Repeat("p", 65) },
+			also:   []string{LinearizableIntake},
+		},
+		{
+			// Refused for want of funds, and stored anyway: no recorded
+			// request created the row.
+			// Its hold is then one the customer's balance never covered.
+			name: "unfunded request that left a row", op: opID(opUnfunded), mention: "no recorded request created it",
+			break_: func(b *builder) {
+				b.unfunded()
+				b.insertFor(opUnfunded, pauper, alice, 1_000_000).claim().step(sluice.Rejected, nil)
+			},
+			also: []string{Progress, Funds},
+		},
+		{
 			name: "valid payload refused as invalid", op: opID(opHappy), mention: "sent a valid payload",
 			break_: func(b *builder) { b.record("c8", toBob, Invalid, 0) },
 			also:   []string{LinearizableIntake},
@@ -77,10 +144,12 @@ func TestCheckIntakeUniquenessCatches(t *testing.T) {
 			break_: func(b *builder) { b.s.Operations = append(b.s.Operations, *b.row(happy)) },
 		},
 		{
-			name: "row no recorded request created", op: opID(opReverted), mention: "no recorded request created it",
+			// A failed row: a confirmed one would also pay what no client
+			// asked for (conservation's).
+			name: "row no recorded request created", op: opID(opPolicyCancel), mention: "no recorded request created it",
 			break_: func(b *builder) {
 				for i, r := range b.s.Intake {
-					if r.ID == string(opID(opReverted)) {
+					if r.ID == string(opID(opPolicyCancel)) {
 						b.s.Intake = append(b.s.Intake[:i], b.s.Intake[i+1:]...)
 						break
 					}
@@ -120,7 +189,7 @@ func TestCheckIntakeUniquenessCatches(t *testing.T) {
 			// A self-consistent scale error: intake stored ten times what
 			// the client asked, the chain paid it, and every answer and
 			// read showed it. Only the client's own strings reveal it.
-			name: "row holding ten times the amount sent", op: happy, mention: "sent 1500000 units of " + sluice.Asset + " to " + alice.String() + " for op " + string(happy) + " and was told created",
+			name: "row holding ten times the amount sent", op: happy, mention: "sent 1500000 units of " + sluice.Asset + " to " + alice.String() + " from customer cust-a for op " + string(happy) + " and was told created",
 			break_: func(b *builder) { tenfold(b, opHappy) },
 			also:   []string{Conservation, LinearizableIntake},
 		},
@@ -166,5 +235,60 @@ func TestCheckIntakeUniquenessMatchesIDsCaseInsensitively(t *testing.T) {
 	got := CheckIntakeUniqueness(&b.s)
 	if len(got) == 0 || got[0].Operation != opID(opHappy) {
 		t.Errorf("want a violation about %s, got:\n%s", opID(opHappy), describe(got))
+	}
+}
+
+// Goal: an Unfunded answer is wrong for a customer whose deposits cover the
+// amount on top of every withdrawal any row holds for them, and is not
+// judged otherwise: when the deposits fall short of that by a unit, or
+// when the snapshot recorded no deposits. Method: the clean run's refusal
+// of pauper (1 USDT), with pauper's deposits set on either side of the
+// line. The clean run's rows are all payer's, so payer's deposits are set
+// too, to show they do not count for pauper.
+func TestUnfundedJudgedAgainstDeposits(t *testing.T) {
+	id := opID(opUnfunded)
+	for _, c := range []struct {
+		name     string
+		deposits []sluice.Credit
+		wrong    bool
+	}{
+		{"no deposits recorded", nil, false},
+		{"no deposits for the customer", []sluice.Credit{{Ref: "d1", Customer: payer, Amount: 1_000_000_000_000}}, false},
+		{"deposits one unit short", []sluice.Credit{{Ref: "d1", Customer: pauper, Amount: 999_999}}, false},
+		{"deposits that cover it", []sluice.Credit{{Ref: "d1", Customer: pauper, Amount: 400_000}, {Ref: "d2", Customer: pauper, Amount: 600_000}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			b.unfunded()
+			b.s.Deposits = c.deposits
+			got := CheckIntakeUniqueness(&b.s)
+			found := false
+			for _, v := range got {
+				found = found || v.Operation == id && strings.Contains(v.Message, "refused 1000000 units for customer cust-poor as unfunded")
+			}
+			if found != c.wrong || len(got) > 1 || len(got) == 1 && !found {
+				t.Errorf("deposits %v: violations:\n%s\nwant the refusal reported: %v", c.deposits, describe(got), c.wrong)
+			}
+		})
+	}
+	// Every row the customer holds counts against the deposits: with a row
+	// of 2 USDT for pauper, 3 USDT of deposits no longer make the refusal
+	// of 1 USDT more wrong than 2.999999 would.
+	for _, c := range []struct {
+		deposit money.Amount
+		wrong   bool
+	}{{2_999_999, false}, {3_000_000, true}} {
+		b := clean(t)
+		b.unfunded()
+		b.row(opID(opHappy)).Request.Customer = pauper
+		b.row(opID(opHappy)).Request.Amount = 2_000_000
+		b.s.Deposits = []sluice.Credit{{Ref: "d", Customer: pauper, Amount: c.deposit}}
+		found := false
+		for _, v := range CheckIntakeUniqueness(&b.s) {
+			found = found || v.Operation == id && strings.Contains(v.Message, "as unfunded")
+		}
+		if found != c.wrong {
+			t.Errorf("pauper holding a row of 2 USDT, deposits %d: refusal reported %v, want %v", c.deposit, found, c.wrong)
+		}
 	}
 }

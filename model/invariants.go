@@ -8,15 +8,17 @@ import (
 
 // The invariants' stable names, used in reports, exit codes and JSON.
 const (
-	Liveness           = "liveness"
-	Progress           = "progress"
-	TxidOwnership      = "txid-ownership"
-	AtMostOnce         = "at-most-once"
-	Conservation       = "conservation"
-	IntakeUniqueness   = "intake-uniqueness"
-	AuditLog           = "audit-log"
-	OneWriter          = "one-writer"
-	LinearizableIntake = "linearizable-intake"
+	Liveness             = "liveness"
+	Progress             = "progress"
+	TxidOwnership        = "txid-ownership"
+	AtMostOnce           = "at-most-once"
+	Conservation         = "conservation"
+	Funds                = "funds"
+	NoOperationalFailure = "no-operational-failure"
+	IntakeUniqueness     = "intake-uniqueness"
+	AuditLog             = "audit-log"
+	OneWriter            = "one-writer"
+	LinearizableIntake   = "linearizable-intake"
 )
 
 // Invariant is one row of the table every consumer ranges over: the
@@ -46,6 +48,10 @@ var Invariants = []Invariant{
 		func(s *Snapshot, _ *checking) []Violation { return CheckAtMostOnce(s) }},
 	{Conservation, "what really left the hot wallet (the ledger, not the logs) equals what the clients asked for on confirmed operations plus what moved under review; a confirmed operation moved exactly its intent (recipient and amount, by the model's own reading)",
 		func(s *Snapshot, _ *checking) []Violation { return CheckConservation(s) }},
+	{Funds, "for every customer, balance + held + paid out = what was deposited, at every point and at the end (the model's own books from states and intents); every hold carries its client's numbers, closes once, settled exactly on confirmation and released exactly on failure or rejection",
+		func(s *Snapshot, _ *checking) []Violation { return CheckFunds(s) }},
+	{NoOperationalFailure, "no operation fails for a shortage of ours (a refusal for bandwidth, energy or the contract's state, a failed receipt, a park): such operations park and, past their bounds, go to review; failed means an operator's cancel, bytes refused for themselves, or the stuck policy's cancel of a transaction the chain never took",
+		func(s *Snapshot, _ *checking) []Violation { return CheckNoOperationalFailure(s) }},
 	{IntakeUniqueness, "one row per operation id holding its creator's payload; replays return it, another payload under a used id is refused and changes nothing",
 		func(s *Snapshot, _ *checking) []Violation { return CheckIntakeUniqueness(s) }},
 	{AuditLog, "every event is a legal transition, the log replays to the row, tokens never go back, every rebuild's evidence is re-derived and holds against the chain",

@@ -64,7 +64,9 @@ type linState struct {
 type linInput struct {
 	Read bool
 	ID   string
-	Hash string // a post's payload hash ("" for an invalid payload)
+	// Hash is a post's payload key ("" for an invalid payload): equal
+	// exactly for the same instruction, customer included.
+	Hash string
 }
 
 type linOutput struct {
@@ -76,7 +78,8 @@ type linOutput struct {
 
 // linModel is nondeterministic only for posts whose answer was lost (the
 // client timed out, or the answer was a failure): such a post may or may
-// not have inserted the row.
+// not have inserted the row. Invalid and Unfunded posts change nothing;
+// Unfunded is legal only where the id is absent.
 var linModel = porcupine.NondeterministicModel{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
 		// Operations on different ids never interact: checking each id
@@ -109,6 +112,14 @@ var linModel = porcupine.NondeterministicModel{
 		switch out.Outcome {
 		case Invalid:
 			if in.Hash == "" {
+				return []any{s}
+			}
+		case Unfunded:
+			// Refused for want of funds: it created nothing, and it can
+			// only have been said while the id was free. With a row there,
+			// Insert finds it before any funds are looked at, and the
+			// answer is the row (a replay) or a conflict.
+			if !s.Exists && in.Hash != "" {
 				return []any{s}
 			}
 		case Created:
@@ -165,6 +176,24 @@ func short(h string) string {
 	return h
 }
 
+// linKey is the porcupine model's value for a payload with the given key
+// and intent: "" for one the model finds invalid (key ""), otherwise the
+// key with the customer added, so that the same payment from another
+// customer's balance is another instruction here whether or not the key
+// already covers the customer.
+func linKey(key string, in Intent) string {
+	if key == "" {
+		return ""
+	}
+	return key + "/" + string(in.Customer)
+}
+
+// answerKey is linKey for the payload an answer showed.
+func (s *Snapshot) answerKey(p Payload) string {
+	in, _ := s.intent(p)
+	return linKey(s.key(p), in)
+}
+
 // LinearizabilityReport is the outcome of the check, with what is needed to
 // draw porcupine's visualization of it.
 type LinearizabilityReport struct {
@@ -201,11 +230,12 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 		if r.Outcome == Failed && ret == 0 {
 			ret = math.MaxInt64
 		}
+		sent := s.sent(&r)
 		history = append(history, porcupine.Operation{
 			ClientId: client(r.Client),
-			Input:    linInput{ID: string(opKey(r.ID)), Hash: s.sent(&r).key},
+			Input:    linInput{ID: string(opKey(r.ID)), Hash: linKey(sent.key, sent.in)},
 			Call:     r.Call,
-			Output:   linOutput{Outcome: r.Outcome, Returned: s.key(r.Answer)},
+			Output:   linOutput{Outcome: r.Outcome, Returned: s.answerKey(r.Answer)},
 			Return:   ret,
 		})
 	}
@@ -217,7 +247,7 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 			ClientId: client(r.Client),
 			Input:    linInput{Read: true, ID: string(opKey(r.ID))},
 			Call:     r.Call,
-			Output:   linOutput{Present: r.Present, Hash: s.key(r.Answer)},
+			Output:   linOutput{Present: r.Present, Hash: s.answerKey(r.Answer)},
 			Return:   r.Return,
 		})
 	}
@@ -266,7 +296,7 @@ func checkReadHistories(s *Snapshot) []Violation {
 			if in, bad := s.intent(r.Answer); bad != "" {
 				add("the answer's payload is unreadable (%s)", bad)
 			} else if held := rowIntent(row); !SameInstruction(in, held) {
-				add("the answer shows %s, but the operation holds %s", describeIntent(in), describeIntent(held))
+				add("the answer shows %s, but the operation holds %s", describeOrder(in), describeOrder(held))
 			}
 		}
 		log := logs[id]

@@ -20,6 +20,9 @@ func TestCheckLinearizable(t *testing.T) {
 	p1 := pay(id, alice, 1_000_000)
 	p2 := pay(id, alice, 2_000_000)
 	bad := pay(id, alice, 0)
+	// p1 from another customer's balance: another instruction.
+	q1 := payFor(id, pauper, alice, 1_000_000)
+	badCustomer := payFor(id, "cust a", alice, 1_000_000)
 	none := Payload{}
 	post := func(client string, sent Payload, out Outcome, answer Payload, call, ret int64) IntakeRecord {
 		return IntakeRecord{Client: client, ID: id, Sent: sent, Outcome: out, Answer: answer, Call: call, Return: ret}
@@ -91,10 +94,46 @@ func TestCheckLinearizable(t *testing.T) {
 			post("a", p1, Created, p1, 1, 2), upper(post("b", p1, Conflict, none, 3, 4)),
 		}, nil, false},
 		{"the same amount spelt otherwise is the same instruction", []IntakeRecord{
-			post("a", p1, Created, p1, 1, 2), post("b", Payload{ID: id, To: p1.To, Amount: "1.000000", Asset: p1.Asset}, Replayed, p1, 3, 4),
+			post("a", p1, Created, p1, 1, 2), post("b", Payload{ID: id, Customer: p1.Customer, To: p1.To, Amount: "1.000000", Asset: p1.Asset}, Replayed, p1, 3, 4),
 		}, nil, true},
 		{"a valid payload called invalid", []IntakeRecord{
 			post("x", p1, Invalid, none, 1, 2),
+		}, nil, false},
+		{"another customer under a used id is a conflict", []IntakeRecord{
+			post("a", p1, Created, p1, 1, 2), post("b", q1, Conflict, none, 3, 4),
+		}, nil, true},
+		{"another customer under a used id replayed", []IntakeRecord{
+			post("a", p1, Created, p1, 1, 2), post("b", q1, Replayed, p1, 3, 4),
+		}, nil, false},
+		{"unfunded, nothing stored", []IntakeRecord{
+			post("a", q1, Unfunded, none, 1, 2),
+		}, []ReadRecord{read("r", false, none, 3, 4)}, true},
+		{"unfunded, then created once funded", []IntakeRecord{
+			post("a", q1, Unfunded, none, 1, 2), post("a", q1, Created, q1, 3, 4),
+		}, nil, true},
+		{"unfunded, and a read saw a row created by nobody", []IntakeRecord{
+			post("a", q1, Unfunded, none, 1, 2),
+		}, []ReadRecord{read("r", true, q1, 3, 4)}, false},
+		{"unfunded while a create overlaps it", []IntakeRecord{
+			post("a", p1, Created, p1, 1, 4), post("b", p1, Unfunded, none, 2, 3),
+		}, nil, true},
+		{"unfunded after the row exists: a replay must return it", []IntakeRecord{
+			post("a", p1, Created, p1, 1, 2), post("b", p1, Unfunded, none, 3, 4),
+		}, nil, false},
+		{"unfunded after another payload's row exists: that is a conflict", []IntakeRecord{
+			post("a", p1, Created, p1, 1, 2), post("b", q1, Unfunded, none, 3, 4),
+		}, nil, false},
+		{"unfunded after a lost answer that may have created the row", []IntakeRecord{
+			post("a", p1, Failed, none, 1, 0), post("b", p1, Unfunded, none, 3, 4),
+		}, nil, true},
+		{"unfunded after a lost answer, then a read shows the row", []IntakeRecord{
+			post("a", p1, Failed, none, 1, 0), post("b", p1, Unfunded, none, 3, 4),
+		}, []ReadRecord{read("r", true, p1, 5, 6)}, true},
+		{"unfunded, a read shows the row, and unfunded again", []IntakeRecord{
+			post("a", p1, Failed, none, 1, 0), post("b", p1, Unfunded, none, 7, 8),
+		}, []ReadRecord{read("r", true, p1, 5, 6)}, false},
+		{"an invalid customer told unfunded", []IntakeRecord{
+			post("x", badCustomer, Unfunded, none, 1, 2),
 		}, nil, false},
 	}
 	for _, tt := range tests {

@@ -25,10 +25,13 @@ func CheckLiveness(s *Snapshot) []Violation {
 			stamp(s.End), sinceHeal(s, s.End))})
 	}
 
-	// When each operation last entered a terminal state, by its own log.
+	// When each operation first entered a terminal state, by its own log.
+	// The automation's work ends there: an operator who later settles a
+	// review (paid, or cancelled) acts on a terminal operation, on a
+	// person's time, not the automation's.
 	terminalAt := make(map[sluice.OperationID]time.Time)
 	for _, e := range s.Events {
-		if e.To.Terminal() {
+		if _, done := terminalAt[e.OperationID]; !done && e.To.Terminal() {
 			terminalAt[e.OperationID] = e.At
 		}
 	}

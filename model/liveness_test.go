@@ -71,3 +71,21 @@ func TestCheckLivenessBudgetRunsFromCreationAfterHeal(t *testing.T) {
 		t.Errorf("CheckLiveness: %d violations, want none:\n%s", len(got), describe(got))
 	}
 }
+
+// Goal: an operator settling a review after the liveness deadline is not a
+// liveness failure: the automation finished when the operation entered
+// review, in time; what a person does with it later is on a person's
+// clock. Method: move the operator's resolution of the clean run's review
+// past the deadline.
+func TestLivenessIgnoresAnOperatorsLateResolution(t *testing.T) {
+	b := clean(t)
+	late := t0.Add(budget + time.Hour)
+	e := b.event(opID(opReviewPaid), sluice.Review, sluice.Confirmed)
+	e.At = late
+	b.write(e).At = late
+	b.row(opID(opReviewPaid)).UpdatedAt = late
+	b.s.End = late
+	if vs := CheckLiveness(&b.s); len(vs) != 0 {
+		t.Errorf("liveness flags an operator's late resolution of a timely review:\n%s", describe(vs))
+	}
+}

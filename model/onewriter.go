@@ -15,7 +15,8 @@ import (
 //     world saw, and that write came from the incarnation that claimed the
 //     operation with the token the event carries. A write under another
 //     holder's token is fencing bypassed, whatever the store allowed.
-//   - A claim never takes a row whose lease is live: the previous holder's
+//   - A claim never takes a row whose lease is live (an operator's
+//     resolution aside, which takes the row on purpose): the previous holder's
 //     lease runs Lease past its claim and past each of its writes, and ends
 //     early only by a release or a terminal write. Two incarnations then
 //     never hold one lease at once.
@@ -106,6 +107,12 @@ func CheckOneWriter(s *Snapshot) []Violation {
 			if next.Token <= prev.Token {
 				add(id, "op %s: the claim by %s at %s has token %d, not above token %d of the claim before it",
 					id, next.Proc, stamp(next.At), next.Token, prev.Token)
+				continue
+			}
+			if prev.Operator || next.Operator {
+				// An operator's resolution takes the row whatever lease is
+				// on it (the token moves, fencing the holder) and holds
+				// none itself.
 				continue
 			}
 			if until, live := leaseAt(prev, writesOf[lease{id, prev.Token}], releaseOf[lease{id, prev.Token}], s.Lease, next.At); live {

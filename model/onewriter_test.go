@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -79,6 +80,34 @@ func TestCheckOneWriterCatches(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, OneWriter, CheckOneWriter, c) })
 	}
+}
+
+// Goal: an operator's resolution takes the row whatever lease is on it
+// (the token moves, fencing the holder), so its claim over a live lease is
+// clean; the same claim by a worker is still two writers at once. Method:
+// in the clean run w1 parks opReverted (a release) and an operator retries
+// it; without the release w1's lease is live at the operator's claim.
+func TestCheckOneWriterOperatorClaimsOverALiveLease(t *testing.T) {
+	id := opID(opReverted)
+	// live drops w1's park of opReverted from the releases: its lease then
+	// runs Lease past its last write, past the operator's claim.
+	live := func(b *builder) *ClaimRecord {
+		b.s.Releases = slices.DeleteFunc(b.s.Releases, func(r ReleaseRecord) bool { return r.Op == id && r.Token == 1 })
+		c := b.claimRecord(id, 2)
+		if !c.Operator || !c.At.Before(lastWriteUnder(b, id, 1).Add(lease)) {
+			b.t.Fatalf("setup: claim %+v is not an operator's within w1's lease", *c)
+		}
+		return c
+	}
+	b := clean(t)
+	live(b)
+	if got := CheckOneWriter(&b.s); len(got) != 0 {
+		t.Errorf("an operator's claim over a live lease: want clean, got:\n%s", describe(got))
+	}
+	wantCaught(t, OneWriter, CheckOneWriter, corruption{
+		op: id, mention: "(token 2) while w1's lease (token 1) ran until",
+		break_: func(b *builder) { live(b).Operator = false },
+	})
 }
 
 // Goal: a lease ends at its last write plus Lease, exactly: a claim at that

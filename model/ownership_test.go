@@ -28,13 +28,15 @@ func TestCheckTxidOwnershipCatches(t *testing.T) {
 			// The store refuses this (ErrTxidTaken); the checker must not
 			// rely on that. Op 8 is built around op 3's txid and fails
 			// after its first send is lost, so beyond ownership only its
-			// failure is wrong: nothing the chain shows justifies it.
+			// failure is wrong: nothing the chain shows justifies it (to
+			// progress), and no operator, refused bytes or policy's cancel
+			// made it (to no-operational-failure).
 			name: "txid owned by two ops", op: opID(8), mention: "belongs to 2 operations",
 			break_: func(b *builder) {
-				o := shareTxid(b, opGaveUp, 8)
+				o := shareTxid(b, opPolicyCancel, 8)
 				o.step(sluice.Broadcasting, nil).send(false).step(sluice.Failed, nil)
 			},
-			also: []string{Progress},
+			also: []string{Progress, NoOperationalFailure},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, TxidOwnership, CheckTxidOwnership, c) })
@@ -45,13 +47,13 @@ func TestCheckTxidOwnershipCatches(t *testing.T) {
 // so each operation's report names it.
 func TestCheckTxidOwnershipNamesEveryOwner(t *testing.T) {
 	b := clean(t)
-	o := shareTxid(b, opGaveUp, 8)
+	o := shareTxid(b, opPolicyCancel, 8)
 	o.step(sluice.Broadcasting, nil).send(false).step(sluice.Failed, nil)
 	var ops []sluice.OperationID
 	for _, v := range CheckTxidOwnership(&b.s) {
 		ops = append(ops, v.Operation)
 	}
-	want := []sluice.OperationID{opID(opGaveUp), opID(8)}
+	want := []sluice.OperationID{opID(opPolicyCancel), opID(8)}
 	if len(ops) != 2 || ops[0] != want[0] || ops[1] != want[1] {
 		t.Errorf("violations about %v, want %v", ops, want)
 	}

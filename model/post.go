@@ -1,7 +1,7 @@
 package model
 
 // The model's own reading of a whole POST: the media type and the body, up
-// to the four strings of a Payload. Like reference.go it is written from the
+// to the five strings of a Payload. Like reference.go it is written from the
 // API's written contract, not from intake's decoder: a decoder that is wrong
 // in a self-consistent way (it keeps the last of two duplicate keys, reads
 // only the first BodyMax bytes, ignores the Content-Type) would otherwise
@@ -29,16 +29,16 @@ type RawPost struct {
 // when its first PostBodyMax bytes are a valid request.
 const PostBodyMax = 16 << 10
 
-// postFields are the four names of a submission, spelled exactly (keys are
-// case-sensitive: "Amount" is not "amount").
-var postFields = [4]string{"operation_id", "to_address", "amount", "asset"}
+// postFields are the five names of a submission, spelled exactly (keys are
+// case-sensitive: "Amount" is not "amount"), in the API's order.
+var postFields = [5]string{"operation_id", "customer", "to_address", "amount", "asset"}
 
 // ReadPost reads a raw POST as intake must: the media type is absent or
 // application/json (type and subtype in any letter case, a charset only if
 // it is UTF-8), the body at most PostBodyMax bytes and exactly one JSON
-// object, whose keys are exactly the four field names, each once, each
+// object, whose keys are exactly the five field names, each once, each
 // value a JSON string; only whitespace may follow it. reason is "" when the
-// request's form is acceptable, and then p holds the four strings (which
+// request's form is acceptable, and then p holds the five strings (which
 // ReadIntent still has to judge); otherwise reason says why the request is
 // refused before any field is read.
 func ReadPost(r RawPost) (p Payload, reason string) {
@@ -63,14 +63,14 @@ func ReadPost(r RawPost) (p Payload, reason string) {
 	if why != "" {
 		return Payload{}, "body " + why
 	}
-	return Payload{ID: vals[0], To: vals[1], Amount: vals[2], Asset: vals[3]}, ""
+	return Payload{ID: vals[0], Customer: vals[1], To: vals[2], Amount: vals[3], Asset: vals[4]}, ""
 }
 
-// refObject reads body as one JSON object of the four string fields, token
+// refObject reads body as one JSON object of the five string fields, token
 // by token: every value must itself be a single string token.
-func refObject(body []byte) ([4]string, string) {
-	var vals [4]string
-	var seen [4]bool
+func refObject(body []byte) ([len(postFields)]string, string) {
+	var vals [len(postFields)]string
+	var seen [len(postFields)]bool
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
 	next := func() (json.Token, string) {

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"sluicesim/sluice"
@@ -65,6 +66,9 @@ func CheckProgress(s *Snapshot) []Violation {
 		seen[op.ID] = true
 		reason, ok := j.justify(op, meant)
 		switch {
+		case s.FaultFree && op.State == sluice.Rejected && ok:
+			// Its client asked to pay the hot wallet itself: no fault is
+			// needed for that to be refused.
 		case s.FaultFree:
 			add(op.ID, "op %s is %s (%q) in a fault-free run: every valid withdrawal must confirm", op.ID, op.State, op.Reason)
 		case !ok:
@@ -95,6 +99,8 @@ type judge struct {
 	firstWire map[tron.Txid]mocknode.WireAttempt
 	accepted  map[tron.Txid]bool
 	raw       map[tron.Txid]tron.RawData
+	last      map[sluice.OperationID]sluice.Event // lastEvent's, built on first use
+	parked    map[sluice.OperationID]int          // parks the world saw land
 }
 
 func newJudge(s *Snapshot) *judge {
@@ -119,6 +125,10 @@ func newJudge(s *Snapshot) *judge {
 		if _, ok := j.raw[e.Txid]; !ok {
 			j.raw[e.Txid] = e.Raw
 		}
+	}
+	j.parked = make(map[sluice.OperationID]int, len(s.Parks))
+	for _, p := range s.Parks {
+		j.parked[p.Op]++
 	}
 	if s.memo != nil {
 		s.memo.judge = j
@@ -150,6 +160,16 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		return "rejected: the client's payload is a valid withdrawal", false
 	}
 	txids := j.own.byOp[op.ID]
+	final := j.lastEvent(op.ID)
+	if strings.HasPrefix(string(final.Worker), sluice.OperatorPrefix) {
+		if len(txids) == 0 || j.neverSent(txids[len(txids)-1]) {
+			return "cancelled by an operator (nothing sent)", true
+		}
+		if dead, why := j.provenDead(txids[len(txids)-1]); !dead && !j.failedOnChain(txids[len(txids)-1]) {
+			return "cancelled by an operator, but " + why, false
+		}
+		return "cancelled by an operator", true
+	}
 	for _, t := range txids {
 		for _, in := range j.onChain[t] {
 			if in.Receipt != tron.ReceiptSuccess {
@@ -161,6 +181,19 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		return "failed before any envelope was built", false
 	}
 	last := txids[len(txids)-1]
+	if d := final.Decision; d != nil && d.Action == sluice.Cancel && j.s.Stuck.CancelAfter > 0 {
+		// CancelAfter must really have passed: from the first write-ahead
+		// to the cancel, both on the store's clock as its log stamps them
+		// (the core reads its wait against a solid block's time, never
+		// later than the cancel itself).
+		if first, ok := j.firstWriteAhead(op.ID); ok && final.At.Sub(first) >= j.s.Stuck.CancelAfter {
+			if dead, why := j.provenDead(last); dead {
+				return "cancelled by the stuck policy past CancelAfter", true
+			} else if len(txids) < j.s.BuildsMax {
+				return "cancelled by the stuck policy past CancelAfter, but " + why, false
+			}
+		}
+	}
 	if w, sent := j.firstWire[last]; sent && slices.Contains(operationalRefusals, w.Answer) &&
 		!j.accepted[last] && len(j.onChain[last]) == 0 {
 		return "first send refused: " + w.Answer, true
@@ -182,10 +215,51 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 
 // justifyReview: review rests on a solid SUCCESS inclusion whose reported
 // logs are not exactly the payment asked.
+//
+// Review is also where operational trouble ends past its bounds: an
+// operation the world saw parked, or one that built BuildsMax envelopes
+// and whose last one went stale before its first send (never sent; any
+// earlier one that was sent was proven dead when it was retired, which
+// audit-log checks).
 func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID]Intent) (reason string, ok bool) {
 	want, known := meant[op.ID]
 	if !known {
 		want = rowIntent(op)
+	}
+	if j.parked[op.ID] > 0 {
+		return "parked for operational trouble, then past its bounds", true
+	}
+	if txids := j.own.byOp[op.ID]; j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax && j.neverSent(txids[len(txids)-1]) {
+		// The pipeline sends a stale envelope with the rebuilds spent to
+		// review whatever its predecessors did: asking that none of them
+		// was ever sent would report a first envelope sent, dropped and
+		// proven dead as a review without a cause.
+		return "build budget spent (last envelope never sent)", true
+	}
+	for _, t := range j.own.byOp[op.ID] {
+		for _, in := range j.onChain[t] {
+			if in.Receipt != tron.ReceiptSuccess && in.BlockNumber <= j.s.SolidNumber {
+				return "failed on chain with receipt " + in.Receipt + ", rebuilt until the budget was spent", true
+			}
+		}
+	}
+	if txids := j.own.byOp[op.ID]; len(txids) > 0 {
+		// The stuck policy's budget spent on a dead txid: cancelling would
+		// be as true, but a core that asks a person when its own sends may
+		// not have got through (no acceptance heard) errs on the safe side.
+		last := txids[len(txids)-1]
+		final := j.lastEvent(op.ID)
+		spent := j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax
+		if first, ok := j.firstWriteAhead(op.ID); ok && j.s.Stuck.CancelAfter > 0 && final.At.Sub(first) >= j.s.Stuck.CancelAfter {
+			spent = true
+		}
+		// Only the stuck path's escalation (its evidence a lookup that found
+		// nothing); a failed receipt's has its own justification above.
+		escalated := final.Decision != nil && final.Decision.Action == sluice.Escalate &&
+			(final.Evidence == nil || final.Evidence.Lookup == tron.Unknown)
+		if dead, _ := j.provenDead(last); escalated && dead && spent {
+			return "stuck policy's budget spent on a dead txid", true
+		}
 	}
 	for _, t := range j.own.byOp[op.ID] {
 		for _, in := range j.onChain[t] {
@@ -199,6 +273,38 @@ func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID
 		}
 	}
 	return "none of its txids has a SUCCESS receipt in a solid block", false
+}
+
+// lastEvent is op's last event (zero if it has none).
+func (j *judge) lastEvent(id sluice.OperationID) sluice.Event {
+	if j.last == nil {
+		j.last = make(map[sluice.OperationID]sluice.Event, len(j.s.Operations))
+		for _, e := range j.s.Events {
+			j.last[e.OperationID] = e
+		}
+	}
+	return j.last[id]
+}
+
+// firstWriteAhead is when op first entered broadcasting (store clock).
+func (j *judge) firstWriteAhead(id sluice.OperationID) (time.Time, bool) {
+	for _, e := range j.s.Events {
+		if e.OperationID == id && e.To == sluice.Broadcasting {
+			return e.At, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// failedOnChain reports whether t is on chain with a failed receipt only.
+func (j *judge) failedOnChain(t tron.Txid) bool {
+	ins := j.onChain[t]
+	for _, in := range ins {
+		if in.Receipt == tron.ReceiptSuccess {
+			return false
+		}
+	}
+	return len(ins) > 0
 }
 
 // neverSent reports whether txid t never reached a node: no wire attempt,
@@ -234,14 +340,20 @@ func (j *judge) provenDead(t tron.Txid) (bool, string) {
 // and how each row ended. FailedBy names each failure by its verified
 // justification ("unjustified" when progress found none).
 type Outcomes struct {
-	Requested int     `json:"requested"`
-	Accepted  int     `json:"accepted"`
-	Confirmed int     `json:"confirmed"`
-	Failed    int     `json:"failed"`
-	Rejected  int     `json:"rejected"`
-	Review    int     `json:"review"`
-	Open      int     `json:"open"`
-	FailedBy  []Tally `json:"failed_by"`
+	Requested int `json:"requested"`
+	Accepted  int `json:"accepted"`
+	Confirmed int `json:"confirmed"`
+	Failed    int `json:"failed"`
+	Rejected  int `json:"rejected"`
+	Review    int `json:"review"`
+	Open      int `json:"open"`
+	// Parked counts operations the world saw parked at least once for an
+	// operational reason, whatever their end.
+	Parked   int     `json:"parked"`
+	FailedBy []Tally `json:"failed_by"`
+	// ReviewBy names each review by its verified justification, as
+	// FailedBy does for failures.
+	ReviewBy []Tally `json:"review_by,omitempty"`
 }
 
 // Add sums o and p (FailedBy merged by reason).
@@ -250,7 +362,9 @@ func (o Outcomes) Add(p Outcomes) Outcomes {
 		Requested: o.Requested + p.Requested, Accepted: o.Accepted + p.Accepted,
 		Confirmed: o.Confirmed + p.Confirmed, Failed: o.Failed + p.Failed,
 		Rejected: o.Rejected + p.Rejected, Review: o.Review + p.Review, Open: o.Open + p.Open,
+		Parked:   o.Parked + p.Parked,
 		FailedBy: MergeTallies(o.FailedBy, p.FailedBy),
+		ReviewBy: MergeTallies(o.ReviewBy, p.ReviewBy),
 	}
 }
 
@@ -270,6 +384,10 @@ func (o Outcomes) String() string {
 	}
 	if o.Review > 0 {
 		s += fmt.Sprintf(", %d in review", o.Review)
+		s += tallies(o.ReviewBy)
+	}
+	if o.Parked > 0 {
+		s += fmt.Sprintf(", %d parked on the way", o.Parked)
 	}
 	return s + fmt.Sprintf(", %d rejected, %d open", o.Rejected, o.Open)
 }
@@ -281,7 +399,13 @@ func CountOutcomes(s *Snapshot) Outcomes {
 	j := newJudge(s)
 	meant := intents(s)
 	reasons := make(map[string]int)
+	reviews := make(map[string]int)
 	seen := make(map[sluice.OperationID]bool)
+	// Parked by the world's sight of landed parks, not the row's count.
+	parked := make(map[sluice.OperationID]bool, len(s.Parks))
+	for _, p := range s.Parks {
+		parked[p.Op] = true
+	}
 	for i := range s.Operations {
 		op := &s.Operations[i]
 		if seen[op.ID] {
@@ -289,6 +413,9 @@ func CountOutcomes(s *Snapshot) Outcomes {
 		}
 		seen[op.ID] = true
 		o.Accepted++
+		if parked[op.ID] {
+			o.Parked++
+		}
 		switch op.State {
 		case sluice.Confirmed:
 			o.Confirmed++
@@ -296,6 +423,15 @@ func CountOutcomes(s *Snapshot) Outcomes {
 			o.Rejected++
 		case sluice.Review:
 			o.Review++
+			reason, ok := j.justify(op, meant)
+			if !ok {
+				reason = "unjustified"
+			}
+			if strings.HasPrefix(reason, "node reported a USDT Transfer log of ") {
+				// The amounts and addresses are this run's: tally the kind.
+				reason = "node reported a USDT Transfer log other than the payment asked"
+			}
+			reviews[reason]++
 		case sluice.Failed:
 			o.Failed++
 			reason, ok := j.justify(op, meant)
@@ -310,5 +446,23 @@ func CountOutcomes(s *Snapshot) Outcomes {
 	for _, r := range sortedKeys(reasons) {
 		o.FailedBy = append(o.FailedBy, Tally{Kind: r, Count: reasons[r]})
 	}
+	for _, r := range sortedKeys(reviews) {
+		o.ReviewBy = append(o.ReviewBy, Tally{Kind: r, Count: reviews[r]})
+	}
 	return o
+}
+
+// tallies is " (kind n, kind n)", or "" for none.
+func tallies(ts []Tally) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	s := " ("
+	for i, t := range ts {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %d", t.Kind, t.Count)
+	}
+	return s + ")"
 }

@@ -4,8 +4,8 @@ package model
 // production what a client meant (a parser that is wrong in a
 // self-consistent way would then agree with itself), so this file
 // re-implements the intake contract from its written rules: the UUID form of
-// an operation id, base58check TRON addresses, the decimal grammar of
-// amounts, the one asset. It imports nothing from intake, money or tron's
+// an operation id, the customer id's alphabet, base58check TRON addresses,
+// the decimal grammar of amounts, the one asset. It imports nothing from intake, money or tron's
 // parsers; reference_test.go compares it with them over many inputs.
 
 import (
@@ -19,26 +19,32 @@ import (
 // Payload is a withdrawal request exactly as a client sent it (or as an
 // answer body showed it): raw strings, not yet trusted.
 type Payload struct {
-	ID, To, Amount, Asset string
+	ID, Customer, To, Amount, Asset string
 }
 
 // Intent is what a valid payload means, by the model's own reading.
 type Intent struct {
-	ID    sluice.OperationID // canonical lowercase UUID
-	To    [21]byte           // 0x41 + 20 bytes
-	Units uint64             // amount in base units (6 decimals)
-	Asset string
+	ID sluice.OperationID // canonical lowercase UUID
+	// Customer is whose balance pays, exactly as sent: customer ids are
+	// neither trimmed nor case-folded, so "Cust-1" and "cust-1" are two.
+	Customer sluice.CustomerID
+	To       [21]byte // 0x41 + 20 bytes
+	Units    uint64   // amount in base units (6 decimals)
+	Asset    string
 }
 
 // ReadIntent reads p as intake should. reason is "" when p is a valid
 // withdrawal request, otherwise a short phrase saying why not (e.g.
 // "amount has more than 6 decimals"). The Intent is meaningful only when
-// reason == "". Fields are checked in the API's order (id, recipient,
-// amount, asset) and the first refusal is returned.
+// reason == "". Fields are checked in the API's order (id, customer,
+// recipient, amount, asset) and the first refusal is returned.
 func ReadIntent(p Payload) (Intent, string) {
 	id, why := refOperationID(p.ID)
 	if why != "" {
 		return Intent{}, "operation id " + why
+	}
+	if why := refCustomer(p.Customer); why != "" {
+		return Intent{}, "customer " + why
 	}
 	to, why := refAddress(p.To)
 	if why != "" {
@@ -61,13 +67,39 @@ func ReadIntent(p Payload) (Intent, string) {
 	if p.Asset != sluice.Asset { // case-sensitive: one asset, one spelling
 		return Intent{}, "asset is not " + sluice.Asset
 	}
-	return Intent{ID: id, To: to, Units: units, Asset: p.Asset}, ""
+	return Intent{ID: id, Customer: sluice.CustomerID(p.Customer), To: to, Units: units, Asset: p.Asset}, ""
 }
 
 // SameInstruction reports whether two valid intents are the same instruction
-// (id, recipient, units, asset all equal).
+// (id, customer, recipient, units, asset all equal). The customer is part
+// of it: the same id, recipient and amount paid from another customer's
+// balance is another withdrawal.
 func SameInstruction(a, b Intent) bool {
-	return a.ID == b.ID && a.To == b.To && a.Units == b.Units && a.Asset == b.Asset
+	return a.ID == b.ID && a.Customer == b.Customer && a.To == b.To && a.Units == b.Units && a.Asset == b.Asset
+}
+
+// refCustomerMax is the contract's longest customer id, in bytes.
+const refCustomerMax = 64
+
+// refCustomer reads a customer id: 1 to 64 bytes, each an ASCII letter or
+// digit or one of ". _ : -". Nothing is normalized: a space, a case change
+// or a look-alike letter would name another account (or none), and paying
+// from an account the client did not name is the one mistake a ledger
+// must not make quietly.
+func refCustomer(s string) string {
+	switch {
+	case s == "":
+		return "is missing"
+	case len(s) > refCustomerMax:
+		return "is longer than " + strconv.Itoa(refCustomerMax) + " bytes"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:-", c) >= 0) {
+			return "has a byte other than a letter, a digit or . _ : - at index " + strconv.Itoa(i)
+		}
+	}
+	return ""
 }
 
 // Base58Address encodes a 21-byte TRON address in base58check, the model's

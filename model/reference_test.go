@@ -190,9 +190,40 @@ func TestReferenceOperationIDTable(t *testing.T) {
 	}
 }
 
+func TestReferenceCustomerTable(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		ok       bool
+	}{
+		{"plain", "cust-1", true},
+		{"every kind of allowed byte", "aZ09._:-", true},
+		{"one byte", "x", true},
+		{"64 bytes", strings.Repeat("c", 64), true},
+		{"upper case (another customer, not refused)", "CUST-1", true},
+		{"only punctuation", "._:-", true},
+		{"empty", "", false},
+		{"65 bytes", strings.Repeat("c", 65), false},
+		{"leading space", " cust-1", false},
+		{"trailing newline", "cust-1\n", false},
+		{"tab", "cust\t1", false},
+		{"NUL byte", "cust\x001", false},
+		{"slash", "cust/1", false},
+		{"at sign", "cust@1", false},
+		{"plus", "cust+1", false},
+		{"non-ASCII letter", "c\u00fcst", false},
+		{"fullwidth digit", "cust-\uff11", false},
+		{"invalid UTF-8", "cust-\xff", false},
+		{"case bit cleared on a digit (0x11)", "cust-\x11", false},
+	} {
+		if why := refCustomer(c.in); (why == "") != c.ok {
+			t.Errorf("%s: refCustomer(%q) = %q, want ok=%v", c.name, c.in, why, c.ok)
+		}
+	}
+}
+
 // refValidPayload is a valid payload for table tests.
 func refValidPayload() Payload {
-	return Payload{ID: "0f8e2b6a-3c4d-4e5f-9a8b-7c6d5e4f3a2b", To: refEncodeWithPrefix(0x41), Amount: "12.5", Asset: sluice.Asset}
+	return Payload{ID: "0f8e2b6a-3c4d-4e5f-9a8b-7c6d5e4f3a2b", Customer: "cust-1", To: refEncodeWithPrefix(0x41), Amount: "12.5", Asset: sluice.Asset}
 }
 
 func TestReadIntentTable(t *testing.T) {
@@ -206,13 +237,19 @@ func TestReadIntentTable(t *testing.T) {
 		{"valid", ok, ""},
 		{"upper-case id", with(func(p *Payload) { p.ID = strings.ToUpper(p.ID) }), ""},
 		{"missing id", with(func(p *Payload) { p.ID = "" }), "operation id"},
+		{"upper-case customer (another one)", with(func(p *Payload) { p.Customer = "CUST-1" }), ""},
+		{"longest customer", with(func(p *Payload) { p.Customer = strings.Repeat("c", 64) }), ""},
+		{"missing customer", with(func(p *Payload) { p.Customer = "" }), "customer is missing"},
+		{"customer too long", with(func(p *Payload) { p.Customer = strings.Repeat("c", 65) }), "customer is longer than 64 bytes"},
+		{"customer with a space", with(func(p *Payload) { p.Customer = "cust 1" }), "customer has a byte"},
 		{"USDT contract", with(func(p *Payload) { p.To = refContractText }), "recipient is the USDT contract"},
 		{"zero address", with(func(p *Payload) { p.To = refZeroText }), "recipient is the all-zero address"},
 		{"prefix 0xa0", with(func(p *Payload) { p.To = refEncodeWithPrefix(0xa0) }), "recipient"},
 		{"seven decimals", with(func(p *Payload) { p.Amount = "1.0000000" }), "amount has more than 6 decimals"},
 		{"lower-case asset", with(func(p *Payload) { p.Asset = "usdt-trc20" }), "asset"},
 		{"missing asset", with(func(p *Payload) { p.Asset = "" }), "asset is missing"},
-		{"every field bad: id first", Payload{ID: "x", To: "y", Amount: "z", Asset: "w"}, "operation id"},
+		{"every field bad: id first", Payload{ID: "x", Customer: " ", To: "y", Amount: "z", Asset: "w"}, "operation id"},
+		{"customer, to, amount, asset bad: customer first", with(func(p *Payload) { p.Customer, p.To, p.Amount, p.Asset = "", "y", "z", "w" }), "customer"},
 		{"to, amount, asset bad: to first", with(func(p *Payload) { p.To, p.Amount, p.Asset = "y", "z", "w" }), "recipient"},
 		{"amount, asset bad: amount first", with(func(p *Payload) { p.Amount, p.Asset = "z", "w" }), "amount"},
 	} {
@@ -221,7 +258,7 @@ func TestReadIntentTable(t *testing.T) {
 		case c.prefix == "" && why != "":
 			t.Errorf("%s: ReadIntent refused: %s", c.name, why)
 		case c.prefix == "" && (in.ID != "0f8e2b6a-3c4d-4e5f-9a8b-7c6d5e4f3a2b" || in.Units != 12_500_000 ||
-			Base58Address(in.To) != ok.To || in.Asset != sluice.Asset):
+			string(in.Customer) != c.in.Customer || Base58Address(in.To) != ok.To || in.Asset != sluice.Asset):
 			t.Errorf("%s: ReadIntent = %+v", c.name, in)
 		case c.prefix != "" && !strings.HasPrefix(why, c.prefix):
 			t.Errorf("%s: ReadIntent reason %q, want it to start %q", c.name, why, c.prefix)
@@ -242,6 +279,8 @@ func TestSameInstructionTable(t *testing.T) {
 		edit  func(*Intent)
 	}{
 		{"id", func(i *Intent) { i.ID = "0f8e2b6a-3c4d-4e5f-9a8b-7c6d5e4f3a2c" }},
+		{"customer", func(i *Intent) { i.Customer = "cust-2" }},
+		{"customer's letter case", func(i *Intent) { i.Customer = "CUST-1" }},
 		{"recipient", func(i *Intent) { i.To[20] ^= 1 }},
 		{"units", func(i *Intent) { i.Units++ }},
 		{"asset", func(i *Intent) { i.Asset = "other" }},
@@ -439,6 +478,34 @@ func refGenID(r *rand.Rand) string {
 	return refNearMiss(r, id, "0123456789abcdefABCDEF-gG")
 }
 
+// refCustomerAlphabet is every byte a customer id may hold.
+const refCustomerAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-"
+
+// refRandomCustomer is a valid customer id of 1 to 64 bytes, short ones
+// more often.
+func refRandomCustomer(r *rand.Rand) string {
+	n := 1 + r.IntN(12)
+	if r.IntN(8) == 0 {
+		n = 1 + r.IntN(64)
+	}
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = refCustomerAlphabet[r.IntN(len(refCustomerAlphabet))]
+	}
+	return string(b)
+}
+
+// refGenCustomer draws a valid customer id, a near miss of one (junk bytes
+// included), or one at or just past the length limit.
+func refGenCustomer(r *rand.Rand) string {
+	switch r.IntN(10) {
+	case 0:
+		return []string{"", strings.Repeat("c", 64), strings.Repeat("c", 65), strings.Repeat("9", 63) + "\x00",
+			"cust-1 ", "\ufeffcust-1", "cust\u20101", "cust-\x11"}[r.IntN(8)]
+	}
+	return refNearMiss(r, refRandomCustomer(r), refCustomerAlphabet+"/@+ \t")
+}
+
 func refGenAsset(r *rand.Rand) string {
 	if r.IntN(6) != 0 {
 		return sluice.Asset
@@ -450,7 +517,7 @@ func refGenAsset(r *rand.Rand) string {
 // its near-miss generator, or now and then four redrawn fields.
 func refGenPayload(r *rand.Rand) Payload {
 	p, _ := refValidRandomPayload(r)
-	switch r.IntN(7) {
+	switch r.IntN(8) {
 	case 0:
 		p.ID = refGenID(r)
 	case 1:
@@ -460,7 +527,9 @@ func refGenPayload(r *rand.Rand) Payload {
 	case 3:
 		p.Asset = refGenAsset(r)
 	case 4:
-		p = Payload{ID: refGenID(r), To: refGenAddress(r), Amount: refGenAmount(r), Asset: refGenAsset(r)}
+		p = Payload{ID: refGenID(r), Customer: refGenCustomer(r), To: refGenAddress(r), Amount: refGenAmount(r), Asset: refGenAsset(r)}
+	case 5:
+		p.Customer = refGenCustomer(r)
 	}
 	return p
 }
@@ -471,7 +540,7 @@ func refValidRandomPayload(r *rand.Rand) (Payload, uint64) {
 	a[0] = 0x41
 	a[1] |= 1 // not the zero address, and (by a mile) not the contract
 	units := refRandomUnits(r)
-	return Payload{ID: refRandomUUID(r), To: Base58Address(a), Amount: refSpellUnits(r, units), Asset: sluice.Asset}, units
+	return Payload{ID: refRandomUUID(r), Customer: refRandomCustomer(r), To: Base58Address(a), Amount: refSpellUnits(r, units), Asset: sluice.Asset}, units
 }
 
 // refRespellID flips the case of a random subset of the id's letters.
@@ -485,16 +554,39 @@ func refRespellID(r *rand.Rand, id string) string {
 	return string(b)
 }
 
+// refFlipCase flips the case of every letter of s, or appends one byte to
+// an s without letters: a valid customer id other than s.
+func refFlipCase(s string) string {
+	b := []byte(s)
+	letters := false
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			b[i], letters = c^0x20, true
+		}
+	}
+	if !letters && len(b) < 64 {
+		return s + "x"
+	}
+	if !letters {
+		return "x" + s[1:]
+	}
+	return string(b)
+}
+
 // refGenPair draws two valid payloads that are often the same instruction
 // spelt differently, or differ in exactly one field.
 func refGenPair(r *rand.Rand) (Payload, Payload) {
 	p, units := refValidRandomPayload(r)
 	other, otherUnits := refValidRandomPayload(r)
 	q := p
-	switch r.IntN(8) {
+	switch r.IntN(11) {
 	case 0: // byte-identical
-	case 1: // the same instruction, spelt differently
+	case 1, 10: // the same instruction, spelt differently
 		q.ID, q.Amount = refRespellID(r, p.ID), refSpellUnits(r, units)
+	case 8:
+		q.Customer = other.Customer
+	case 9: // the customer's letter case flipped: another customer
+		q.Customer = refFlipCase(p.Customer)
 	case 2:
 		q.ID = other.ID
 	case 3:
@@ -600,6 +692,20 @@ func compareIDs(n int, seed uint64, prod func(string) (sluice.OperationID, bool)
 	return out
 }
 
+// compareCustomers reads n random customer ids with refCustomer and prod.
+func compareCustomers(n int, seed uint64, prod func(string) bool) []string {
+	r := refRand(seed)
+	var out []string
+	for range n {
+		s := refGenCustomer(r)
+		why := refCustomer(s)
+		if ok := prod(s); (why == "") != ok {
+			out = append(out, fmt.Sprintf("customer %q: reference %s, production %s", s, refWhy(why, s), refAnswer(ok, s)))
+		}
+	}
+	return out
+}
+
 // compareIntents reads n random payloads with ReadIntent and prod.
 func compareIntents(n int, seed uint64, prod func(Payload) (Intent, bool)) []string {
 	r := refRand(seed)
@@ -659,8 +765,10 @@ func prodID(s string) (sluice.OperationID, bool) {
 	return id, err == nil
 }
 
+func prodCustomer(s string) bool { return sluice.CustomerID(s).Valid() == "" }
+
 func prodNormalize(p Payload) (sluice.NewOperation, error) {
-	return intake.Normalize(intake.Submission{OperationID: p.ID, ToAddress: p.To, Amount: p.Amount, Asset: p.Asset})
+	return intake.Normalize(intake.Submission{OperationID: p.ID, Customer: p.Customer, ToAddress: p.To, Amount: p.Amount, Asset: p.Asset})
 }
 
 func prodIntent(p Payload) (Intent, bool) {
@@ -668,7 +776,7 @@ func prodIntent(p Payload) (Intent, bool) {
 	if err != nil {
 		return Intent{}, false
 	}
-	return Intent{ID: op.ID, To: [21]byte(op.Request.To), Units: uint64(op.Request.Amount), Asset: op.Request.Asset}, true
+	return Intent{ID: op.ID, Customer: op.Request.Customer, To: [21]byte(op.Request.To), Units: uint64(op.Request.Amount), Asset: op.Request.Asset}, true
 }
 
 func prodHash(p Payload) (string, bool) {
@@ -704,6 +812,10 @@ func TestReferenceOperationIDMatchesProduction(t *testing.T) {
 	refWantAgree(t, "refOperationID vs intake.ParseOperationID", compareIDs(refSamples, 4, prodID))
 }
 
+func TestReferenceCustomerMatchesProduction(t *testing.T) {
+	refWantAgree(t, "refCustomer vs sluice.CustomerID.Valid", compareCustomers(refSamples, 8, prodCustomer))
+}
+
 func TestReadIntentMatchesNormalize(t *testing.T) {
 	refWantAgree(t, "ReadIntent vs intake.Normalize", compareIntents(refSamples, 5, prodIntent))
 }
@@ -723,7 +835,7 @@ func TestReferenceGeneratorsCoverBothSides(t *testing.T) {
 			t.Errorf("%s: reference accepts %d of %d; want between 20%% and 80%%", name, accepted, n)
 		}
 	}
-	var units, addrs, ids, intents int
+	var units, addrs, ids, customers, intents int
 	reasons := map[string]bool{}
 	r := refRand(7)
 	for range n {
@@ -738,14 +850,18 @@ func TestReferenceGeneratorsCoverBothSides(t *testing.T) {
 		if _, why := refOperationID(refGenID(r)); why == "" {
 			ids++
 		}
+		if why := refCustomer(refGenCustomer(r)); why == "" {
+			customers++
+		}
 		if _, why := ReadIntent(refGenPayload(r)); why == "" {
 			intents++
 		}
 	}
-	t.Logf("reference accepts of %d: amounts %d, addresses %d, ids %d, payloads %d", n, units, addrs, ids, intents)
+	t.Logf("reference accepts of %d: amounts %d, addresses %d, ids %d, customers %d, payloads %d", n, units, addrs, ids, customers, intents)
 	share("amounts", units)
 	share("addresses", addrs)
 	share("ids", ids)
+	share("customers", customers)
 	share("payloads", intents)
 	for _, why := range []string{"has a bad checksum", "is not a TRON address (first byte not 0x41)",
 		"does not decode to 25 bytes", "has a character outside the base58 alphabet"} {
@@ -753,7 +869,7 @@ func TestReferenceGeneratorsCoverBothSides(t *testing.T) {
 			t.Errorf("no generated address was refused because it %s", why)
 		}
 	}
-	var same, different, recipientOnly int
+	var same, different, recipientOnly, customerOnly int
 	for range n {
 		p, q := refGenPair(r)
 		a, _ := ReadIntent(p)
@@ -761,16 +877,19 @@ func TestReferenceGeneratorsCoverBothSides(t *testing.T) {
 		switch {
 		case SameInstruction(a, b):
 			same++
-		case a.ID == b.ID && a.Units == b.Units && a.To != b.To:
+		case a.ID == b.ID && a.Units == b.Units && a.Customer == b.Customer && a.To != b.To:
 			recipientOnly++
+			different++
+		case a.ID == b.ID && a.Units == b.Units && a.To == b.To && a.Customer != b.Customer:
+			customerOnly++
 			different++
 		default:
 			different++
 		}
 	}
-	t.Logf("pairs of %d: %d same instruction, %d different (%d in the recipient only)", n, same, different, recipientOnly)
-	if same < n/5 || different < n/5 || recipientOnly < n/20 {
-		t.Errorf("pairs: %d same, %d different (%d in the recipient only) of %d", same, different, recipientOnly, n)
+	t.Logf("pairs of %d: %d same instruction, %d different (%d in the recipient only, %d in the customer only)", n, same, different, recipientOnly, customerOnly)
+	if same < n/5 || different < n/5 || recipientOnly < n/20 || customerOnly < n/20 {
+		t.Errorf("pairs: %d same, %d different (%d in the recipient only, %d in the customer only) of %d", same, different, recipientOnly, customerOnly, n)
 	}
 }
 
@@ -805,6 +924,35 @@ func TestSameInstructionComparisonCatchesHashIgnoringRecipient(t *testing.T) {
 	ds := compareHashEquivalence(refPlantedSamples, 6, noRecipient)
 	if len(ds) == 0 {
 		t.Fatal("compareHashEquivalence found no disagreement with a hash that ignores the recipient")
+	}
+	t.Logf("%d disagreements, e.g. %s", len(ds), ds[0])
+}
+
+// Goal: a request hash that ignores the customer is caught: the same
+// withdrawal paid from another customer's balance hashes alike.
+func TestSameInstructionComparisonCatchesHashIgnoringCustomer(t *testing.T) {
+	noCustomer := func(p Payload) (string, bool) {
+		op, err := prodNormalize(p)
+		if err != nil {
+			return "", false
+		}
+		op.Request.Customer = ""
+		return intake.RequestHash(op.ID, op.Request), true
+	}
+	ds := compareHashEquivalence(refPlantedSamples, 6, noCustomer)
+	if len(ds) == 0 {
+		t.Fatal("compareHashEquivalence found no disagreement with a hash that ignores the customer")
+	}
+	t.Logf("%d disagreements, e.g. %s", len(ds), ds[0])
+}
+
+// Goal: a customer check that trims whitespace (accepting a spelling of an
+// account the client did not name) is caught.
+func TestReferenceCustomerComparisonCatchesTrimming(t *testing.T) {
+	trimming := func(s string) bool { return prodCustomer(strings.TrimSpace(s)) }
+	ds := compareCustomers(refPlantedSamples, 8, trimming)
+	if len(ds) == 0 {
+		t.Fatal("compareCustomers found no disagreement with a check that trims whitespace")
 	}
 	t.Logf("%d disagreements, e.g. %s", len(ds), ds[0])
 }

@@ -12,7 +12,12 @@ import (
 // odd then changes what the inclusion really did and reported, and the core
 // ends it in state end.
 func reviewed(b *builder, odd func(in *mocknode.Inclusion), end sluice.State) *opb {
-	o := b.create(8, 8_000_000, "c1").claim().build()
+	return reviewedAs(b, 8, odd, end)
+}
+
+// reviewedAs is reviewed as op n, still paying 8 USDT.
+func reviewedAs(b *builder, n int, odd func(in *mocknode.Inclusion), end sluice.State) *opb {
+	o := b.create(n, 8_000_000, "c1").claim().build()
 	o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptSuccess)
 	if odd != nil {
 		odd(b.inclusion(o.txid()))
@@ -99,8 +104,10 @@ func TestReviewCatches(t *testing.T) {
 			break_: func(b *builder) { reviewed(b, nil, sluice.Review) },
 		},
 		{
+			// Nor did an operator, refused bytes or the policy fail it.
 			name: "failed on a SUCCESS that moved nothing", op: opID(8), mention: "without a justification",
 			break_: func(b *builder) { reviewed(b, oddInclusions[1].odd, sluice.Failed) },
+			also:   []string{NoOperationalFailure},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, Progress, CheckProgress, c) })
@@ -109,7 +116,7 @@ func TestReviewCatches(t *testing.T) {
 		wantCaught(t, AtMostOnce, CheckAtMostOnce, corruption{
 			op: opID(8), mention: "is failed but moved tokens",
 			break_: func(b *builder) { reviewed(b, fee, sluice.Failed) },
-			also:   []string{Conservation, Progress},
+			also:   []string{Conservation, Progress, NoOperationalFailure},
 		})
 	})
 }

@@ -38,6 +38,9 @@ type Snapshot struct {
 	Claims   []ClaimRecord
 	Writes   []WriteRecord
 	Releases []ReleaseRecord
+	// Parks is every park that landed (its lease given up is also in
+	// Releases): the operational trouble the world saw the core admit to.
+	Parks []ReleaseRecord
 	// Envelopes is every envelope a write stored, in the order first
 	// stored: the raw data a retired txid stood for, from which audit-log
 	// re-derives a rebuild's expiration.
@@ -49,6 +52,18 @@ type Snapshot struct {
 	Lease        time.Duration
 	SafetyMargin time.Duration
 	BuildsMax    int
+	Stuck        sluice.StuckPolicy
+	ParkLimit    int
+
+	// The ledger. Deposits is the world's own record of every credit it
+	// made (ground truth: what the customers put in). Accounts and Holds
+	// are what the store keeps at the end; LedgerBreaks, what the world saw
+	// wrong in the store's accounts after any write during the run (an
+	// account whose numbers did not add up), first ones only.
+	Deposits     []sluice.Credit
+	Accounts     []sluice.Account
+	Holds        []sluice.Hold
+	LedgerBreaks []string
 
 	// FaultFree: no fault of any kind fired in the run (no worker, node,
 	// chain, server or client fault). progress then demands that every
@@ -101,6 +116,9 @@ type ClaimRecord struct {
 	Token sluice.FencingToken
 	Proc  string
 	At    time.Time
+	// Operator: an operator's resolution, which takes the row whatever
+	// lease is on it (the token moves, so the holder is fenced).
+	Operator bool
 }
 
 // WriteRecord is one write that landed, as the world saw it: the event it
@@ -141,6 +159,9 @@ const (
 	// Failed: a store error, or the client or intake crashed: the answer is
 	// unknown, and the insert may or may not have committed.
 	Failed
+	// Unfunded: the customer's balance did not cover the amount; nothing
+	// was stored.
+	Unfunded
 )
 
 func (o Outcome) String() string {
@@ -155,6 +176,8 @@ func (o Outcome) String() string {
 		return "invalid"
 	case Failed:
 		return "failed"
+	case Unfunded:
+		return "unfunded"
 	}
 	return fmt.Sprintf("outcome(%d)", int(o))
 }

@@ -39,11 +39,11 @@ const reportDir = "report"
 
 var fixtures = []fixture{
 	// Seed 5 fails intake-uniqueness and linearizable-intake.
-	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 4, seeds: 3},
+	{name: "chaos-check-then-insert", world: "chaos", mutant: "check-then-insert", start: 24, seeds: 3},
 	// Seed 1 fails at-most-once and conservation (a run-wide violation).
 	{name: "zombies-send-before-write-ahead", world: "zombies", mutant: "send-before-write-ahead", start: 1, seeds: 2},
-	// The kill table, with check-then-insert killed by chaos seed 5.
-	{name: "kill-table", world: "chaos", mutant: "check-then-insert", start: 5, killTable: true},
+	// The kill table, with check-then-insert killed by chaos seed 25.
+	{name: "kill-table", world: "chaos", mutant: "check-then-insert", start: 25, killTable: true},
 }
 
 var (
@@ -248,7 +248,7 @@ func TestWriteLinksAndSelfContained(t *testing.T) {
 	if idx != filepath.Join(dir, "index.html") {
 		t.Errorf("Write returned %s", idx)
 	}
-	for _, want := range []string{"index.html", "seed-5.html", "seed-5-linearizability.html", "chaos-check-then-insert-seed5.trace.jsonl"} {
+	for _, want := range []string{"index.html", "seed-25.html", "seed-25-linearizability.html", "chaos-check-then-insert-seed25.trace.jsonl"} {
 		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
 			t.Errorf("missing %s: %v", want, err)
 		}
@@ -281,12 +281,12 @@ func TestIndexContent(t *testing.T) {
 	}
 	idx := string(files[0].Data)
 	for _, want := range []string{
-		"world <b>chaos</b>", "mutant <b>check-then-insert</b>", "seeds 4..6",
+		"world <b>chaos</b>", "mutant <b>check-then-insert</b>", "seeds 24..26",
 		`<td>intake-uniqueness</td><td class="num">1</td>`,
 		`<tr class="zero"><td>zz-never-fired</td>`, "never fired",
 		"none → requested: ", "class=\"edge unhit\"",
 		"p50 &lt;",
-		`<a href="seed-5.html">5</a>`, `<a class="mono" href="chaos-check-then-insert-seed5.trace.jsonl">`,
+		`<a href="seed-25.html">25</a>`, `<a class="mono" href="chaos-check-then-insert-seed25.trace.jsonl">`,
 	} {
 		if !strings.Contains(idx, want) {
 			t.Errorf("index.html lacks %q", want)
@@ -294,14 +294,14 @@ func TestIndexContent(t *testing.T) {
 	}
 	seed := string(files[1].Data)
 	for _, want := range []string{
-		"linearizable-intake", `href="seed-5-linearizability.html"`, "Operation op14",
-		"none → requested", "go run ./cmd/explore -replay report/chaos-check-then-insert-seed5.trace.jsonl",
-		`href="chaos-check-then-insert-seed5.trace.jsonl"`,
-		`class="lanes"`, "c14&#39;", // the twin client gets its own lane
+		"linearizable-intake", `href="seed-25-linearizability.html"`, "Operation op7",
+		"none → requested", "go run ./cmd/explore -replay report/chaos-check-then-insert-seed25.trace.jsonl",
+		`href="chaos-check-then-insert-seed25.trace.jsonl"`,
+		`class="lanes"`, "c7&#39;", // the twin client gets its own lane
 		"other clients (",
 	} {
 		if !strings.Contains(seed, want) {
-			t.Errorf("seed-5.html lacks %q", want)
+			t.Errorf("seed-25.html lacks %q", want)
 		}
 	}
 	zr := fixtureRuns(t)["zombies-send-before-write-ahead"]
@@ -310,7 +310,7 @@ func TestIndexContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	z := string(zf[1].Data)
-	for _, want := range []string{"at-most-once", "conservation", "Operation op3"} {
+	for _, want := range []string{"at-most-once", "conservation", "Operation op6"} {
 		if !strings.Contains(z, want) {
 			t.Errorf("%s lacks %q", zf[1].Name, want)
 		}

@@ -22,12 +22,24 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 		}
 		return mocknode.None
 	}
+	short := w.short(c.Node)
 	if !w.seen[c.Txid] {
 		w.seen[c.Txid] = true
-		if w.s.Chance("receipt-fail", w.cfg.ReceiptFailP) {
+		if short == shortEnergy {
+			// Energy is burnt at execution: with none left, the contract
+			// runs out of it whenever this transaction lands.
+			w.node.SetOutcome(c.Txid, tron.ReceiptOutOfEnergy)
+			w.tally["wallet-short-energy-tx"]++
+		} else if w.s.Chance("receipt-fail", w.cfg.ReceiptFailP) {
 			r := []string{tron.ReceiptRevert, tron.ReceiptOutOfEnergy}[w.s.Choose("receipt", 2)]
 			w.node.SetOutcome(c.Txid, r)
 		}
+	}
+	if short == shortTRX {
+		// No TRX to burn for bandwidth: every node refuses the hot
+		// wallet's broadcasts, honestly.
+		w.tally["wallet-short-trx-refusal"]++
+		return mocknode.BandwidthExhausted
 	}
 	if w.s.Chance("lie", w.cfg.BroadcastLieP) {
 		f := broadcastLies[w.s.Choose("lie-kind", len(broadcastLies))]
@@ -48,6 +60,22 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 		return f
 	}
 	return mocknode.None
+}
+
+// The hot wallet's shortages (ShortageP).
+const (
+	shortNone = iota
+	shortTRX
+	shortEnergy
+)
+
+// short says what the hot wallet is short of now. Its reads are a chain
+// footprint: a shortage starting or ending does not commute with a send.
+func (w *world) short(int) int {
+	if w.shortKind == shortNone || !w.faulty() || !w.s.Now().Before(w.shortUntil) {
+		return shortNone
+	}
+	return w.shortKind
 }
 
 // relayName is the node client of the relay: a peer that re-sends what
@@ -122,6 +150,14 @@ func (w *world) chainLoop(p *sim.Proc) {
 			n.SetLag(k)
 			w.tally["node-lag"]++
 			w.fact(model.Fact{Kind: model.FactNodeLag, N: k, Answer: fmt.Sprintf("node %d", n.Index())})
+		}
+		if w.cfg.ShortageP > 0 && !w.s.Now().Before(w.shortUntil) && w.s.Chance("shortage", w.cfg.ShortageP) {
+			w.shortKind = 1 + w.s.Choose("shortage-kind", 2)
+			d := w.cfg.Shortages[w.s.Choose("shortage-len", len(w.cfg.Shortages))].D()
+			w.shortUntil = w.s.Now().Add(d)
+			name := [...]string{shortTRX: "trx", shortEnergy: "energy"}[w.shortKind]
+			w.tally["wallet-short-"+name]++
+			w.fact(model.Fact{Kind: model.FactShortage, Dur: d, Answer: name})
 		}
 		if w.cfg.ReorgP > 0 && w.s.Chance("reorg", w.cfg.ReorgP) {
 			depth := 1 + w.s.Choose("reorg-depth", w.cfg.ReorgDepthMax)

@@ -28,7 +28,11 @@ func (w *world) spawnClients() {
 		w.ids = append(w.ids, id)
 		amount := money.Amount(1 + w.data.Int64N(int64(amountMax)))
 		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(w.data.Uint32())})
-		sub := intake.Submission{OperationID: id, ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
+		// Whose balance pays: drawn from the data stream like the rest of
+		// the payload, never from the scheduling tape, so that a schedule
+		// explored or shrunk sends the same requests.
+		customer := w.customers[w.data.IntN(len(w.customers))]
+		sub := intake.Submission{OperationID: id, Customer: string(customer), ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
 		n := i + 1
 		// A shrunk world keeps only some withdrawals; the others still
 		// draw their data, so the kept ones look exactly as before.
@@ -38,6 +42,13 @@ func (w *world) spawnClients() {
 			// Refused at the door, each in its own way.
 			w.spawnClient(fmt.Sprintf("c%d", n), invalidInputs[w.data.IntN(len(invalidInputs))](sub), 0)
 			w.count("client-invalid")
+			continue
+		case cfg.RejectEvery > 0 && n%cfg.RejectEvery == 0:
+			// Well formed, so intake holds its amount; only the pipeline
+			// refuses to pay the hot wallet itself, and releases the hold.
+			sub.ToAddress = w.hot.String()
+			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+			w.count("client-to-hot-wallet")
 			continue
 		case cfg.DuplicateEvery > 0 && n%cfg.DuplicateEvery == 0:
 			// Posted twice at the same instant; the twin writes the amount
@@ -55,7 +66,8 @@ func (w *world) spawnClients() {
 			w.count("client-conflict")
 			continue
 		case cfg.HostileEvery > 0 && n%cfg.HostileEvery == 0:
-			h := hostile.Draw(w.data, cfg.Hostile, hostile.Fields{ID: id, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset})
+			h := hostile.Draw(w.data, cfg.Hostile, hostile.Fields{ID: id, Customer: sub.Customer, Others: w.otherCustomers(customer),
+				To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset})
 			w.spawnPost(fmt.Sprintf("c%d", n), hostilePost(h), 0)
 			// Half the time the client then posts the tidy request under
 			// the same id: it must replay what a valid hostile request
@@ -101,17 +113,26 @@ var invalidInputs = []func(intake.Submission) intake.Submission{
 	},
 	func(s intake.Submission) intake.Submission { s.OperationID = "{" + s.OperationID + "}"; return s },
 	func(s intake.Submission) intake.Submission { s.Asset = "TRX"; return s },
+	// No customer wrapped in whitespace here: that edge is the hostile
+	// clients' customer category's alone, which is what lets a mutant
+	// that trims customers show the category earns its place.
+	func(s intake.Submission) intake.Submission { s.Customer = ""; return s }, // an unset field
+	func(s intake.Submission) intake.Submission {
+		s.Customer = strings.Repeat("c", sluice.CustomerMax+1)
+		return s
+	}, // one byte over the limit
 }
 
 // conflicting is a later post under sub's id that changes one thing, drawn
-// from the data stream: the recipient, the amount, the asset, or the id's
-// letter case, alone (the same instruction, to be replayed) or together
-// with the recipient. An intake that compares payloads with a field left
-// out, or ids by their spelling, answers one of these wrongly.
+// from the data stream: the recipient, the amount, the asset, the customer
+// (another funded one: the same payment from another balance), or the
+// id's letter case, alone (the same instruction, to be replayed) or
+// together with the recipient. An intake that compares payloads with a
+// field left out, or ids by their spelling, answers one of these wrongly.
 func (w *world) conflicting(sub intake.Submission, amount money.Amount) intake.Submission {
 	other := sub
 	elsewhere := tron.AddressFromBytes20([20]byte{0xd0, byte(w.data.Uint32()), byte(w.data.Uint32()), 0x42})
-	switch w.data.IntN(5) {
+	switch w.data.IntN(6) {
 	case 0:
 		other.ToAddress = elsewhere.String()
 	case 1:
@@ -123,8 +144,26 @@ func (w *world) conflicting(sub intake.Submission, amount money.Amount) intake.S
 	case 4:
 		other.OperationID = strings.ToUpper(sub.OperationID)
 		other.ToAddress = elsewhere.String()
+	case 5:
+		if others := w.otherCustomers(sluice.CustomerID(sub.Customer)); len(others) > 0 {
+			other.Customer = others[w.data.IntN(len(others))]
+		} else { // a world of one customer: another recipient instead
+			other.ToAddress = elsewhere.String()
+		}
 	}
 	return other
+}
+
+// otherCustomers lists the world's funded customers other than c, in the
+// world's order.
+func (w *world) otherCustomers(c sluice.CustomerID) []string {
+	var out []string
+	for _, o := range w.customers {
+		if o != c {
+			out = append(out, string(o))
+		}
+	}
+	return out
 }
 
 // count tallies a client fault of a kept withdrawal.
@@ -163,11 +202,11 @@ type clientPost struct {
 // tidyPost is sub as a well-behaved client sends it.
 func tidyPost(sub intake.Submission) clientPost {
 	body, _ := json.Marshal(map[string]string{
-		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
+		"operation_id": sub.OperationID, "customer": sub.Customer, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
 	})
 	return clientPost{
 		id: sub.OperationID, body: body, contentType: "application/json",
-		sent: model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
+		sent: model.Payload{ID: sub.OperationID, Customer: sub.Customer, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
 	}
 }
 
@@ -235,7 +274,9 @@ func (w *world) spawnPost(name string, post clientPost, wave int) {
 }
 
 // classifyPost reads an answer as the client would: the status, the replay
-// header, and the payload in the body.
+// header, and the payload in the body. A 402 is intake's refusal for want
+// of funds, which stores nothing (Unfunded); any status intake does not
+// give is a failure, whose effect is unknown.
 func classifyPost(r response) (model.Outcome, model.Payload, sluice.State) {
 	switch {
 	case r.code == http.StatusCreated:
@@ -246,6 +287,8 @@ func classifyPost(r response) (model.Outcome, model.Payload, sluice.State) {
 		return model.Replayed, p, st
 	case r.code == http.StatusConflict:
 		return model.Conflict, model.Payload{}, sluice.None
+	case r.code == http.StatusPaymentRequired:
+		return model.Unfunded, model.Payload{}, sluice.None
 	case r.code == http.StatusUnprocessableEntity, r.code == http.StatusUnsupportedMediaType:
 		return model.Invalid, model.Payload{}, sluice.None
 	}

@@ -48,6 +48,9 @@ type Config struct {
 	DuplicateEvery int // every Nth is posted twice at the same instant (0: never)
 	ConflictEvery  int // every Nth id is reused later with another payload
 	InvalidEvery   int // every Nth request is invalid
+	// RejectEvery: every Nth request is well formed but to the hot wallet
+	// itself, which only the pipeline refuses (rejected, hold released).
+	RejectEvery int `json:",omitempty"`
 	// HostileEvery: every Nth request comes from the hostile-client
 	// generator (package hostile), drawn from the Hostile categories (all
 	// of them when empty); the model decides which are valid.
@@ -130,6 +133,17 @@ type Config struct {
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
 	RelayP float64
+	// ShortageP is the chance, every chain gap before the heal point, that
+	// the hot wallet runs short for one of Shortages: of TRX for bandwidth
+	// (every node refuses its broadcasts with BANDWITH_ERROR) or of energy
+	// (a transaction first sent meanwhile executes OUT_OF_ENERGY). The
+	// treasury tops it up when the spell ends, and at the heal point.
+	ShortageP float64    `json:",omitempty"`
+	Shortages []Duration `json:",omitempty"`
+	// OperatorEvery, if set, runs an operator process that reads the
+	// queue (review and parked operations) this often and acts on it
+	// through the real operator service: retry, cancel, resolve as paid.
+	OperatorEvery Duration `json:",omitempty"`
 
 	HealAt         Duration // faults stop here
 	LivenessBudget Duration // then every accepted operation must settle within this
@@ -204,10 +218,16 @@ func (c Config) Validate() error {
 			return fmt.Errorf("world %s: negative node lag %d", c.Name, l)
 		}
 	}
+	if c.OperatorEvery < 0 {
+		return fmt.Errorf("world %s: OperatorEvery %s is negative", c.Name, c.OperatorEvery.D())
+	}
+	if c.ShortageP > 0 && len(c.Shortages) == 0 {
+		return fmt.Errorf("world %s: ShortageP %v needs a Shortages menu", c.Name, c.ShortageP)
+	}
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -236,6 +256,7 @@ func Chaos() Config {
 		DuplicateEvery: 7,
 		ConflictEvery:  11,
 		InvalidEvery:   13,
+		RejectEvery:    17,
 		HostileEvery:   5,
 		ArrivalSpread:  Duration(60 * time.Second),
 
@@ -283,14 +304,32 @@ func Chaos() Config {
 		StoreFaultP:   0.005,
 		StoreStalls:   durations(500*time.Millisecond, 3*time.Second),
 		OddExecutionP: 0.02,
+		// The hot wallet runs dry now and then, for up to three minutes.
+		ShortageP: 0.1,
+		Shortages: durations(30*time.Second, 90*time.Second, 3*time.Minute),
+		// Someone is on call.
+		OperatorEvery: Duration(45 * time.Second),
 
 		HealAt:         Duration(4 * time.Minute),
 		LivenessBudget: Duration(20 * time.Minute),
 		ConductorPoll:  Duration(5 * time.Second),
 		StepsMax:       2_000_000,
 
-		Sluice: sluice.DefaultConfig(),
+		Sluice: worldSluice(),
 	}
+}
+
+// worldSluice is the service's configuration scaled to the worlds' few
+// minutes: the stuck policy and the park bounds act within a run, so that
+// cancels, escalations and reviews by parking are explored, not only
+// configured.
+func worldSluice() sluice.Config {
+	c := sluice.DefaultConfig()
+	c.Stuck = sluice.StuckPolicy{RebuildAfter: 20 * time.Second, CancelAfter: 5 * time.Minute, Rebuilds: 2}
+	c.ParkLimit = 8
+	c.ParkFor = 5 * time.Minute
+	c.ParkBackoffMax = time.Minute
+	return c
 }
 
 // Pair is the small world for debugging and exhaustive search: one

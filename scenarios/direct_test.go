@@ -33,10 +33,16 @@ func runDirect(seed uint64) int {
 	node := mocknode.New(clk, mocknode.Config{Genesis: epoch.Add(-10 * time.Minute), HotWallet: hot,
 		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax), Verifier: signer})
 	svc := &intake.Service{Store: db}
+	// Funded as the world funds its customers (fund), before any post.
+	const customer = "cust-0"
+	if _, _, err := db.Credit(ctx, sluice.Credit{Ref: "deposit-0", Customer: customer,
+		Amount: money.Amount(cfg.Withdrawals+1) * amountMax}); err != nil {
+		panic(err)
+	}
 	for i := range cfg.Withdrawals {
 		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(data.Uint32())})
 		amount := money.Amount(1 + data.Int64N(int64(amountMax)))
-		sub := intake.Submission{OperationID: fmt.Sprintf("%08x-0000-4000-8000-%012x", data.Uint32(), i+1),
+		sub := intake.Submission{OperationID: fmt.Sprintf("%08x-0000-4000-8000-%012x", data.Uint32(), i+1), Customer: customer,
 			ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
 		if _, err := svc.Submit(ctx, sub); err != nil {
 			panic(err)

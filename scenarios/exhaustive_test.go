@@ -115,8 +115,12 @@ func TestExhaustiveFindsMutants(t *testing.T) {
 //
 // Under a preemption bound the reduced search may need more preemptions
 // than the bound allows for a class's representative (see sim.Exhaustive),
-// so the reduced side runs without a bound except where the bounded
-// searches were measured to agree.
+// so the reduced side runs without a bound where that is affordable, and
+// with one preemption more than the full side where faults make the
+// unbounded space too big: with equal bounds, the parking core's pair with
+// one crash reached 139 of the full search's 149 histories (one lie: 81 of
+// 103); with one more preemption, all of them. Issue 17 makes the bounded
+// reduction exact.
 func TestReductionKeepsEveryHistory(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -130,8 +134,8 @@ func TestReductionKeepsEveryHistory(t *testing.T) {
 		// lands: a claim must not commute with a write that makes a row
 		// claimable.
 		{"pair polling every second, unbounded reduced", pollEverySecond(Pair()), 0, 0, sim.NoPreemptionBound},
-		{"pair, 1 crash", Pair(), 1, 0, 1},
-		{"pair, 1 lie", Pair(), 0, 1, 1},
+		{"pair, 1 crash", Pair(), 1, 0, 2},
+		{"pair, 1 lie", Pair(), 0, 1, 2},
 	} {
 		seen := map[bool]map[string]bool{}
 		for _, reduce := range []bool{false, true} {

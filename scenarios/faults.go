@@ -112,6 +112,19 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.SignerFailP = 0 },
 	},
 	{
+		Name: "wallet-shortage", Doc: "the hot wallet runs short of TRX (every broadcast refused for bandwidth) or energy (transactions first sent meanwhile run out of energy on chain) for a spell, then is topped up",
+		Choices: []string{"shortage", "shortage-kind", "shortage-len"},
+		Tally:   []string{"wallet-short-trx", "wallet-short-energy", "wallet-short-trx-refusal", "wallet-short-energy-tx"},
+		Off:     func(c *Config) { c.ShortageP = 0 },
+	},
+	{
+		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid, or nothing",
+		Choices: []string{"operator-act"},
+		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused"},
+		Benign:  true,
+		Off:     func(c *Config) { c.OperatorEvery = 0 },
+	},
+	{
 		Name: "store-fault", Doc: "a store call fails before its effect, fails after it (the answer lost: an ambiguous commit), or stalls",
 		Choices: []string{"store-fault", "store-fault-kind", "store-stall-len"},
 		Tally:   []string{"store-error-before", "store-error-after", "store-stall"},
@@ -153,6 +166,11 @@ var Faults = []Fault{
 		Name: "invalid-posts", Doc: "a request invalid in one field, near the edge",
 		Tally: []string{"client-invalid"}, Benign: true,
 		Off: func(c *Config) { c.InvalidEvery = 0 }, Exhaustive: true,
+	},
+	{
+		Name: "to-hot-wallet", Doc: "a well-formed withdrawal to the hot wallet itself: intake takes it (and holds its amount), the pipeline rejects it and releases the hold",
+		Tally: []string{"client-to-hot-wallet"}, Benign: true,
+		Off: func(c *Config) { c.RejectEvery = 0 },
 	},
 	{
 		Name: "hostile-posts", Doc: "a request from the hostile-client generator",

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"net/http"
+	"strings"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -35,7 +36,9 @@ type Mutant struct {
 	workerStore func(a *actor, s sluice.Store) sluice.Store
 	workerNode  func(a *actor, n tron.Node) tron.Node
 	workerSign  func(s tron.Signer) tron.Signer
-	rawBody     bool // requests carry their raw body's hash in the context
+	// operatorNode wraps the node the operator service reads.
+	operatorNode func(n tron.Node) tron.Node
+	rawBody      bool // requests carry their raw body's hash in the context
 	// handler wraps the intake HTTP handler: a lenient reading of requests.
 	handler func(http.Handler) http.Handler
 }
@@ -169,8 +172,8 @@ var coreMutants = []Mutant{
 		World:  "logs",
 		workerStore: func(a *actor, s sluice.Store) sluice.Store {
 			return casRewrite{s, a, func(_ sluice.Operation, c *sluice.Change) {
-				if c.To == sluice.Review {
-					c.To = sluice.Failed
+				if c.To == sluice.Review && strings.Contains(c.Reason, "Transfer log") {
+					c.To, c.Hold = sluice.Failed, sluice.HoldRelease
 				}
 			}}
 		},
@@ -285,6 +288,37 @@ var coreMutants = []Mutant{
 		Breaks:      "a store error on a write is read as success: the worker carries on as if the write landed",
 		World:       "storefaults",
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a, errStoreDown} },
+	},
+	{
+		Name:        "release-hold-twice",
+		Breaks:      "a hold's release does not check that it is still held: a retried release credits the customer twice",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return releaseTwice{s, a} },
+	},
+	{
+		Name:   "settle-without-confirmation",
+		Breaks: "the failure path settles the hold instead of releasing it: the customer pays for a withdrawal that never moved",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store {
+			return casRewrite{s, a, func(_ sluice.Operation, c *sluice.Change) {
+				if c.To == sluice.Failed || c.To == sluice.Rejected {
+					c.Hold = sluice.HoldSettle
+				}
+			}}
+		},
+	},
+	{
+		Name:        "cancel-without-proof",
+		Breaks:      "the stuck policy cancels a sent withdrawal that has waited long, without proof that its txid is dead",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return impatientCancel{s, a} },
+	},
+	{
+		Name:         "operator-cancel-skips-proof",
+		Breaks:       "an operator's cancel goes through without proof of death: whatever the node says is taken as proof",
+		operatorNode: func(n tron.Node) tron.Node { return proofBeliever{n} },
+	},
+	{
+		Name:        "park-is-failure",
+		Breaks:      "an operational error (bandwidth, energy, a failed receipt, an unreachable node) fails the withdrawal instead of parking it",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return parkFails{s, a} },
 	},
 	{
 		Name:        "carry-on-after-fence",

@@ -27,6 +27,12 @@ var intakeMutants = []Mutant{
 		handler:  rewriteField("operation_id", func(s string) string { return strings.TrimSpace(s) }),
 	},
 	{
+		Name:     "customer-trims-space",
+		Category: "customer",
+		Breaks:   "the customer id is trimmed of surrounding whitespace before it is checked: \" cust-0\" pays from cust-0",
+		handler:  rewriteField("customer", func(s string) string { return strings.TrimSpace(s) }),
+	},
+	{
 		Name:     "address-checksum-unchecked",
 		Category: "address",
 		Breaks:   "the recipient's base58check checksum is not verified: a mistyped address is paid",

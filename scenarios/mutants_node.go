@@ -109,7 +109,7 @@ func (m *resendRejectFails) Broadcast(ctx context.Context, tx tron.Transaction) 
 			if row, gerr := m.a.w.store.Get(ctx, owner); gerr == nil {
 				// Through the worker's own store view, as the core's write would be.
 				storeView{m.a}.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
-					From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Note: "re-send rejected (mutant)"})
+					From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Hold: sluice.HoldRelease, Note: "re-send rejected (mutant)"})
 			}
 		}
 	}

@@ -108,3 +108,24 @@ func (s serverStore) Release(ctx context.Context, id sluice.OperationID, token s
 func (s serverStore) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
 	return s.view().Events(ctx, id)
 }
+func (s serverStore) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
+	return s.view().Park(ctx, p)
+}
+func (s serverStore) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Operation, error) {
+	return s.view().Resolve(ctx, r)
+}
+func (s serverStore) List(ctx context.Context, f sluice.ListFilter) ([]sluice.Operation, error) {
+	return s.view().List(ctx, f)
+}
+func (s serverStore) Census(ctx context.Context) (sluice.Census, error) {
+	return s.view().Census(ctx)
+}
+func (s serverStore) Credit(ctx context.Context, c sluice.Credit) (sluice.Account, bool, error) {
+	return s.view().Credit(ctx, c)
+}
+func (s serverStore) Account(ctx context.Context, c sluice.CustomerID) (sluice.Account, error) {
+	return s.view().Account(ctx, c)
+}
+func (s serverStore) Hold(ctx context.Context, id sluice.OperationID) (sluice.Hold, error) {
+	return s.view().Hold(ctx, id)
+}

@@ -16,11 +16,11 @@ func TestShrink(t *testing.T) {
 	// The first failing seed, found rather than pinned, so that the test
 	// follows the world as it changes.
 	var orig *Result
-	for seed := uint64(1); seed <= 20 && (orig == nil || !orig.Failed()); seed++ {
+	for seed := uint64(1); seed <= 100 && (orig == nil || !orig.Failed()); seed++ {
 		orig = Run(cfg, seed, Options{Tracing: true})
 	}
 	if !orig.Failed() {
-		t.Fatal("no seed up to 20 of send-before-write-ahead fails")
+		t.Fatal("no seed up to 100 of send-before-write-ahead fails")
 	}
 	tr, _ := sim.ReadTrace(bytes.NewReader(orig.Trace.Bytes()))
 	sr, err := Shrink(tr, 100, nil)

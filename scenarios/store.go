@@ -4,14 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/postgres"
 	"sluicesim/sluice/tron"
@@ -121,6 +124,36 @@ func (s *pgStore) Snapshot() store.Snapshot {
 		snap.Events = append(snap.Events, evs...)
 	}
 	slices.SortFunc(snap.Events, func(a, b sluice.Event) int { return int(a.Seq - b.Seq) })
+	// The ledger, with the store's own readers: every hold (operation
+	// order), every account (customer order) and every credit (ref order,
+	// the store keeps no other).
+	for _, op := range snap.Operations {
+		h, err := s.Hold(ctx, op.ID)
+		if errors.Is(err, sluice.ErrNotFound) {
+			continue // the model reports a row without a hold
+		}
+		s.must(err, "snapshot hold")
+		snap.Holds = append(snap.Holds, h)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT customer::text FROM accounts ORDER BY customer`)
+	s.must(err, "snapshot accounts")
+	customers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	s.must(err, "snapshot accounts")
+	for _, c := range customers {
+		a, err := s.Account(ctx, sluice.CustomerID(c))
+		s.must(err, "snapshot account")
+		snap.Accounts = append(snap.Accounts, a)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT ref, customer::text, amount::text FROM credits ORDER BY ref`)
+	s.must(err, "snapshot credits")
+	for rows.Next() {
+		var ref, c, amount string
+		s.must(rows.Scan(&ref, &c, &amount), "snapshot credit")
+		n, err := strconv.ParseUint(amount, 10, 64)
+		s.must(err, "snapshot credit amount")
+		snap.Credits = append(snap.Credits, sluice.Credit{Ref: ref, Customer: sluice.CustomerID(c), Amount: money.Amount(n)})
+	}
+	s.must(rows.Err(), "snapshot credits")
 	return snap
 }
 

@@ -13,6 +13,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/sim"
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
 )
@@ -20,7 +21,7 @@ import (
 // ModelVersion fingerprints how the worlds model sluice. Bump it whenever a
 // change makes old traces ask different questions, so that replaying one says
 // so up front instead of diverging mysteriously.
-const ModelVersion = "worlds/8"
+const ModelVersion = "worlds/9"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -166,12 +167,23 @@ type world struct {
 	claims    []model.ClaimRecord
 	writes    []model.WriteRecord
 	releases  []model.ReleaseRecord
+	parks     []model.ReleaseRecord
 	envelopes []sluice.Envelope
 	stored    map[tron.Txid]bool // txids in envelopes
 
 	// Transactions the chain may still hear of by another path: sends a
 	// node lost, and pool entries it dropped. The relay process re-sends
 	// them as a peer would.
+	// The customers the clients withdraw for, and the world's own record
+	// of every deposit it credited them (ground truth for funds).
+	// The hot wallet's current shortage (chain.go) and when it is topped up.
+	shortKind  int
+	shortUntil time.Time
+
+	customers    []sluice.CustomerID
+	deposits     []sluice.Credit
+	ledgerBreaks []string
+
 	sent      map[tron.Txid]tron.Transaction // every transaction a worker broadcast
 	lostTxid  tron.Txid                      // the broadcast the node is losing right now
 	relayable []tron.Transaction
@@ -215,6 +227,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
+	if err := w.fund(); err != nil {
+		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: "store", Message: err.Error()}}}
+	}
 	w.net = mocknode.NewNetwork(s, mocknode.Config{
 		Genesis:    epoch.Add(-10 * time.Minute),
 		HotWallet:  w.hot,
@@ -241,11 +256,14 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	for slot := range cfg.Workers {
 		w.spawnWorker(slot, 0)
 	}
-	if cfg.ChainEvents || cfg.LagP > 0 || cfg.ReorgP > 0 {
+	if cfg.ChainEvents || cfg.LagP > 0 || cfg.ReorgP > 0 || cfg.ShortageP > 0 {
 		s.Spawn("chain", w.chainLoop)
 	}
 	if cfg.RelayP > 0 {
 		s.Spawn("relay", w.relayLoop)
+	}
+	if cfg.OperatorEvery > 0 {
+		s.Spawn(operatorName, w.operatorLoop)
 	}
 	s.Spawn("conductor", w.conduct)
 	if o.extraChoice != "" {
@@ -296,6 +314,29 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 }
 
 func (w *world) faulty() bool { return w.s.Now().Before(w.healAt) }
+
+// customersN is how many customers a world's clients withdraw for.
+const customersN = 3
+
+// fund credits every customer, before any process runs, with enough for
+// every withdrawal the world could make: the worlds explore what happens to
+// money in flight, not refusals for want of it (intake's and the stores'
+// tests cover those).
+func (w *world) fund() error {
+	for i := range customersN {
+		c := sluice.Credit{
+			Ref:      fmt.Sprintf("deposit-%d", i),
+			Customer: sluice.CustomerID(fmt.Sprintf("cust-%d", i)),
+			Amount:   money.Amount(w.cfg.Withdrawals+1) * amountMax,
+		}
+		if _, _, err := w.store.Credit(w.ctx, c); err != nil {
+			return fmt.Errorf("funding %s: %w", c.Customer, err)
+		}
+		w.customers = append(w.customers, c.Customer)
+		w.deposits = append(w.deposits, c)
+	}
+	return nil
+}
 
 // name is a short, stable name for an operation in traces.
 func (w *world) name(id sluice.OperationID) string {
@@ -352,10 +393,17 @@ func (w *world) snapshot(budgetExhausted bool, header Config, tally []model.Tall
 		Claims:       w.claims,
 		Writes:       w.writes,
 		Releases:     w.releases,
+		Parks:        w.parks,
 		Envelopes:    w.envelopes,
 		Lease:        header.Lease.D(),
 		SafetyMargin: header.Sluice.SafetyMargin,
-		BuildsMax:    header.Sluice.BuildsMax,
+		BuildsMax:    header.Sluice.Stuck.Rebuilds + 1,
+		Stuck:        header.Sluice.Stuck,
+		ParkLimit:    header.Sluice.ParkLimit,
+		Deposits:     w.deposits,
+		Accounts:     ss.Accounts,
+		Holds:        ss.Holds,
+		LedgerBreaks: w.ledgerBreaks,
 		FaultFree:    faultFree,
 
 		Operations:      ss.Operations,

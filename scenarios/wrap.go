@@ -222,6 +222,9 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 	before := s.a.claimable(op.ID)
 	row, created, err := s.a.w.store.Insert(ctx, op)
 	s.a.wroteRow(op.ID, before)
+	if created {
+		s.a.w.checkLedger(op.Request.Customer)
+	}
 	if s.a.w.s.Tracing() {
 		s.a.w.fact(withErr(model.Fact{Kind: model.FactInsert, Op: s.a.w.name(op.ID), Created: created}, err))
 	}
@@ -387,6 +390,136 @@ func (s storeView) Events(ctx context.Context, id sluice.OperationID) ([]sluice.
 	return evs, err
 }
 
+// Park is a worker's write that gives up its lease: for one-writer it ends
+// the holder's claim like a release.
+func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, error) {
+	s.a.point()
+	fault := s.storeFault()
+	if fault == storeErrBefore {
+		s.failed("park", fault)
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
+	before := s.a.claimable(pk.ID)
+	row, err := s.a.w.store.Park(ctx, pk)
+	s.a.wroteRow(pk.ID, before)
+	if err == nil {
+		r := model.ReleaseRecord{Op: pk.ID, Token: pk.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()}
+		s.a.w.releases = append(s.a.w.releases, r)
+		s.a.w.parks = append(s.a.w.parks, r)
+	}
+	if s.a.w.s.Tracing() {
+		s.a.w.fact(withErr(model.Fact{Kind: model.FactPark, Op: s.a.w.name(pk.ID), Token: int64(pk.Token), Dur: pk.After, Answer: pk.Reason}, err))
+	}
+	if fault == storeErrAfter {
+		s.failed("park", fault)
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
+	s.a.pointAfter()
+	return row, err
+}
+
+// Resolve is an operator's write: it takes the row whatever lease is on
+// it, bumping the token.
+func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Operation, error) {
+	s.a.point()
+	fault := s.storeFault()
+	if fault == storeErrBefore {
+		s.failed("resolve", fault)
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
+	before := s.a.claimable(r.ID)
+	row, err := s.a.w.store.Resolve(ctx, r)
+	s.a.wroteRow(r.ID, before)
+	if err == nil {
+		w := s.a.w
+		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true})
+		w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: r.ID, Token: row.Token,
+			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: r.To.Terminal()})
+		w.checkLedger(row.Request.Customer)
+	}
+	if s.a.w.s.Tracing() {
+		s.a.w.fact(withErr(model.Fact{Kind: model.FactResolve, Op: s.a.w.name(r.ID), From: r.From.String(), To: r.To.String(), Token: int64(row.Token), Answer: r.Why}, err))
+	}
+	if fault == storeErrAfter {
+		s.failed("resolve", fault)
+		s.a.pointAfter()
+		return sluice.Operation{}, errStoreDown
+	}
+	s.a.pointAfter()
+	return row, err
+}
+
+// The reads below have no effect to lose: either fault kind fails them.
+
+func (s storeView) List(ctx context.Context, f sluice.ListFilter) ([]sluice.Operation, error) {
+	s.a.point()
+	if k := s.storeFault(); k != storeOK {
+		s.failed("list", k)
+		s.a.pointAfter()
+		return nil, errStoreDown
+	}
+	ops, err := s.a.w.store.List(ctx, f)
+	if s.a.w.s.Observing() {
+		s.a.w.s.Touch("row:*", false)
+	}
+	s.a.pointAfter()
+	return ops, err
+}
+
+func (s storeView) Census(ctx context.Context) (sluice.Census, error) {
+	s.a.point()
+	if k := s.storeFault(); k != storeOK {
+		s.failed("census", k)
+		s.a.pointAfter()
+		return sluice.Census{}, errStoreDown
+	}
+	c, err := s.a.w.store.Census(ctx)
+	if s.a.w.s.Observing() {
+		s.a.w.s.Touch("row:*", false)
+	}
+	s.a.pointAfter()
+	return c, err
+}
+
+func (s storeView) Credit(ctx context.Context, c sluice.Credit) (sluice.Account, bool, error) {
+	// The world credits before any process runs (fund); a process never
+	// does, so this is not a yield point.
+	return s.a.w.store.Credit(ctx, c)
+}
+
+func (s storeView) Account(ctx context.Context, c sluice.CustomerID) (sluice.Account, error) {
+	s.a.point()
+	acct, err := s.a.w.store.Account(ctx, c)
+	s.a.pointAfter()
+	return acct, err
+}
+
+func (s storeView) Hold(ctx context.Context, id sluice.OperationID) (sluice.Hold, error) {
+	s.a.point()
+	h, err := s.a.w.store.Hold(ctx, id)
+	s.a.readRow(id)
+	s.a.pointAfter()
+	return h, err
+}
+
+// checkLedger records, the first few times, a customer's account whose
+// numbers do not add up after a write: the store's own arithmetic, watched
+// at every point of the run (funds judges the end against the chain).
+func (w *world) checkLedger(c sluice.CustomerID) {
+	if c == "" || len(w.ledgerBreaks) >= 5 {
+		return
+	}
+	acct, err := w.store.Account(w.ctx, c)
+	if err != nil || acct.Balanced() {
+		return
+	}
+	w.ledgerBreaks = append(w.ledgerBreaks, fmt.Sprintf("at %s: account %s has balance %d + held %d + paid %d != deposited %d",
+		w.s.Now().Sub(epoch), c, acct.Balance, acct.Held, acct.Paid, acct.Deposited))
+}
+
 // landed records a write that the store accepted, as the world saw it: the
 // event it appended, the token the row now carries, the process that made
 // the call; and the envelope it stored, whose raw data audit-log re-derives
@@ -398,6 +531,9 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	if c.Envelope != nil && !w.stored[c.Envelope.Txid] {
 		w.stored[c.Envelope.Txid] = true
 		w.envelopes = append(w.envelopes, row.Envelope)
+	}
+	if c.Hold != sluice.HoldKeep {
+		w.checkLedger(row.Request.Customer)
 	}
 }
 

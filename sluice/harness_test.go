@@ -16,7 +16,6 @@ import (
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
-	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
 )
@@ -29,13 +28,41 @@ var (
 	signerKey = []byte("hot-wallet-test-key")
 )
 
+// customer is whose balance every withdrawal is paid from unless a script
+// names another. newWorld credits it with deposit, so a story that is not
+// about funds never meets ErrInsufficientFunds; the stories about funds
+// read the numbers with the ledger command.
+const (
+	customer = sluice.CustomerID("alice")
+	deposit  = money.Amount(1000 * 1_000_000)
+)
+
+// manualClock is the one clock of a world (store, node and workers):
+// time moves only when a test says so. It starts at a fixed instant, so
+// that times in traces are the same on every run. It is the harness's own
+// rather than the conformance suite's, so that these stories do not depend
+// on the store test suite's package compiling.
+type manualClock struct{ offset time.Duration }
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (c *manualClock) Now() time.Time { return epoch.Add(c.offset) }
+
+// Advance moves the clock forward; a negative d is a bug in the test.
+func (c *manualClock) Advance(d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("manualClock.Advance(%s): time does not go back", d))
+	}
+	c.offset += d
+}
+
 // crash is what a wrapped dependency panics with to kill its worker.
 type crash struct{ where string }
 
 type world struct {
 	t      *testing.T
 	ctx    context.Context
-	clock  *storetest.Clock
+	clock  *manualClock
 	store  *store.Memory
 	node   *mocknode.Node
 	signer *tron.HMACSigner
@@ -45,7 +72,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	clock := &storetest.Clock{}
+	clock := &manualClock{}
 	start := clock.Now()
 	signer := tron.NewHMACSigner(signerKey)
 	w := &world{
@@ -67,6 +94,9 @@ func newWorld(t *testing.T) *world {
 	if err := w.cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := w.store.Credit(w.ctx, sluice.Credit{Ref: "deposit-1", Customer: customer, Amount: deposit}); err != nil {
+		t.Fatal(err)
+	}
 	return w
 }
 
@@ -77,7 +107,7 @@ func (w *world) submit(amount string) sluice.OperationID {
 	if err != nil {
 		w.t.Fatalf("money.Parse(%q): %v", amount, err)
 	}
-	id, err := w.insert(a)
+	id, err := w.insert(customer, a)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -85,14 +115,19 @@ func (w *world) submit(amount string) sluice.OperationID {
 }
 
 // insert is submit for callers that print a refused insert rather than
-// fail on it. Ids are minted in order, so the n-th operation has the same
-// id in every run.
-func (w *world) insert(a money.Amount) (sluice.OperationID, error) {
+// fail on it (insufficient funds, say). Ids are minted in order, so the
+// n-th operation has the same id in every run.
+func (w *world) insert(c sluice.CustomerID, a money.Amount) (sluice.OperationID, error) {
+	return w.insertTo(c, alice, a)
+}
+
+// insertTo is insert with a recipient other than alice.
+func (w *world) insertTo(c sluice.CustomerID, to tron.Address, a money.Amount) (sluice.OperationID, error) {
 	w.seq++
 	id := sluice.OperationID(fmt.Sprintf("00000000-0000-4000-8000-%012d", w.seq))
 	_, created, err := w.store.Insert(w.ctx, sluice.NewOperation{
 		ID:          id,
-		Request:     sluice.Request{To: alice, Amount: a, Asset: sluice.Asset},
+		Request:     sluice.Request{Customer: c, To: to, Amount: a, Asset: sluice.Asset},
 		RequestHash: fmt.Sprintf("hash-%d", w.seq),
 	})
 	if err == nil && !created {
@@ -117,7 +152,7 @@ type proc struct {
 
 func (w *world) spawn(name string) *proc {
 	p := &proc{w: w, name: name}
-	p.node = &hookNode{inner: w.node.Client(name)}
+	p.node = &hookNode{inner: w.node.Client(name), blocks: w.node.Blocks}
 	p.signer = &hookSigner{inner: w.signer}
 	p.store = &hookStore{Store: w.store}
 	p.worker = &sluice.Worker{
@@ -258,9 +293,18 @@ func (w *world) auditEvidence(e sluice.Event) []string {
 	if ev == nil {
 		return []string{fmt.Sprintf("event #%d carries no evidence", e.Seq)}
 	}
+	// The txid whose death the evidence claims: the one retired, or, on a
+	// review that retires nothing, the operation's current one.
+	dead := e.RetiredTxid
+	if dead.IsZero() {
+		dead = e.Txid
+	}
 	var bad []string
-	if !ev.Proves() || ev.Txid != e.RetiredTxid {
-		bad = append(bad, fmt.Sprintf("evidence %s does not prove the death of %s", ev, e.RetiredTxid.Short()))
+	if !ev.Proves() || ev.Txid != dead {
+		bad = append(bad, fmt.Sprintf("evidence %s does not prove the death of %s", ev, dead.Short()))
+	}
+	if ev.Lookup == tron.Included {
+		return append(bad, w.auditReceipt(*ev)...)
 	}
 	var blk tron.Block
 	ok := false
@@ -276,9 +320,38 @@ func (w *world) auditEvidence(e sluice.Event) []string {
 		bad = append(bad, fmt.Sprintf("solid time %s is before expiration %s + margin %s", blk.Time, ev.Expiration, ev.Margin))
 	}
 	for _, id := range w.inclusions() {
-		if id == e.RetiredTxid {
-			bad = append(bad, fmt.Sprintf("retired txid %s is on chain", id.Short()))
+		if id == dead {
+			bad = append(bad, fmt.Sprintf("dead txid %s is on chain", id.Short()))
 		}
+	}
+	return bad
+}
+
+// auditReceipt checks the other proof of death: the txid is on chain, in
+// the block the evidence names, with the failure receipt it names, it moved
+// no token, and that block is at or below a solid block that exists.
+func (w *world) auditReceipt(ev sluice.Evidence) []string {
+	var bad []string
+	found := false
+	for _, in := range w.node.Inclusions() {
+		if in.Txid != ev.Txid {
+			continue
+		}
+		found = true
+		if in.BlockNumber != ev.BlockNumber || in.Receipt != ev.Receipt {
+			bad = append(bad, fmt.Sprintf("chain has %s in #%d with receipt %s, evidence says #%d with %s",
+				ev.Txid.Short(), in.BlockNumber, in.Receipt, ev.BlockNumber, ev.Receipt))
+		}
+		if len(in.Moved) > 0 {
+			bad = append(bad, fmt.Sprintf("%s moved tokens on chain", ev.Txid.Short()))
+		}
+	}
+	if !found {
+		bad = append(bad, fmt.Sprintf("%s is not on chain", ev.Txid.Short()))
+	}
+	if solid := w.node.Solid(); solid.Number < ev.SolidNumber || ev.BlockNumber > ev.SolidNumber {
+		bad = append(bad, fmt.Sprintf("block #%d is not at or below a solid block (evidence solid #%d, chain solid #%d)",
+			ev.BlockNumber, ev.SolidNumber, solid.Number))
 	}
 	return bad
 }
@@ -302,6 +375,11 @@ type hookNode struct {
 	// afterBroadcast may panic(crash{}): the node acted, the caller never
 	// learns the answer.
 	afterBroadcast func(tx tron.Transaction, res tron.BroadcastResult, err error)
+	// solidLag > 0 answers SolidBlock with the block that many below the
+	// node's solid one, as a lagging node behind a balancer would, while
+	// lookups still come from the node itself.
+	solidLag int64
+	blocks   func() []tron.Block
 }
 
 func (h *hookNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
@@ -321,7 +399,16 @@ func (h *hookNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error
 }
 func (h *hookNode) HeadBlock(ctx context.Context) (tron.Block, error) { return h.inner.HeadBlock(ctx) }
 func (h *hookNode) SolidBlock(ctx context.Context) (tron.Block, error) {
-	return h.inner.SolidBlock(ctx)
+	b, err := h.inner.SolidBlock(ctx)
+	if err != nil || h.solidLag == 0 {
+		return b, err
+	}
+	for _, old := range h.blocks() {
+		if old.Number == b.Number-h.solidLag {
+			return old, nil
+		}
+	}
+	panic(fmt.Sprintf("no block #%d below solid #%d", b.Number-h.solidLag, b.Number))
 }
 
 type hookSigner struct {
@@ -329,12 +416,17 @@ type hookSigner struct {
 	calls int
 	// before may panic(crash{}).
 	before func(raw tron.RawData)
+	// fail, if set, is every signing's error (a KMS that is down).
+	fail error
 }
 
 func (h *hookSigner) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 	h.calls++
 	if h.before != nil {
 		h.before(raw)
+	}
+	if h.fail != nil {
+		return nil, h.fail
 	}
 	return h.inner.Sign(ctx, raw)
 }
@@ -350,6 +442,17 @@ type hookStore struct {
 	// afterClaim sees what each claim took, so a tick can say which rows
 	// (and which tokens) it worked.
 	afterClaim func(ops []sluice.Operation, err error)
+	// afterPark sees every park: a park writes no event, so the trace
+	// would not show it otherwise.
+	afterPark func(p sluice.Park, op sluice.Operation, err error)
+}
+
+func (h *hookStore) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
+	op, err := h.Store.Park(ctx, p)
+	if h.afterPark != nil {
+		h.afterPark(p, op, err)
+	}
+	return op, err
 }
 
 func (h *hookStore) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {

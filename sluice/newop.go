@@ -57,6 +57,9 @@ func CheckNewOperation(op NewOperation) error {
 	if op.RequestHash == "" {
 		return invalid("operation %s: empty request hash", op.ID)
 	}
+	if why := op.Request.Customer.Valid(); why != "" {
+		return invalid("operation %s: customer %s is %s", op.ID, shown(string(op.Request.Customer)), why)
+	}
 	switch r := op.Request; {
 	case r.Asset == "":
 		return invalid("operation %s: empty asset", op.ID)

@@ -14,7 +14,7 @@ import (
 // validNewOp breaks no rule: an id and hash as intake mints them.
 func validNewOp() sluice.NewOperation {
 	id := sluice.OperationID("0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3")
-	req := sluice.Request{To: tron.AddressFromBytes20([20]byte{0xbb, 1}), Amount: 1_500_000, Asset: sluice.Asset}
+	req := sluice.Request{Customer: "cust-1", To: tron.AddressFromBytes20([20]byte{0xbb, 1}), Amount: 1_500_000, Asset: sluice.Asset}
 	return sluice.NewOperation{ID: id, Request: req, RequestHash: intake.RequestHash(id, req)}
 }
 
@@ -56,6 +56,18 @@ func TestCheckNewOperationRefuses(t *testing.T) {
 			[]string{`"` + long[:64] + `"...`}},
 		{"empty request hash", withOp(func(op *sluice.NewOperation) { op.RequestHash = "" }),
 			[]string{"empty request hash", "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3"}},
+		{"empty customer", withOp(func(op *sluice.NewOperation) { op.Request.Customer = "" }),
+			[]string{`customer "" is empty`, "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3"}},
+		{"customer too long", withOp(func(op *sluice.NewOperation) {
+			op.Request.Customer = sluice.CustomerID(strings.Repeat("c", sluice.CustomerMax+1))
+		}),
+			[]string{"longer than 64 bytes"}},
+		{"customer with a space", withOp(func(op *sluice.NewOperation) { op.Request.Customer = "acme corp" }),
+			[]string{`customer "acme corp"`, `byte 4 (' ')`}},
+		{"customer with a newline", withOp(func(op *sluice.NewOperation) { op.Request.Customer = "acme\n" }),
+			[]string{`customer "acme\n"`}},
+		{"long customer, cut short", withOp(func(op *sluice.NewOperation) { op.Request.Customer = sluice.CustomerID(long) }),
+			[]string{`"` + long[:64] + `"...`}},
 		{"empty asset", withOp(func(op *sluice.NewOperation) { op.Request.Asset = "" }),
 			[]string{"empty asset", "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3"}},
 		{"zero amount", withOp(func(op *sluice.NewOperation) { op.Request.Amount = 0 }),
@@ -104,6 +116,10 @@ func TestCheckNewOperationAccepts(t *testing.T) {
 		// Tests and the simulator's fixtures pass opaque hashes.
 		{"opaque request hash", withOp(func(op *sluice.NewOperation) { op.RequestHash = "hash-1" })},
 		{"one-byte request hash", withOp(func(op *sluice.NewOperation) { op.RequestHash = "h" })},
+		{"customer with every allowed kind of byte", withOp(func(op *sluice.NewOperation) { op.Request.Customer = "Acme.EU_2:team-9" })},
+		{"longest customer", withOp(func(op *sluice.NewOperation) {
+			op.Request.Customer = sluice.CustomerID(strings.Repeat("c", sluice.CustomerMax))
+		})},
 		{"smallest amount", withOp(func(op *sluice.NewOperation) { op.Request.Amount = 1 })},
 		// No ceiling: the simulator's "scaled" mutant inserts ten times
 		// what was asked, which the checkers, not the store, must catch.
@@ -127,9 +143,9 @@ func TestCheckNewOperationAccepts(t *testing.T) {
 func TestCheckNewOperationAdmitsIntake(t *testing.T) {
 	to := tron.AddressFromBytes20([20]byte{0xbb, 1}).String()
 	for _, sub := range []intake.Submission{
-		{OperationID: "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3", ToAddress: to, Amount: "1.5", Asset: sluice.Asset},
-		{OperationID: "0A1B2C3D-4E5F-4A6B-8C7D-8E9FA0B1C2D3", ToAddress: to, Amount: "0.000001", Asset: sluice.Asset},
-		{OperationID: "FFFFFFFF-ffff-FFFF-ffff-FFFFFFFFFFFF", ToAddress: to, Amount: "1000000000", Asset: sluice.Asset},
+		{OperationID: "0a1b2c3d-4e5f-4a6b-8c7d-8e9fa0b1c2d3", Customer: "cust-1", ToAddress: to, Amount: "1.5", Asset: sluice.Asset},
+		{OperationID: "0A1B2C3D-4E5F-4A6B-8C7D-8E9FA0B1C2D3", Customer: "Acme.EU_2:team-9", ToAddress: to, Amount: "0.000001", Asset: sluice.Asset},
+		{OperationID: "FFFFFFFF-ffff-FFFF-ffff-FFFFFFFFFFFF", Customer: strings.Repeat("c", sluice.CustomerMax), ToAddress: to, Amount: "1000000000", Asset: sluice.Asset},
 	} {
 		op, err := intake.Normalize(sub)
 		if err != nil {

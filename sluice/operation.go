@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"sluicesim/sluice/money"
@@ -27,9 +28,11 @@ const Asset = "USDT-TRC20"
 
 // Request is what the client asked for. It never changes after intake.
 type Request struct {
-	To     tron.Address
-	Amount money.Amount
-	Asset  string
+	// Customer is whose balance pays: intake holds Amount of it.
+	Customer CustomerID
+	To       tron.Address
+	Amount   money.Amount
+	Asset    string
 }
 
 // Envelope is the current transaction of an operation: its raw_data, the
@@ -59,6 +62,22 @@ type Operation struct {
 	Envelope Envelope // zero until validated -> signing
 	Builds   int      // envelopes built so far (1 after the first build)
 	Reason   string   // why the operation failed or was rejected
+
+	// FirstSentAt is when the first envelope's write-ahead to broadcasting
+	// committed, on the store's clock (Change.FirstSend): the stuck policy
+	// measures waiting from it to the solid block's time of its evidence,
+	// which is never later than now, so the wait it reads is never longer
+	// than the real one. A chain time read before the write-ahead is not
+	// used: a slow answer or a lagging node makes it minutes old.
+	FirstSentAt time.Time
+	// Parks counts, over the operation's life, the times a worker parked it
+	// for an operational reason (a refusal for bandwidth or energy, a failed
+	// receipt, an unreachable signer). ParkReason and ParkedSince
+	// describe the current spell: set by a park, cleared by the next
+	// transition, so a non-empty ParkReason means "parked now".
+	Parks       int
+	ParkReason  string
+	ParkedSince time.Time // store clock
 
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -105,10 +124,20 @@ type Evidence struct {
 	// lookup (tron.TxInfo.NodeSolid): its Unknown covers blocks up to it
 	// only, so it must reach SolidNumber for the evidence to prove death.
 	LookupSolid int64
+	// Receipt and BlockNumber, when the lookup found the txid Included: a
+	// receipt other than SUCCESS in a block at or below SolidNumber is the
+	// other proof of death. The transaction is on chain for good, it moved
+	// nothing, and a txid is never included twice.
+	Receipt     string
+	BlockNumber int64
 }
 
 // String is a one-line summary for logs and traces.
 func (e Evidence) String() string {
+	if e.Lookup == tron.Included {
+		return fmt.Sprintf("txid=%s included in #%d with receipt %s, solid=#%d",
+			e.Txid.Short(), e.BlockNumber, e.Receipt, e.SolidNumber)
+	}
 	return fmt.Sprintf("txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s (node solid #%d)",
 		e.Txid.Short(), e.Expiration.UTC().Format(time.RFC3339Nano), e.Margin,
 		e.SolidNumber, e.SolidTime.UTC().Format(time.RFC3339Nano), e.Lookup, e.LookupSolid)
@@ -120,7 +149,15 @@ func (e Evidence) String() string {
 // when the two reads reach different nodes (a load balancer, a failover):
 // a node behind the one that gave the solid block answers "unknown" for a
 // transaction already included below it.
+//
+// A txid found Included proves death only by a failure receipt in a solid
+// block: it is on chain for good, moved nothing, and cannot be included
+// again.
 func (e Evidence) Proves() bool {
+	if e.Lookup == tron.Included {
+		return e.Receipt != "" && e.Receipt != tron.ReceiptSuccess &&
+			e.BlockNumber > 0 && e.BlockNumber <= e.SolidNumber
+	}
 	return e.Lookup == tron.Unknown && e.LookupSolid >= e.SolidNumber &&
 		!e.SolidTime.Before(e.Expiration.Add(e.Margin))
 }
@@ -138,6 +175,8 @@ type Event struct {
 	Txid        tron.Txid // the operation's txid after the transition (zero if none)
 	RetiredTxid tron.Txid // on a rebuild: the txid given up
 	Evidence    *Evidence // on a rebuild from broadcasting or broadcast: the proof
+	Hold        HoldAction
+	Decision    *Decision // the stuck policy's decision behind a rebuild, cancel or review
 	Note        string
 }
 
@@ -157,7 +196,75 @@ type Change struct {
 
 	RetiredTxid tron.Txid
 	Evidence    *Evidence
-	Note        string
+	// Hold closes the operation's hold in the same atomic step: required
+	// (settle or release) when entering confirmed, failed or rejected,
+	// refused anywhere else (ErrHoldAction), refused on a closed hold
+	// (ErrHoldClosed).
+	Hold     HoldAction
+	Decision *Decision
+	// FirstSend marks a write-ahead to broadcasting: the store stamps
+	// FirstSentAt with its own clock while the row's is zero.
+	FirstSend bool
+	Note      string
+}
+
+// Park parks an operation for an operational reason: the lease held under
+// Token is given up, the row is not claimable for After, Parks counts one
+// more, and ParkReason says why (see Operation.Parks).
+type Park struct {
+	ID     OperationID
+	Token  FencingToken
+	Worker WorkerID
+	After  time.Duration
+	Reason string
+}
+
+// Resolution is an operator's action on one operation, applied by
+// Store.Resolve. It takes the row whatever lease is on it (the token is
+// bumped, so the worker holding it is fenced), provided the row is still in
+// From. To is one of:
+//   - From itself, non-terminal: retry now (NotBefore cleared, the park
+//     spell ended);
+//   - Failed: cancel, hold released (the caller has checked proof of death);
+//   - Confirmed, from review: resolved as paid by Txid, which must be the
+//     operation's current txid (every retired one was proven dead), hold
+//     settled (the caller has checked the chain); ErrIllegalTransition
+//     otherwise.
+//
+// The event records the operator and why.
+type Resolution struct {
+	ID       OperationID
+	From, To State
+	Operator string // who; the event's Worker is "operator:" + Operator
+	Why      string
+	Hold     HoldAction
+	// Txid, if set, must be the row's current txid (ErrIllegalTransition
+	// otherwise): resolved as paid, the txid that paid; on a cancel, the
+	// txid whose death was proven, so that a rebuild since is refused.
+	Txid     tron.Txid
+	Evidence *Evidence // cancel: the proof
+	Decision *Decision
+}
+
+// OperatorPrefix opens the Worker of every event an operator wrote.
+const OperatorPrefix = "operator:"
+
+// ListFilter selects rows for List: in any of States (all states when
+// empty), only parked ones if Parked, ids after After, at most Limit.
+type ListFilter struct {
+	States []State
+	Parked bool
+	After  OperationID
+	Limit  int
+}
+
+// ListMax bounds ListFilter.Limit.
+const ListMax = 1000
+
+// Census counts rows: by state, and how many are parked now.
+type Census struct {
+	States [StateCount]int
+	Parked int
 }
 
 // NewOperation is what intake inserts.
@@ -172,8 +279,11 @@ type NewOperation struct {
 // the storetest conformance suite checks.
 type Store interface {
 	// Insert creates the operation in state requested with its creation
-	// event, or, if the id exists, changes nothing. It returns the row as it
-	// now is and whether this call created it.
+	// event and its hold (the amount moved from the customer's balance to
+	// held), or, if the id exists, changes nothing. It returns the row as it
+	// now is and whether this call created it. ErrInsufficientFunds, and
+	// nothing created, when the customer's balance (or account) does not
+	// cover the amount.
 	Insert(ctx context.Context, op NewOperation) (Operation, bool, error)
 	// Get reads one operation; ErrNotFound if there is none.
 	Get(ctx context.Context, id OperationID) (Operation, error)
@@ -195,6 +305,28 @@ type Store interface {
 	Release(ctx context.Context, id OperationID, token FencingToken, after time.Duration) error
 	// Events returns the operation's event log in order.
 	Events(ctx context.Context, id OperationID) ([]Event, error)
+
+	// Park gives up the lease held under p.Token for an operational reason
+	// (see Park). ErrFenced if the row is not under that token or is
+	// terminal.
+	Park(ctx context.Context, p Park) (Operation, error)
+	// Resolve applies an operator's action (see Resolution). ErrFenced if
+	// the row is not in r.From; ErrIllegalTransition if an operator may not
+	// take that edge; ErrHoldAction or ErrHoldClosed as for CAS.
+	Resolve(ctx context.Context, r Resolution) (Operation, error)
+	// List reads rows by filter, ordered by id.
+	List(ctx context.Context, f ListFilter) ([]Operation, error)
+	// Census counts rows by state, and the parked ones.
+	Census(ctx context.Context) (Census, error)
+
+	// Credit adds a deposit to a customer's account (created on first
+	// credit), once per Ref: it returns the account after and whether this
+	// call credited. The same Ref with other numbers is ErrPayloadMismatch.
+	Credit(ctx context.Context, c Credit) (Account, bool, error)
+	// Account reads a customer's ledger; ErrNotFound if it has none.
+	Account(ctx context.Context, c CustomerID) (Account, error)
+	// Hold reads an operation's hold; ErrNotFound if there is none.
+	Hold(ctx context.Context, id OperationID) (Hold, error)
 }
 
 // Operating conditions, matched with errors.Is.
@@ -212,3 +344,48 @@ var (
 	// ErrPayloadMismatch: the operation id is in use with another payload.
 	ErrPayloadMismatch = errors.New("operation id reused with a different payload")
 )
+
+// Parked reports whether the row is parked now: non-terminal with a park
+// spell that no transition has ended.
+func (o Operation) Parked() bool { return !o.State.Terminal() && o.ParkReason != "" }
+
+// Match reports whether the row passes the filter (After and Limit aside).
+func (f ListFilter) Match(o Operation) bool {
+	if f.After != "" && o.ID <= f.After {
+		return false
+	}
+	if f.Parked && !o.Parked() {
+		return false
+	}
+	return len(f.States) == 0 || slices.Contains(f.States, o.State)
+}
+
+// CheckListFilter refuses a filter every store would refuse.
+func CheckListFilter(f ListFilter) error {
+	if f.Limit < 1 || f.Limit > ListMax {
+		return fmt.Errorf("list: limit %d must be in [1, %d]", f.Limit, ListMax)
+	}
+	for _, s := range f.States {
+		if s == None || int(s) >= StateCount {
+			return fmt.Errorf("list: %s is not a state", s)
+		}
+	}
+	return nil
+}
+
+// CheckResolution refuses an operator's action before any store work: it
+// must name the operator and say why, and carry the hold action and proof
+// its target needs.
+func CheckResolution(r Resolution) error {
+	switch {
+	case r.Operator == "" || len(r.Operator) > 64:
+		return fmt.Errorf("resolve %s: operator name %s must be 1 to 64 bytes", r.ID, shown(r.Operator))
+	case r.Why == "":
+		return fmt.Errorf("resolve %s: an operator action needs a reason", r.ID)
+	case r.To == Failed && r.Hold != HoldRelease:
+		return fmt.Errorf("resolve %s: a cancel must release the hold: %w", r.ID, ErrHoldAction)
+	case r.To == Confirmed && (r.Hold != HoldSettle || r.Txid.IsZero()):
+		return fmt.Errorf("resolve %s: resolving as paid must settle the hold and name the paying txid: %w", r.ID, ErrHoldAction)
+	}
+	return nil
+}

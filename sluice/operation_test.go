@@ -49,3 +49,47 @@ func TestEvidenceNeedsTheLookupNodesHeight(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a txid found on chain proves its death only by a failure receipt in
+// a block at or below the cited solid block: a SUCCESS (or no receipt yet)
+// never does, and neither does a failure above the solid block, which a
+// reorg could still take away.
+func TestEvidenceByReceipt(t *testing.T) {
+	base := Evidence{Lookup: tron.Included, SolidNumber: 300, BlockNumber: 290, Receipt: tron.ReceiptRevert}
+	for _, c := range []struct {
+		name   string
+		mutate func(*Evidence)
+		proves bool
+	}{
+		{"REVERT below solid", func(*Evidence) {}, true},
+		{"OUT_OF_ENERGY at solid", func(e *Evidence) { e.Receipt, e.BlockNumber = tron.ReceiptOutOfEnergy, 300 }, true},
+		{"REVERT above solid", func(e *Evidence) { e.BlockNumber = 301 }, false},
+		{"SUCCESS", func(e *Evidence) { e.Receipt = tron.ReceiptSuccess }, false},
+		{"no receipt", func(e *Evidence) { e.Receipt = "" }, false},
+		{"no block", func(e *Evidence) { e.BlockNumber = 0 }, false},
+		{"pending", func(e *Evidence) { e.Lookup = tron.Pending }, false},
+	} {
+		ev := base
+		c.mutate(&ev)
+		if got := ev.Proves(); got != c.proves {
+			t.Errorf("%s: Proves = %v, want %v (%s)", c.name, got, c.proves, ev)
+		}
+	}
+}
+
+// Goal: a row is parked exactly while a park spell is open on a live row.
+func TestParked(t *testing.T) {
+	for _, c := range []struct {
+		op   Operation
+		want bool
+	}{
+		{Operation{State: Broadcasting, Parks: 2, ParkReason: "re-send refused"}, true},
+		{Operation{State: Broadcasting, Parks: 2}, false}, // a transition ended the spell
+		{Operation{State: Review, Parks: 31, ParkReason: "re-send refused"}, false},
+		{Operation{State: Validated}, false},
+	} {
+		if got := c.op.Parked(); got != c.want {
+			t.Errorf("%s parks=%d reason=%q: Parked = %v, want %v", c.op.State, c.op.Parks, c.op.ParkReason, got, c.want)
+		}
+	}
+}

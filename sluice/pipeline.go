@@ -22,11 +22,25 @@ type Config struct {
 	// SafetyMargin is added to the expiration before solid chain time counts
 	// as proof of death.
 	SafetyMargin time.Duration
-	// BuildsMax is how many envelopes an operation may build before a
-	// proven death fails it instead of rebuilding.
-	BuildsMax int
-	// FeeLimit is raw_data.fee_limit in sun.
-	FeeLimit int64
+	// Stuck decides, once a sent txid is proven dead, between rebuilding,
+	// cancelling and review; its Rebuilds bounds the envelopes an operation
+	// may build (Rebuilds + 1).
+	Stuck StuckPolicy
+	// FeeLimit is raw_data.fee_limit in sun. A rebuild after an
+	// OUT_OF_ENERGY receipt doubles the failed envelope's limit, up to
+	// FeeLimitMax.
+	FeeLimit    int64
+	FeeLimitMax int64
+
+	// Parking: an operational error (a refusal for bandwidth or energy, a
+	// failed receipt, an unreachable signer) parks the operation
+	// for RetryAmbiguous doubled per park of the current spell, at most
+	// ParkBackoffMax, plus jitter. After ParkLimit parks in its life, or ParkFor parked
+	// without a transition, it goes to review instead: never to failed,
+	// since the trouble is ours, not the customer's.
+	ParkLimit      int
+	ParkFor        time.Duration
+	ParkBackoffMax time.Duration
 
 	// ClaimBatch is how many operations one Tick claims.
 	ClaimBatch int
@@ -48,8 +62,12 @@ func DefaultConfig() Config {
 		ExpirationWindow: 60 * time.Second,
 		MinValidity:      15 * time.Second,
 		SafetyMargin:     30 * time.Second,
-		BuildsMax:        5,
+		Stuck:            StuckPolicy{RebuildAfter: time.Minute, CancelAfter: 2 * time.Hour, Rebuilds: 4},
 		FeeLimit:         30_000_000,
+		FeeLimitMax:      240_000_000,
+		ParkLimit:        30,
+		ParkFor:          time.Hour,
+		ParkBackoffMax:   5 * time.Minute,
 		ClaimBatch:       8,
 		StepsPerClaimMax: 12,
 		RetryNotTaken:    3 * time.Second,
@@ -69,14 +87,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: MinValidity %s must be in (0, ExpirationWindow %s)", c.MinValidity, c.ExpirationWindow)
 	case c.SafetyMargin < 0:
 		return fmt.Errorf("config: SafetyMargin %s is negative", c.SafetyMargin)
-	case c.BuildsMax < 1:
-		return fmt.Errorf("config: BuildsMax %d is below 1", c.BuildsMax)
+	case c.FeeLimit <= 0 || c.FeeLimitMax < c.FeeLimit:
+		return fmt.Errorf("config: FeeLimit %d must be positive and at most FeeLimitMax %d", c.FeeLimit, c.FeeLimitMax)
+	case c.Stuck.CancelAfter > 0 && c.Stuck.CancelAfter <= c.ExpirationWindow+c.SafetyMargin:
+		// The first proof of death comes after expiration + margin: with
+		// CancelAfter already past by then, no rebuild could ever happen.
+		return fmt.Errorf("config: stuck policy CancelAfter %s must exceed ExpirationWindow %s + SafetyMargin %s, or no rebuild can ever happen",
+			c.Stuck.CancelAfter, c.ExpirationWindow, c.SafetyMargin)
+	case c.ParkLimit < 1 || c.ParkFor <= 0 || c.ParkBackoffMax <= 0:
+		return fmt.Errorf("config: ParkLimit %d, ParkFor %s and ParkBackoffMax %s must be positive", c.ParkLimit, c.ParkFor, c.ParkBackoffMax)
 	case c.ClaimBatch < 1 || c.StepsPerClaimMax < 1:
 		return fmt.Errorf("config: ClaimBatch %d and StepsPerClaimMax %d must be at least 1", c.ClaimBatch, c.StepsPerClaimMax)
 	case c.RetryNotTaken <= 0 || c.RetryAmbiguous <= 0 || c.PollPending <= 0 || c.BlockInterval <= 0:
 		return fmt.Errorf("config: retry and poll intervals must be positive")
 	}
-	return nil
+	return c.Stuck.Validate()
 }
 
 // Pipeline holds the handlers, one per non-terminal state. Each handler is
@@ -100,6 +125,11 @@ type Outcome struct {
 	Wait time.Duration
 	// Why says what the step saw, for logs and traces.
 	Why string
+	// Park != "": an operational error (the reason); the worker parks the
+	// operation with backoff (Pipeline.Park) instead of a plain wait.
+	Park string
+	// Decision is the stuck policy's, when the step asked it.
+	Decision *Decision
 }
 
 // Step runs the handler for op's current state once. It returns ErrFenced
@@ -141,7 +171,7 @@ func (p *Pipeline) validate(ctx context.Context, w WorkerID, op Operation) (Outc
 		reason = "recipient is the hot wallet itself"
 	}
 	if reason != "" {
-		return p.cas(ctx, w, op, Change{To: Rejected, Reason: reason, Note: "rejected: " + reason})
+		return p.cas(ctx, w, op, Change{To: Rejected, Reason: reason, Hold: HoldRelease, Note: "rejected: " + reason})
 	}
 	return p.cas(ctx, w, op, Change{To: Validated, Note: "validated"})
 }
@@ -150,9 +180,9 @@ func (p *Pipeline) validate(ctx context.Context, w WorkerID, op Operation) (Outc
 // signed: from here on, recovery can always ask the chain about a txid it
 // already knows.
 func (p *Pipeline) build(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
-	env, wait, why := p.newEnvelope(ctx, op, 1)
-	if wait > 0 {
-		return Outcome{Op: op, Wait: wait, Why: why}, nil
+	env, why := p.newEnvelope(ctx, op, 1, p.Config.FeeLimit)
+	if why != "" {
+		return p.unavailable(op, why), nil
 	}
 	return p.cas(ctx, w, op, Change{
 		To: Signing, Envelope: &env, Builds: 1,
@@ -167,7 +197,7 @@ func (p *Pipeline) sign(ctx context.Context, w WorkerID, op Operation) (Outcome,
 	mustHaveEnvelope(op)
 	sig, err := p.Signer.Sign(ctx, op.Envelope.Raw)
 	if err != nil {
-		return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "signer: " + err.Error()}, nil
+		return p.parked(op, "signer: "+err.Error()), nil
 	}
 	env := op.Envelope
 	env.Signature = sig
@@ -184,14 +214,21 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 	mustHaveEnvelope(op)
 	head, err := p.Node.HeadBlock(ctx)
 	if err != nil {
-		return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "head block: " + err.Error()}, nil
+		return p.unavailable(op, "head block: "+err.Error()), nil
 	}
 	if left := msTime(op.Envelope.Raw.Expiration).Sub(head.Time); left < p.Config.MinValidity {
 		// Never sent (we are before the write-ahead), so a new txid cannot
 		// race the old one: no proof of death is needed.
-		return p.rebuild(ctx, w, op, nil, fmt.Sprintf("stale before first send: %s left at head #%d", left, head.Number))
+		why := fmt.Sprintf("stale before first send: %s left at head #%d", left, head.Number)
+		if op.Builds-1 >= p.Config.Stuck.Rebuilds {
+			// Our own slowness (signing, a lagging clock), not the
+			// customer's: an operator looks, nothing was ever sent.
+			reason := fmt.Sprintf("%s, and %d rebuilds spent", why, op.Builds-1)
+			return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Note: "review: " + reason})
+		}
+		return p.rebuild(ctx, w, op, nil, nil, why)
 	}
-	out, err := p.cas(ctx, w, op, Change{To: Broadcasting, Note: "write-ahead: sending txid=" + op.Envelope.Txid.Short()})
+	out, err := p.cas(ctx, w, op, Change{To: Broadcasting, FirstSend: true, Note: "write-ahead: sending txid=" + op.Envelope.Txid.Short()})
 	if err != nil {
 		return out, err
 	}
@@ -209,7 +246,7 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 			// went out for the first time and were refused: no copy of
 			// them can be alive anywhere.
 			reason := "first send rejected: " + string(res.Code)
-			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Note: reason})
+			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Hold: HoldRelease, Note: reason})
 		}
 		// A refusal from the answering node's own state (bandwidth,
 		// energy, the contract) speaks for that node only. Behind a
@@ -217,8 +254,8 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 		// attempt of this very send may sit in another node's pool and
 		// land: failing now would report a payment as failed. Let the
 		// chain decide: reconcile re-sends the same bytes, and only proof
-		// of death rebuilds or fails.
-		return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "first send refused by the node: " + string(res.Code)}, nil
+		// of death rebuilds. Meanwhile the shortage is ours: park.
+		return p.parked(op, "first send refused by the node: "+string(res.Code)), nil
 	case tron.NotTaken:
 		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: "first send not taken: " + string(res.Code)}, nil
 	}
@@ -232,27 +269,50 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 // the network deduplicates on the txid, so this is always safe).
 func (p *Pipeline) reconcile(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
 	mustHaveEnvelope(op)
-	solid, info, wait, why := p.observe(ctx, op)
-	if wait > 0 {
-		return Outcome{Op: op, Wait: wait, Why: why}, nil
+	solid, info, why := p.observe(ctx, op)
+	if why != "" {
+		return p.unavailable(op, why), nil
 	}
 	switch info.Status {
 	case tron.Pending, tron.Included:
 		return p.cas(ctx, w, op, Change{To: Broadcast, Note: "reconciled: txid " + info.Status.String()})
 	}
-	if ev := p.evidence(op, solid, info); ev.Proves() {
-		return p.rebuild(ctx, w, op, &ev, "proof of death")
+	return p.stuck(ctx, w, op, p.evidence(op, solid, info))
+}
+
+// stuck asks the stuck policy about a txid the chain does not know, and
+// acts on its decision. Without proof of death the answer is always wait,
+// which means re-sending the same bytes (the network deduplicates on the
+// txid, so that is always safe).
+func (p *Pipeline) stuck(ctx context.Context, w WorkerID, op Operation, ev Evidence) (Outcome, error) {
+	d := p.Config.Stuck.Decide(op, ev, ev.SolidTime)
+	switch d.Action {
+	case Rebuild:
+		return p.rebuild(ctx, w, op, &ev, &d, "proof of death")
+	case Cancel:
+		reason := "cancelled by the stuck policy: " + d.Reason
+		return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, RetiredTxid: op.Envelope.Txid,
+			Evidence: &ev, Decision: &d, Hold: HoldRelease, Note: reason})
+	case Escalate:
+		reason := "stuck, to review: " + d.Reason
+		return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Evidence: &ev, Decision: &d, Note: "review: " + reason})
 	}
-	return p.resend(ctx, w, op)
+	if ev.Proves() {
+		// Dead, but patience has not run out: nothing to re-send.
+		return Outcome{Op: op, Wait: max(p.Config.Stuck.RebuildAfter-d.Waited, p.Config.RetryAmbiguous), Why: d.Reason, Decision: &d}, nil
+	}
+	out, err := p.resend(ctx, w, op)
+	out.Decision = &d
+	return out, err
 }
 
 // await handles broadcast: accepted, waiting for a solid block. Only a solid
 // block with a SUCCESS receipt and the expected Transfer log confirms.
 func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
 	mustHaveEnvelope(op)
-	solid, info, wait, why := p.observe(ctx, op)
-	if wait > 0 {
-		return Outcome{Op: op, Wait: wait, Why: why}, nil
+	solid, info, why := p.observe(ctx, op)
+	if why != "" {
+		return p.unavailable(op, why), nil
 	}
 	switch info.Status {
 	case tron.Pending:
@@ -266,8 +326,7 @@ func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome
 				Why: fmt.Sprintf("included in #%d, solid head #%d", info.BlockNumber, solid.Number)}, nil
 		}
 		if info.Receipt != tron.ReceiptSuccess {
-			reason := fmt.Sprintf("on chain with receipt %s in block #%d: no tokens moved", info.Receipt, info.BlockNumber)
-			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Note: reason})
+			return p.failedReceipt(ctx, w, op, p.evidence(op, solid, info))
 		}
 		if why := p.transferMismatch(op, info.Logs); why != "" {
 			// The contract ran and said SUCCESS, so tokens may have moved,
@@ -278,16 +337,51 @@ func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome
 			reason := fmt.Sprintf("receipt SUCCESS in solid block #%d, but %s", info.BlockNumber, why)
 			return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Note: "review: " + reason})
 		}
-		return p.cas(ctx, w, op, Change{To: Confirmed,
+		return p.cas(ctx, w, op, Change{To: Confirmed, Hold: HoldSettle,
 			Note: fmt.Sprintf("confirmed txid=%s in solid block #%d", op.Envelope.Txid.Short(), info.BlockNumber)})
 	}
 	// Accepted once, now unknown: dropped from the pool (eviction, node
 	// restart). It stays valid until it expires, so re-send the same bytes
 	// until it lands or its death is proven.
-	if ev := p.evidence(op, solid, info); ev.Proves() {
-		return p.rebuild(ctx, w, op, &ev, "proof of death after acceptance")
+	return p.stuck(ctx, w, op, p.evidence(op, solid, info))
+}
+
+// failedReceipt handles a txid on chain, solid, with a receipt other than
+// SUCCESS (OUT_OF_ENERGY, REVERT): the contract did not run to the end and
+// no tokens moved. That is our shortage (energy, a fee limit too low, the
+// hot wallet's own USDT), never the customer's fault, and the failed
+// transaction is proof of its own death: rebuild (with a higher fee limit
+// after OUT_OF_ENERGY) and park so that the shortage has time to end. With
+// the rebuild budget spent, review, never failed.
+func (p *Pipeline) failedReceipt(ctx context.Context, w WorkerID, op Operation, ev Evidence) (Outcome, error) {
+	if !ev.Proves() {
+		// The node that answered the lookup calls the block solid, but
+		// the solid block fetched first (from a node behind it, as behind
+		// a balancer) is below it: evidence citing that block proves
+		// nothing. Wait for it to catch up rather than file a rebuild
+		// nobody can verify.
+		blocks := max(ev.BlockNumber-ev.SolidNumber, 1)
+		return Outcome{Op: op, Wait: time.Duration(blocks) * p.Config.BlockInterval,
+			Why: fmt.Sprintf("receipt %s in #%d, above the solid head #%d seen", ev.Receipt, ev.BlockNumber, ev.SolidNumber)}, nil
 	}
-	return p.resend(ctx, w, op)
+	why := fmt.Sprintf("receipt %s in solid block #%d: no tokens moved", ev.Receipt, ev.BlockNumber)
+	d := Decision{Rebuilds: max(op.Builds-1, 0), Reason: why}
+	if !op.FirstSentAt.IsZero() {
+		d.Waited = max(ev.SolidTime.Sub(op.FirstSentAt), 0)
+	}
+	if d.Rebuilds >= p.Config.Stuck.Rebuilds {
+		d.Action = Escalate
+		d.Reason = fmt.Sprintf("%s; rebuilt %d times, the policy allows %d", why, d.Rebuilds, p.Config.Stuck.Rebuilds)
+		reason := "failed on chain for operational reasons, to review: " + d.Reason
+		return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Evidence: &ev, Decision: &d, Note: "review: " + reason})
+	}
+	d.Action = Rebuild
+	out, err := p.rebuild(ctx, w, op, &ev, &d, why)
+	if err != nil || out.Wait > 0 || out.Park != "" {
+		return out, err
+	}
+	out.Park = why
+	return out, nil
 }
 
 // observe fetches the solid block and then looks the txid up, in that order.
@@ -295,21 +389,21 @@ func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome
 // every block that could still include the txid is at or below S and
 // irreversible, so a lookup made after fetching S sees all of them. Looking
 // up first would let an inclusion slip in between the two calls.
-func (p *Pipeline) observe(ctx context.Context, op Operation) (tron.Block, tron.TxInfo, time.Duration, string) {
+func (p *Pipeline) observe(ctx context.Context, op Operation) (tron.Block, tron.TxInfo, string) {
 	solid, err := p.Node.SolidBlock(ctx)
 	if err != nil {
-		return solid, tron.TxInfo{}, p.Config.RetryAmbiguous, "solid block: " + err.Error()
+		return solid, tron.TxInfo{}, "solid block: " + err.Error()
 	}
 	info, err := p.Node.Lookup(ctx, op.Envelope.Txid)
 	if err != nil {
-		return solid, info, p.Config.RetryAmbiguous, "lookup: " + err.Error()
+		return solid, info, "lookup: " + err.Error()
 	}
-	return solid, info, 0, ""
+	return solid, info, ""
 }
 
 // evidence records what the chain said, whether or not it proves death.
 func (p *Pipeline) evidence(op Operation, solid tron.Block, info tron.TxInfo) Evidence {
-	return Evidence{
+	ev := Evidence{
 		Txid:        op.Envelope.Txid,
 		Expiration:  msTime(op.Envelope.Raw.Expiration),
 		Margin:      p.Config.SafetyMargin,
@@ -318,6 +412,10 @@ func (p *Pipeline) evidence(op Operation, solid tron.Block, info tron.TxInfo) Ev
 		Lookup:      info.Status,
 		LookupSolid: info.NodeSolid,
 	}
+	if info.Status == tron.Included {
+		ev.Receipt, ev.BlockNumber = info.Receipt, info.BlockNumber
+	}
+	return ev
 }
 
 // resend sends the same bytes again. A hard reject or an expiration answer
@@ -336,29 +434,35 @@ func (p *Pipeline) resend(ctx context.Context, w WorkerID, op Operation) (Outcom
 		return Outcome{Op: op, Wait: p.Config.PollPending, Why: "re-sent, accepted: " + string(res.Code)}, nil
 	case tron.NotTaken:
 		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: "re-send not taken: " + string(res.Code)}, nil
+	case tron.HardReject:
+		if !tron.Intrinsic(res.Code) {
+			// Not terminal (an earlier copy may live elsewhere), but a
+			// shortage of ours: park rather than hammer the node.
+			return p.parked(op, "re-send refused by the node: "+string(res.Code)), nil
+		}
 	}
 	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "re-sent: " + string(res.Code)}, nil
 }
 
 // rebuild replaces the envelope with a fresh one (new timestamp, new txid).
 // ev is the proof of death; it may be nil only for an envelope that was never
-// sent (state signed). With the build budget spent, the operation fails
-// instead, which the same proof makes safe: the old txid can never land.
-func (p *Pipeline) rebuild(ctx context.Context, w WorkerID, op Operation, ev *Evidence, why string) (Outcome, error) {
+// sent (state signed). The caller has checked the rebuild budget.
+func (p *Pipeline) rebuild(ctx context.Context, w WorkerID, op Operation, ev *Evidence, d *Decision, why string) (Outcome, error) {
 	if ev == nil && op.State != Signed {
 		panic(fmt.Sprintf("sluice: rebuild of %s from %s without proof of death", op.ID, op.State))
 	}
 	old := op.Envelope.Txid
-	if op.Builds >= p.Config.BuildsMax {
-		reason := fmt.Sprintf("gave up after %d builds (%s)", op.Builds, why)
-		return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, RetiredTxid: old, Evidence: ev, Note: reason})
+	fee := op.Envelope.Raw.FeeLimit
+	if ev != nil && ev.Receipt == tron.ReceiptOutOfEnergy {
+		fee = min(2*fee, p.Config.FeeLimitMax)
 	}
-	env, wait, werr := p.newEnvelope(ctx, op, op.Builds+1)
-	if wait > 0 {
-		return Outcome{Op: op, Wait: wait, Why: werr}, nil
+	fee = max(fee, p.Config.FeeLimit)
+	env, werr := p.newEnvelope(ctx, op, op.Builds+1, fee)
+	if werr != "" {
+		return p.unavailable(op, werr), nil
 	}
 	return p.cas(ctx, w, op, Change{
-		To: Signing, Envelope: &env, Builds: op.Builds + 1, RetiredTxid: old, Evidence: ev,
+		To: Signing, Envelope: &env, Builds: op.Builds + 1, RetiredTxid: old, Evidence: ev, Decision: d,
 		Note: fmt.Sprintf("rebuild #%d: %s; retired %s, new txid=%s", op.Builds+1, why, old.Short(), env.Txid.Short()),
 	})
 }
@@ -367,14 +471,14 @@ func (p *Pipeline) rebuild(ctx context.Context, w WorkerID, op Operation, ev *Ev
 // solid block (irreversible, so the reference can never be orphaned),
 // expiration from head chain time, and a memo naming the operation and the
 // build so that no two builds anywhere share a txid.
-func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int) (Envelope, time.Duration, string) {
+func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int, feeLimit int64) (Envelope, string) {
 	head, err := p.Node.HeadBlock(ctx)
 	if err != nil {
-		return Envelope{}, p.Config.RetryAmbiguous, "head block: " + err.Error()
+		return Envelope{}, "head block: " + err.Error()
 	}
 	solid, err := p.Node.SolidBlock(ctx)
 	if err != nil {
-		return Envelope{}, p.Config.RetryAmbiguous, "solid block: " + err.Error()
+		return Envelope{}, "solid block: " + err.Error()
 	}
 	refBytes, refHash := solid.Ref()
 	raw := tron.RawData{
@@ -382,7 +486,7 @@ func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int) (Envelo
 		RefBlockHash:  refHash,
 		Expiration:    head.Time.Add(p.Config.ExpirationWindow).UnixMilli(),
 		Timestamp:     p.Clock.Now().UnixMilli(),
-		FeeLimit:      p.Config.FeeLimit,
+		FeeLimit:      feeLimit,
 		Memo:          fmt.Appendf(nil, "sluice:%s:%d", op.ID, n),
 		Contract: tron.TriggerSmartContract{
 			Owner:    p.HotWallet,
@@ -390,16 +494,83 @@ func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int) (Envelo
 			Data:     tron.EncodeTransfer(op.Request.To, uint64(op.Request.Amount)),
 		},
 	}
-	return Envelope{Txid: raw.Txid(), Raw: raw}, 0, ""
+	return Envelope{Txid: raw.Txid(), Raw: raw}, ""
 }
 
-// transferMismatch says why the logs are not exactly one USDT Transfer log
+// unavailable answers a node that did not answer: wait and look again.
+// It is not a park: an unreachable node says nothing about this operation
+// or our funds, and counting it as operational trouble of the operation's
+// own would keep a withdrawal that once saw a timeout from ever being
+// cancelled by the stuck policy.
+func (p *Pipeline) unavailable(op Operation, why string) Outcome {
+	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: why}
+}
+
+// parked answers an operational error: the worker parks op (Park).
+func (p *Pipeline) parked(op Operation, why string) Outcome {
+	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: why, Park: why}
+}
+
+// Park parks op after an operational error, or, past the bounds (ParkLimit
+// parks in its life, or ParkFor parked without a transition), sends it to
+// review: never to failed. The wait doubles with each earlier park, up to
+// ParkBackoffMax; jitter (from the worker's Rand) is added by the caller's
+// spread function.
+func (p *Pipeline) Park(ctx context.Context, w WorkerID, op Operation, why string, spread func(time.Duration) time.Duration) (Outcome, error) {
+	c := p.Config
+	over := ""
+	switch {
+	case op.Parks+1 > c.ParkLimit:
+		over = fmt.Sprintf("parked %d times, the limit is %d", op.Parks+1, c.ParkLimit)
+	case !op.ParkedSince.IsZero() && op.NotBefore.Sub(op.ParkedSince) >= c.ParkFor:
+		// ParkedSince is the store's time, and so is NotBefore: the row
+		// became claimable again then, at or before the claim that brought
+		// it here. The worker's own clock may run ahead of or behind the
+		// store's, so measuring the spell with it would send a row to
+		// review seconds into a spell, or never; NotBefore measures it
+		// from below on the one clock.
+		over = fmt.Sprintf("parked since %s, at or past ParkFor %s", op.ParkedSince.UTC().Format(time.RFC3339), c.ParkFor)
+	}
+	if over != "" && CanTransition(op.State, Review) {
+		reason := fmt.Sprintf("%s (last: %s)", over, why)
+		out, err := p.cas(ctx, w, op, Change{To: Review, Reason: reason, Note: "review: " + reason})
+		// Still the answer to an operational error: the worker and its
+		// Observer must hear why, as for any other park.
+		out.Park = why
+		return out, err
+	}
+	// Exponential backoff within a spell: the spell so far (store clock,
+	// NotBefore - ParkedSince) is about the sum of its earlier waits, so
+	// waiting as long again doubles the wait each park. A transition ends
+	// the spell, and the next trouble starts again from RetryAmbiguous: one
+	// timeout long ago does not slow a healthy operation down.
+	wait := c.RetryAmbiguous
+	if !op.ParkedSince.IsZero() {
+		wait = max(wait, op.NotBefore.Sub(op.ParkedSince))
+	}
+	wait = min(wait, c.ParkBackoffMax)
+	if spread != nil {
+		wait = spread(wait)
+	}
+	next, err := p.Store.Park(ctx, Park{ID: op.ID, Token: op.Token, Worker: w, After: wait, Reason: why})
+	if err != nil {
+		return Outcome{Op: op}, fmt.Errorf("%s park token=%d: %w", op.ID, op.Token, err)
+	}
+	return Outcome{Op: next, Wait: wait, Why: "parked: " + why, Park: why}, nil
+}
+
+// transferMismatch is TransferMismatch for the pipeline's hot wallet.
+func (p *Pipeline) transferMismatch(op Operation, logs []tron.Log) string {
+	return TransferMismatch(p.HotWallet, op.Request, logs)
+}
+
+// TransferMismatch says why the logs are not exactly one USDT Transfer log
 // from the hot wallet to the recipient for exactly the amount, or "" when
-// they are. A SUCCESS receipt alone is not enough, and neither is "some
+// they are (an operator's "resolve as paid" is checked with it too). A SUCCESS receipt alone is not enough, and neither is "some
 // matching log": a second USDT Transfer log (a fee-on-transfer, a second
 // payment inside one call) means more moved than was asked. Logs of other
 // contracts are not USDT and are ignored, whatever they claim.
-func (p *Pipeline) transferMismatch(op Operation, logs []tron.Log) string {
+func TransferMismatch(hot tron.Address, req Request, logs []tron.Log) string {
 	var usdt []tron.Transfer
 	for _, l := range logs {
 		if l.Address != tron.USDTContract.Bytes20() {
@@ -417,18 +588,18 @@ func (p *Pipeline) transferMismatch(op Operation, logs []tron.Log) string {
 	}
 	t := usdt[0]
 	var bad []string
-	if t.From != p.HotWallet {
+	if t.From != hot {
 		bad = append(bad, "from "+t.From.String())
 	}
-	if t.To != op.Request.To {
+	if t.To != req.To {
 		bad = append(bad, "to "+t.To.String())
 	}
-	if t.Amount != uint64(op.Request.Amount) {
+	if t.Amount != uint64(req.Amount) {
 		bad = append(bad, fmt.Sprintf("for %d units", t.Amount))
 	}
 	if len(bad) > 0 {
 		return fmt.Sprintf("the USDT Transfer log is %s, not %d units from %s to %s",
-			strings.Join(bad, " and "), uint64(op.Request.Amount), p.HotWallet, op.Request.To)
+			strings.Join(bad, " and "), uint64(req.Amount), hot, req.To)
 	}
 	return ""
 }
@@ -440,7 +611,7 @@ func (p *Pipeline) cas(ctx context.Context, w WorkerID, op Operation, c Change) 
 	if err != nil {
 		return Outcome{Op: op}, fmt.Errorf("%s %s->%s token=%d: %w", op.ID, c.From, c.To, c.Token, err)
 	}
-	return Outcome{Op: next, Why: c.Note}, nil
+	return Outcome{Op: next, Why: c.Note, Decision: c.Decision}, nil
 }
 
 func transaction(op Operation) tron.Transaction {

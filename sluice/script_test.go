@@ -119,17 +119,19 @@ var commands map[string]cmdSpec
 
 // commandOrder lists the commands as the documentation shows them.
 var commandOrder = []string{
-	"config", "submit", "spawn", "crash", "pause", "fault",
+	"config", "credit", "submit", "spawn", "crash", "pause", "fault", "heal",
 	"tick", "run", "advance", "evict", "restart-node", "outcome", "execution", "claim", "cas",
-	"state", "log", "wire", "chain", "workers", "txids", "faults",
+	"state", "log", "ledger", "wire", "chain", "workers", "txids", "faults",
 }
 
 func init() {
 	commands = map[string]cmdSpec{
 		"config": {usage: "config key=value...: change the config of workers spawned from now on (" + strings.Join(configKeys(), ", ") + ")",
 			keys: configKeys(), run: (*runner).cmdConfig},
-		"submit": {usage: "submit amount=DECIMAL: insert a withdrawal to alice; it is named opN",
-			keys: []string{"amount"}, need: []string{"amount"}, run: (*runner).cmdSubmit},
+		"credit": {usage: "credit CUSTOMER amount=DECIMAL [ref=REF]: a deposit to the customer's balance (ref defaults to a fresh one; a repeated ref credits nothing)",
+			minPos: 1, maxPos: 1, keys: []string{"amount", "ref"}, need: []string{"amount"}, run: (*runner).cmdCredit},
+		"submit": {usage: "submit amount=DECIMAL [customer=NAME] [to=alice|bob|hot-wallet]: insert a withdrawal (to alice unless named), held from the customer's balance (alice's, credited with 1000 USDT at the start, unless named); it is named opN",
+			keys: []string{"amount", "customer", "to"}, need: []string{"amount"}, run: (*runner).cmdSubmit},
 		"spawn": {usage: "spawn NAME... [skew=DURATION] [signer=wrong-key]: start workers; skew puts their wall clock ahead, wrong-key makes every signature fail to verify",
 			minPos: 1, maxPos: -1, keys: []string{"skew", "signer"}, run: (*runner).cmdSpawn},
 		"crash": {usage: "crash NAME at=POINT [op=OP] [to=STATE]: the worker dies at its next matching POINT (before-cas, before-sign, before-send, after-send); to= only with before-cas",
@@ -138,6 +140,8 @@ func init() {
 			minPos: 1, maxPos: 1, keys: []string{"at", "op", "to"}, need: []string{"at"}, body: true, run: (*runner).cmdPause},
 		"fault": {usage: "fault KIND FAULT [times=N|all] [op=OP [build=N]]: the node's next N calls of KIND (broadcast, lookup, head, solid) get FAULT; times=all: every such call, optionally only for OP's txids",
 			minPos: 2, maxPos: 2, keys: []string{"times", "op", "build"}, run: (*runner).cmdFault},
+		"heal": {usage: "heal [KIND]: drop the times=all faults (of KIND only, if given): the trouble they stood for has ended",
+			maxPos: 1, run: (*runner).cmdHeal},
 		"tick": {usage: "tick NAME...: one Tick of each worker, in order",
 			minPos: 1, maxPos: -1, run: (*runner).cmdTick},
 		"run": {usage: "run NAME... [budget=DURATION] [for=DURATION]: tick the workers round by round, one virtual second passing when nobody claimed anything, until every operation is terminal (within budget, default 30m) or for the given time",
@@ -148,18 +152,20 @@ func init() {
 			minPos: 1, maxPos: 1, run: (*runner).cmdEvict},
 		"restart-node": {usage: "restart-node: the node restarts and loses its pending pool",
 			run: (*runner).cmdRestartNode},
-		"outcome": {usage: "outcome OP receipt=RECEIPT: OP's current txid executes with that receipt when it lands",
-			minPos: 1, maxPos: 1, keys: []string{"receipt"}, need: []string{"receipt"}, run: (*runner).cmdOutcome},
+		"outcome": {usage: "outcome OP receipt=RECEIPT [builds=all]: OP's current txid executes with that receipt when it lands; builds=all: every txid OP builds from now on too",
+			minPos: 1, maxPos: 1, keys: []string{"receipt", "builds"}, need: []string{"receipt"}, run: (*runner).cmdOutcome},
 		"execution": {usage: "execution OP KIND [units=N]: when OP's current txid lands with SUCCESS it really does KIND (exact, no-transfer, fee, amount, recipient, foreign-log, extra-log, lie-no-log, lie-twice, lie-amount); units is the fee, or the amount moved or reported",
 			minPos: 2, maxPos: 2, keys: []string{"units"}, run: (*runner).cmdExecution},
 		"claim": {usage: "claim NAME [limit=N]: a bare store claim under NAME's id, with no worker acting on it",
 			minPos: 1, maxPos: 1, keys: []string{"limit"}, run: (*runner).cmdClaim},
-		"cas": {usage: "cas OP to=STATE [from=STATE] [token=N]: a bare store write, from the row's current state and token unless given",
-			minPos: 1, maxPos: 1, keys: []string{"to", "from", "token"}, need: []string{"to"}, run: (*runner).cmdCAS},
-		"state": {usage: "state [OP...]: the rows (all if none named)",
+		"cas": {usage: "cas OP to=STATE [from=STATE] [token=N] [hold=settle|release]: a bare store write, from the row's current state and token unless given, closing the hold as told",
+			minPos: 1, maxPos: 1, keys: []string{"to", "from", "token", "hold"}, need: []string{"to"}, run: (*runner).cmdCAS},
+		"state": {usage: "state [OP...]: the rows (all if none named), each with its hold and, once parked, its parks",
 			maxPos: -1, run: (*runner).cmdState},
-		"log": {usage: "log OP: the operation's event log; rebuild evidence is audited against the chain",
+		"log": {usage: "log OP: the operation's event log with hold actions and the stuck policy's decisions; evidence is audited against the chain",
 			minPos: 1, maxPos: 1, run: (*runner).cmdLog},
+		"ledger": {usage: "ledger: every customer's account and every operation's hold",
+			run: (*runner).cmdLedger},
 		"wire": {usage: "wire [NAME]: every broadcast as it happened on the wire (only NAME's if given)",
 			maxPos: 1, run: (*runner).cmdWire},
 		"chain": {usage: "chain: acceptances into the pool, inclusions, and alice's balance",
@@ -345,6 +351,11 @@ type runner struct {
 	execs map[tron.Txid]func(mocknode.ExecRequest) mocknode.Execution
 	// wireSeen is how many wire attempts have been printed.
 	wireSeen int
+	// outcomes: the receipt every new txid of an operation gets
+	// (outcome builds=all), applied the moment a write first stores it.
+	outcomes map[sluice.OperationID]string
+	// credits counts credit commands, to mint their default refs.
+	credits int
 	// repl turns hex txids and operation ids into names; nil when a name was
 	// added since it was built.
 	repl *strings.Replacer
@@ -503,6 +514,10 @@ func (r *runner) register(op sluice.OperationID, id tron.Txid) {
 	}
 	r.txs = append(r.txs, txRecord{id: id, op: op, build: build, name: fmt.Sprintf("%s.tx%d", r.opName(op), build)})
 	r.repl = nil
+	if receipt, ok := r.outcomes[op]; ok {
+		// Before anyone can send it: the txid cannot have landed yet.
+		r.w.node.SetOutcome(id, receipt)
+	}
 }
 
 func (r *runner) actor(c *scriptCmd, name string) (*actor, error) {
@@ -624,6 +639,13 @@ func (r *runner) hook(a *actor) {
 	a.store.afterClaim = func(ops []sluice.Operation, err error) {
 		a.claimed = append(a.claimed, ops...)
 	}
+	a.store.afterPark = func(p sluice.Park, op sluice.Operation, err error) {
+		if err != nil {
+			r.emitf("%s %s %s park token=%d refused: %v", r.now(), workerText(p.Worker), r.opName(p.ID), p.Token, err)
+			return
+		}
+		r.emitf("%s %s %s parked (%d) until %s: %s", r.now(), workerText(p.Worker), r.opName(p.ID), op.Parks, clockText(op.NotBefore), p.Reason)
+	}
 	a.signer.before = func(raw tron.RawData) {
 		id := raw.Txid()
 		rec, _ := r.tx(id)
@@ -719,7 +741,9 @@ func (r *runner) traceEvent(e sluice.Event) string {
 
 // configKeys names the settable Config fields, script-style.
 func configKeys() []string {
-	return []string{"expiration-window", "min-validity", "safety-margin", "builds-max", "claim-batch",
+	return []string{"expiration-window", "min-validity", "safety-margin",
+		"rebuild-after", "cancel-after", "rebuilds", "fee-limit", "fee-limit-max",
+		"park-limit", "park-for", "park-backoff-max", "claim-batch",
 		"steps-per-claim", "retry-not-taken", "retry-ambiguous", "poll-pending", "block-interval"}
 }
 
@@ -735,9 +759,13 @@ func (r *runner) cmdConfig(c *scriptCmd) error {
 		"expiration-window": &cfg.ExpirationWindow, "min-validity": &cfg.MinValidity,
 		"safety-margin": &cfg.SafetyMargin, "retry-not-taken": &cfg.RetryNotTaken,
 		"retry-ambiguous": &cfg.RetryAmbiguous, "poll-pending": &cfg.PollPending,
-		"block-interval": &cfg.BlockInterval,
+		"block-interval": &cfg.BlockInterval, "rebuild-after": &cfg.Stuck.RebuildAfter,
+		"cancel-after": &cfg.Stuck.CancelAfter, "park-for": &cfg.ParkFor,
+		"park-backoff-max": &cfg.ParkBackoffMax,
 	}
-	ints := map[string]*int{"builds-max": &cfg.BuildsMax, "claim-batch": &cfg.ClaimBatch, "steps-per-claim": &cfg.StepsPerClaimMax}
+	ints := map[string]*int{"rebuilds": &cfg.Stuck.Rebuilds, "park-limit": &cfg.ParkLimit,
+		"claim-batch": &cfg.ClaimBatch, "steps-per-claim": &cfg.StepsPerClaimMax}
+	sun := map[string]*int64{"fee-limit": &cfg.FeeLimit, "fee-limit-max": &cfg.FeeLimitMax}
 	// c.keys, not c.kv: the order written, though no setting depends on
 	// another, keeps the first bad one the one reported.
 	for _, k := range c.keys {
@@ -750,11 +778,18 @@ func (r *runner) cmdConfig(c *scriptCmd) error {
 			*p = d
 			continue
 		}
-		n, err := strconv.Atoi(v)
+		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return c.errorf("%s %q is not an integer", k, v)
 		}
-		*ints[k] = n
+		if p, ok := sun[k]; ok {
+			*p = n
+			continue
+		}
+		if int64(int(n)) != n {
+			return c.errorf("%s %q is out of range", k, v)
+		}
+		*ints[k] = int(n)
 	}
 	if err := cfg.Validate(); err != nil {
 		r.emitf("error: %v", err)
@@ -770,7 +805,17 @@ func (r *runner) cmdSubmit(c *scriptCmd) error {
 	if err != nil {
 		return c.errorf("amount: %v", err)
 	}
-	id, err := r.w.insert(amount)
+	who, to := customer, alice
+	if v, ok := c.kv["customer"]; ok {
+		who = sluice.CustomerID(v)
+	}
+	if v, ok := c.kv["to"]; ok {
+		names := map[string]tron.Address{"alice": alice, "bob": bob, "hot-wallet": hotWallet}
+		if to, ok = names[v]; !ok {
+			return c.errorf("to=%s: want alice, bob or hot-wallet", v)
+		}
+	}
+	id, err := r.w.insertTo(who, to, amount)
 	if err != nil {
 		r.emitf("error: %v", err)
 		return nil
@@ -780,6 +825,36 @@ func (r *runner) cmdSubmit(c *scriptCmd) error {
 	op := r.w.op(id)
 	r.emitf("%s %s: %s USDT to %s", r.opName(id), op.State, op.Request.Amount, addressText(op.Request.To))
 	return nil
+}
+
+func (r *runner) cmdCredit(c *scriptCmd) error {
+	amount, err := money.Parse(c.kv["amount"])
+	if err != nil {
+		return c.errorf("amount: %v", err)
+	}
+	r.credits++
+	ref := fmt.Sprintf("script-credit-%d", r.credits)
+	if v, ok := c.kv["ref"]; ok {
+		ref = v
+	}
+	acct, credited, err := r.w.store.Credit(r.w.ctx, sluice.Credit{Ref: ref, Customer: sluice.CustomerID(c.pos[0]), Amount: amount})
+	switch {
+	case err != nil:
+		r.emitf("error: %v", err)
+	case credited:
+		r.emitf("credited %s: %s", ref, accountText(acct))
+	default:
+		r.emitf("%s already credited, nothing changed: %s", ref, accountText(acct))
+	}
+	return nil
+}
+
+func accountText(a sluice.Account) string {
+	s := fmt.Sprintf("%s balance=%s held=%s paid=%s deposited=%s", a.Customer, a.Balance, a.Held, a.Paid, a.Deposited)
+	if !a.Balanced() {
+		s += " UNBALANCED: balance + held + paid != deposited"
+	}
+	return s
 }
 
 var workerName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
@@ -933,6 +1008,23 @@ func (r *runner) cmdFault(c *scriptCmd) error {
 		}
 	}
 	r.emitf("ok")
+	return nil
+}
+
+func (r *runner) cmdHeal(c *scriptCmd) error {
+	kept, dropped := r.rules[:0], 0
+	for _, rule := range r.rules {
+		if len(c.pos) == 1 && rule.kind.String() != c.pos[0] {
+			kept = append(kept, rule)
+			continue
+		}
+		dropped++
+	}
+	r.rules = kept
+	if dropped == 0 {
+		return c.errorf("no times=all fault to drop")
+	}
+	r.emitf("dropped %d fault rule(s)", dropped)
 	return nil
 }
 
@@ -1112,7 +1204,17 @@ func (r *runner) cmdOutcome(c *scriptCmd) error {
 	if err != nil {
 		return err
 	}
-	r.w.node.SetOutcome(op.Envelope.Txid, c.kv["receipt"])
+	receipt := c.kv["receipt"]
+	if v, ok := c.kv["builds"]; ok {
+		if v != "all" {
+			return c.errorf("builds=%s: the only value is all", v)
+		}
+		if r.outcomes == nil {
+			r.outcomes = map[sluice.OperationID]string{}
+		}
+		r.outcomes[op.ID] = receipt
+	}
+	r.w.node.SetOutcome(op.Envelope.Txid, receipt)
 	r.emitf("ok")
 	return nil
 }
@@ -1235,6 +1337,11 @@ func (r *runner) cmdCAS(c *scriptCmd) error {
 		}
 		ch.Token = sluice.FencingToken(n)
 	}
+	if v, ok := c.kv["hold"]; ok {
+		if ch.Hold, err = sluice.ParseHoldAction(v); err != nil || ch.Hold == sluice.HoldKeep {
+			return c.errorf("hold=%s: want settle or release", v)
+		}
+	}
 	if _, err := r.w.store.CAS(r.w.ctx, ch); err != nil {
 		r.emitf("error: %v", err)
 		return nil
@@ -1261,9 +1368,12 @@ func (r *runner) cmdState(c *scriptCmd) error {
 	}
 	for _, id := range ids {
 		op := r.w.op(id)
-		s := fmt.Sprintf("%s %s builds=%d", r.opName(id), op.State, op.Builds)
+		s := fmt.Sprintf("%s %s hold=%s builds=%d", r.opName(id), op.State, r.holdState(id), op.Builds)
 		if !op.Envelope.Txid.IsZero() {
 			s += " tx=" + r.txName(op.Envelope.Txid)
+			if fee := op.Envelope.Raw.FeeLimit; fee != r.w.cfg.FeeLimit {
+				s += fmt.Sprintf(" fee-limit=%d", fee)
+			}
 		}
 		lease := "-"
 		if !op.LeaseUntil.IsZero() {
@@ -1273,12 +1383,27 @@ func (r *runner) cmdState(c *scriptCmd) error {
 		if op.NotBefore.After(r.w.clock.Now()) {
 			s += " not-before=" + clockText(op.NotBefore)
 		}
+		if op.Parks > 0 {
+			s += fmt.Sprintf(" parks=%d", op.Parks)
+		}
+		if op.ParkReason != "" {
+			s += fmt.Sprintf(" parked-since=%s park-reason=%q", clockText(op.ParkedSince), op.ParkReason)
+		}
 		if op.Reason != "" {
 			s += fmt.Sprintf(" reason=%q", op.Reason)
 		}
 		r.emitf("%s", s)
 	}
 	return nil
+}
+
+// holdState is the hold's state, or "none" for an operation without one.
+func (r *runner) holdState(id sluice.OperationID) string {
+	h, err := r.w.store.Hold(r.w.ctx, id)
+	if err != nil {
+		return "none"
+	}
+	return h.State.String()
 }
 
 func (r *runner) cmdLog(c *scriptCmd) error {
@@ -1294,8 +1419,22 @@ func (r *runner) cmdLog(c *scriptCmd) error {
 		if !e.RetiredTxid.IsZero() {
 			s += " retired=" + r.txName(e.RetiredTxid)
 		}
+		if e.Hold != sluice.HoldKeep {
+			s += " hold=" + e.Hold.String()
+		}
 		r.emitf("%s: %s", s, e.Note)
+		if d := e.Decision; d != nil {
+			r.emitf("  decision: %s", d)
+		}
 		switch ev := e.Evidence; {
+		case ev != nil && ev.Lookup == tron.Included:
+			r.emitf("  evidence: txid=%s included in #%d with receipt %s, solid=#%d",
+				r.txName(ev.Txid), ev.BlockNumber, ev.Receipt, ev.SolidNumber)
+			audit := "ok, it checks out against the chain"
+			if bad := r.w.auditEvidence(e); len(bad) > 0 {
+				audit = "FAILED: " + strings.Join(bad, "; ")
+			}
+			r.emitf("  audit: %s", audit)
 		case ev != nil:
 			r.emitf("  evidence: txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s",
 				r.txName(ev.Txid), clockText(ev.Expiration), ev.Margin, ev.SolidNumber, clockText(ev.SolidTime), ev.Lookup)
@@ -1307,6 +1446,24 @@ func (r *runner) cmdLog(c *scriptCmd) error {
 		case !e.RetiredTxid.IsZero():
 			r.emitf("  evidence: none")
 		}
+	}
+	return nil
+}
+
+func (r *runner) cmdLedger(c *scriptCmd) error {
+	snap := r.w.store.Snapshot()
+	for _, a := range snap.Accounts {
+		r.emitf("account %s", accountText(a))
+	}
+	if len(snap.Holds) == 0 {
+		r.emitf("no holds")
+	}
+	for _, h := range snap.Holds {
+		s := fmt.Sprintf("hold %s: %s USDT of %s %s", r.opName(h.Operation), h.Amount, h.Customer, h.State)
+		if h.ClosedSeq != 0 {
+			s += fmt.Sprintf(" by event #%d", h.ClosedSeq)
+		}
+		r.emitf("%s", s)
 	}
 	return nil
 }
@@ -1501,8 +1658,8 @@ func TestScriptErrors(t *testing.T) {
 			`bad.txt:10: submit: missing argument amount=`},
 		{"bad amount", head + "submit amount=twelve\n----\n",
 			`bad.txt:10: submit amount=twelve: amount: `},
-		{"unknown argument", head + "submit amount=1 to=bob\n----\n",
-			`bad.txt:10: submit amount=1 to=bob: unknown argument to= (want one of amount)`},
+		{"unknown argument", head + "submit amount=1 memo=hi\n----\n",
+			`bad.txt:10: submit amount=1 memo=hi: unknown argument memo= (want one of amount, customer, to)`},
 		{"bad duration", head + "advance soon\n----\n",
 			`bad.txt:10: advance soon: duration "soon" is not a duration like 30s or 10m`},
 		{"too many arguments", head + "advance 1s 2s\n----\n",
@@ -1527,6 +1684,17 @@ func TestScriptErrors(t *testing.T) {
 			`bad.txt:16: tick a: worker a is dead (crashed at before-cas); spawn another`},
 		{"crash never fired", head + "crash a at=before-sign\n----\n",
 			`bad.txt:10: crash a at=before-sign: never fired`},
+		// builds-max became the stuck policy's keys.
+		{"the old builds-max key", head + "config builds-max=3\n----\n",
+			`bad.txt:10: config builds-max=3: unknown argument builds-max= (want one of expiration-window, min-validity, safety-margin, rebuild-after, cancel-after, rebuilds, `},
+		{"unknown recipient", head + "submit amount=1 to=carol\n----\n",
+			`bad.txt:10: submit amount=1 to=carol: to=carol: want alice, bob or hot-wallet`},
+		{"heal with nothing to heal", head + "heal\n----\n",
+			`bad.txt:10: heal: no times=all fault to drop`},
+		{"outcome before a txid", head + "outcome op1 receipt=REVERT builds=all\n----\n",
+			`bad.txt:10: outcome op1 receipt=REVERT builds=all: op1 has no txid yet (it is requested)`},
+		{"hold action keep", head + "cas op1 to=validated hold=keep\n----\n",
+			`bad.txt:10: cas op1 to=validated hold=keep: hold=keep: want settle or release`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

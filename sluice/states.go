@@ -78,9 +78,9 @@ func (s *State) UnmarshalText(b []byte) error {
 }
 
 // Terminal reports whether s is final for the automation: confirmed, failed,
-// rejected or review. A terminal row is a brick: no write of any kind may
-// change it (an operator's resolution of a review is a later, separate
-// path).
+// rejected or review. A terminal row is a brick: no worker write may change
+// it. The one exception is an operator's resolution of a review
+// (Store.Resolve, OperatorCanTransition).
 func (s State) Terminal() bool { return s == Confirmed || s == Failed || s == Rejected || s == Review }
 
 // Transition is one legal edge of the state machine.
@@ -107,7 +107,21 @@ var transitions = []Transition{
 	{Broadcast, Confirmed, "solid, SUCCESS receipt, matching Transfer log"},
 	{Broadcast, Signing, "rebuild with proof of death"},
 	{Broadcast, Failed, "reverted on chain, or proof of death with builds exhausted"},
-	{Broadcast, Review, "solid, SUCCESS receipt, but the Transfer logs do not show exactly the payment asked"},
+	{Broadcast, Review, "solid, SUCCESS receipt, but the Transfer logs do not show exactly the payment asked; or parked past its bounds"},
+	{Validated, Review, "parked past its bounds (node unavailable before the first build)"},
+	{Signing, Review, "parked past its bounds (signer unavailable)"},
+	{Signed, Review, "parked past its bounds, or stale again with the rebuild budget spent"},
+	{Broadcasting, Review, "parked past its bounds, or proven dead with the budget spent after operational trouble"},
+}
+
+// operatorTransitions are the edges only an operator takes (Store.Resolve):
+// cancelling an operation (failed, hold released) and settling a review.
+// An operator may also take any automation edge into failed.
+var operatorTransitions = []Transition{
+	{Requested, Failed, "operator cancel: nothing was ever built"},
+	{Validated, Failed, "operator cancel: nothing was ever built"},
+	{Review, Failed, "operator cancel: every txid proven dead"},
+	{Review, Confirmed, "operator: resolved as paid by a txid the chain shows paying exactly the request"},
 }
 
 var legal = func() (m [len(stateNames)][len(stateNames)]bool) {
@@ -127,3 +141,20 @@ func CanTransition(from, to State) bool {
 
 // Transitions returns a copy of the transition table, in its fixed order.
 func Transitions() []Transition { return append([]Transition(nil), transitions...) }
+
+// OperatorTransitions returns a copy of the operator-only edges.
+func OperatorTransitions() []Transition {
+	return append([]Transition(nil), operatorTransitions...)
+}
+
+// OperatorCanTransition reports whether an operator may move a row from ->
+// to: an operator-only edge, or an automation edge into failed (a cancel).
+// Retrying (to == from) is not a transition; Store.Resolve handles it.
+func OperatorCanTransition(from, to State) bool {
+	for _, t := range operatorTransitions {
+		if t.From == from && t.To == to {
+			return true
+		}
+	}
+	return to == Failed && CanTransition(from, to)
+}

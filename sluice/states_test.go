@@ -79,3 +79,58 @@ func TestStateNamesRoundTrip(t *testing.T) {
 		t.Error(`ParseState("nonsense") succeeded, want an error`)
 	}
 }
+
+// Goal: the operator's edges are exactly the documented ones: a cancel from
+// any state the automation could fail from, or from before any envelope
+// existed; settling or cancelling a review; and nothing out of confirmed,
+// failed or rejected, which stay bricks for operators too.
+func TestOperatorTransitions(t *testing.T) {
+	for _, tt := range []struct {
+		from, to State
+		want     bool
+	}{
+		{Requested, Failed, true},
+		{Validated, Failed, true},
+		{Signing, Failed, true},      // an automation edge into failed
+		{Broadcasting, Failed, true}, // likewise
+		{Broadcast, Failed, true},
+		{Review, Failed, true},
+		{Review, Confirmed, true},
+		{Broadcast, Confirmed, false}, // confirming is the chain's word, via review only
+		{Review, Rejected, false},
+		{Review, Signing, false}, // no retry out of review by a transition
+		{Review, Review, false},  // a retry is not a transition
+		{Confirmed, Failed, false},
+		{Failed, Confirmed, false},
+		{Rejected, Failed, false},
+		{Failed, Failed, false},
+	} {
+		if got := OperatorCanTransition(tt.from, tt.to); got != tt.want {
+			t.Errorf("OperatorCanTransition(%s, %s) = %v, want %v", tt.from, tt.to, got, tt.want)
+		}
+	}
+	for _, tr := range OperatorTransitions() {
+		if CanTransition(tr.From, tr.To) {
+			t.Errorf("%s -> %s is listed as operator-only but the automation may take it too", tr.From, tr.To)
+		}
+		if tr.Why == "" {
+			t.Errorf("%s -> %s: no why", tr.From, tr.To)
+		}
+	}
+}
+
+// Goal: every state in which a worker may park an operation can send it to
+// review when parking runs past its bounds; otherwise Pipeline.Park would
+// have to keep parking it forever.
+func TestParkableStatesReachReview(t *testing.T) {
+	for _, s := range []State{Validated, Signing, Signed, Broadcasting, Broadcast} {
+		if !CanTransition(s, Review) {
+			t.Errorf("CanTransition(%s, review) = false: an operation parked in %s past its bounds has nowhere to go", s, s)
+		}
+	}
+	// Nothing has been built or sent from requested: validation never
+	// parks, and review there would hide an input error.
+	if CanTransition(Requested, Review) {
+		t.Error("CanTransition(requested, review) = true")
+	}
+}

@@ -17,6 +17,31 @@ type Worker struct {
 	ID       WorkerID
 	Pipeline *Pipeline
 	Rand     Rand
+	// Observer, if set, hears every step (logs, metrics).
+	Observer Observer
+}
+
+// Observer hears what a worker does, for logs and metrics. It is called
+// synchronously on the worker's own goroutine after each step, so it must
+// not block and must not call back into the worker or its store.
+type Observer interface {
+	Observe(Observation)
+}
+
+// Observation is one handler step as the worker saw it.
+type Observation struct {
+	Worker WorkerID
+	Before Operation // the row the step started from
+	After  Operation // the row after it (Before when nothing was written)
+	Why    string    // what the step saw or did
+	Wait   time.Duration
+	// Park is the operational reason when the step parked the operation
+	// (or, past the park bounds, sent it to review).
+	Park     string
+	Decision *Decision // the stuck policy's, when asked
+	// Err is the step's error: ErrFenced (wrapped) for a zombie write, or
+	// a store failure.
+	Err error
 }
 
 // TickReport says what one Tick did.
@@ -65,8 +90,16 @@ func (w *Worker) drive(ctx context.Context, op Operation) (int, error) {
 			// Entering a terminal state cleared the lease in the same write.
 			return steps, nil
 		}
+		before := op
 		out, err := w.Pipeline.Step(ctx, w.ID, op)
-		if err != nil {
+		if err == nil && out.Park != "" {
+			// Parked (the lease is given up) or sent to review.
+			parked, perr := w.Pipeline.Park(ctx, w.ID, out.Op, out.Park, w.jitter)
+			parked.Decision = out.Decision
+			out, err = parked, perr
+		}
+		w.observe(before, out, err)
+		if err != nil || out.Park != "" {
 			return steps + 1, err
 		}
 		op = out.Op
@@ -80,6 +113,18 @@ func (w *Worker) drive(ctx context.Context, op Operation) (int, error) {
 	// Step budget spent on a row that keeps moving: hand it back at once so
 	// the batch's other operations and other workers get their turn.
 	return cfg.StepsPerClaimMax, w.release(ctx, op, 0)
+}
+
+func (w *Worker) observe(before Operation, out Outcome, err error) {
+	if w.Observer == nil {
+		return
+	}
+	after := out.Op
+	if after.ID == "" {
+		after = before
+	}
+	w.Observer.Observe(Observation{Worker: w.ID, Before: before, After: after, Why: out.Why,
+		Wait: out.Wait, Park: out.Park, Decision: out.Decision, Err: err})
 }
 
 func (w *Worker) release(ctx context.Context, op Operation, wait time.Duration) error {

@@ -43,7 +43,13 @@ func (crashBeforeSend) Broadcast(context.Context, tron.Transaction) (tron.Broadc
 	panic(killed{})
 }
 
-const opID = "11111111-1111-4111-8111-111111111111"
+const (
+	opID = "11111111-1111-4111-8111-111111111111"
+	// customer is whose balance pays; deposit is what the story credits
+	// it with before the first POST, as `sluice serve -fund` would.
+	customer = "cust-demo"
+	deposit  = money.Amount(100 * 1_000_000)
+)
 
 func run(out io.Writer) error {
 	ctx := context.Background()
@@ -57,6 +63,10 @@ func run(out io.Writer) error {
 		Genesis: clk.now.Add(-10 * time.Minute), HotWallet: hot, HotBalance: 1_000 * 1_000_000, Verifier: signer,
 	})
 	api := intake.NewHandler(&intake.Service{Store: db})
+	credit := sluice.Credit{Ref: fmt.Sprintf("fund:%s:%s", customer, deposit), Customer: customer, Amount: deposit}
+	if _, _, err := db.Credit(ctx, credit); err != nil {
+		return err
+	}
 	cfg := sluice.DefaultConfig()
 	newWorker := func(name string, n tron.Node) *sluice.Worker {
 		return &sluice.Worker{
@@ -89,7 +99,7 @@ func run(out io.Writer) error {
 
 	say("sluice demo: one withdrawal, one crash, one lying timeout, one duplicate POST")
 	say("")
-	body := fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":"12.50","asset":"USDT-TRC20"}`, opID, recipient)
+	body := fmt.Sprintf(`{"operation_id":%q,"customer":%q,"to_address":%q,"amount":"12.50","asset":"USDT-TRC20"}`, opID, customer, recipient)
 	post := func(b string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/v1/withdrawals", strings.NewReader(b))
@@ -97,9 +107,12 @@ func run(out io.Writer) error {
 		api.ServeHTTP(rec, req)
 		return rec
 	}
-	say("1. The client POSTs 12.50 USDT to %s.", recipient)
+	say("1. Customer %s, who has deposited %s USDT, POSTs a withdrawal of 12.50 USDT to %s.", customer, deposit, recipient)
 	rec := post(body)
 	say("   -> %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+	if err := sayAccount(ctx, db, say); err != nil {
+		return err
+	}
 	if err := narrate(); err != nil {
 		return err
 	}
@@ -157,10 +170,30 @@ func run(out io.Writer) error {
 	say("")
 	say("Result: operation %s is %s; %d on-chain transfer; recipient balance %s USDT.",
 		op.ID, op.State, transfers, money.Amount(node.Balance(recipient)))
+	if err := sayAccount(ctx, db, say); err != nil {
+		return err
+	}
 	if op.State != sluice.Confirmed || transfers != 1 {
 		return fmt.Errorf("expected exactly one confirmed payment, got state %s and %d transfers", op.State, transfers)
 	}
-	say("Exactly one payment.")
+	acct, err := db.Account(ctx, customer)
+	if err != nil {
+		return err
+	}
+	if acct.Paid != 12_500_000 || acct.Held != 0 || acct.Balance != deposit-12_500_000 {
+		return fmt.Errorf("expected the customer to have paid 12.5 USDT once, got %+v", acct)
+	}
+	say("Exactly one payment, paid once from the customer's balance.")
+	return nil
+}
+
+// sayAccount tells the customer's ledger as the store keeps it.
+func sayAccount(ctx context.Context, db *store.Memory, say func(string, ...any)) error {
+	a, err := db.Account(ctx, customer)
+	if err != nil {
+		return err
+	}
+	say("   %s's account: balance %s, held %s, paid %s USDT (deposited %s)", a.Customer, a.Balance, a.Held, a.Paid, a.Deposited)
 	return nil
 }
 

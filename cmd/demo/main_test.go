@@ -20,7 +20,9 @@ func TestDemoEndsInOnePayment(t *testing.T) {
 	for _, want := range []string{
 		"-> 201", "X-Idempotent-Replay=true", "signed -> broadcasting",
 		"answer: timeout (ground truth: accepted=true)", "broadcast -> confirmed",
-		"1 on-chain transfer", "Exactly one payment.",
+		"1 on-chain transfer", "Exactly one payment",
+		"cust-demo's account: balance 87.5, held 12.5, paid 0 USDT (deposited 100)",
+		"cust-demo's account: balance 87.5, held 0, paid 12.5 USDT (deposited 100)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)

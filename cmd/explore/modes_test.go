@@ -187,7 +187,7 @@ func TestSeedTraceReplay(t *testing.T) {
 func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.jsonl")
-	seed := firstFailing(t, "check-then-insert", 20)
+	seed := firstFailing(t, "check-then-insert", 40)
 	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", strconv.FormatUint(seed, 10), "-trace", path)
 	if code != exitViolation {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
@@ -212,7 +212,7 @@ func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
 // gets a page per failing seed.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	seed := firstFailing(t, "check-then-insert", 20)
+	seed := firstFailing(t, "check-then-insert", 40)
 	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "1", "-seed-start", strconv.FormatUint(seed, 10), "-report", dir, "-trace", filepath.Join(dir, "t.jsonl"))
 	if code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)

@@ -31,6 +31,9 @@ type post struct {
 	body []byte
 	sent model.Payload
 	hash string
+	// unfunded: a valid request for broke, whom nobody funded; intake
+	// must refuse it for want of funds (402) and store nothing.
+	unfunded bool
 }
 
 // plan is everything the clients send for one withdrawal.
@@ -39,7 +42,7 @@ type plan struct {
 	id       string // canonical
 	orig     post
 	twin     *post // the same instruction written differently, posted concurrently
-	conflict *post // another amount under the same id
+	conflict *post // another amount, or another customer, under the same id
 	concConf bool  // the conflict races the original instead of following it
 	upper    *post // the same instruction with the id in upper case, later
 	replay   bool  // the original again, later
@@ -49,11 +52,17 @@ type plan struct {
 
 // tally counts what the clients sent and what they were told.
 type tally struct {
-	mu            sync.Mutex
-	outcomes      map[model.Outcome]int
-	dupSent       int // posts repeating an id's instruction (twins, upper case, replays; not retries)
-	conflictSent  int // posts of another instruction under a used id
-	invalidSent   int
+	mu           sync.Mutex
+	outcomes     map[model.Outcome]int
+	dupSent      int // posts repeating an id's instruction (twins, upper case, replays; not retries)
+	conflictSent int // posts of another instruction under a used id
+	invalidSent  int
+	unfundedSent int // valid posts for broke
+	// wrongFunds lists answers about funds that cannot be right whatever
+	// the model can see: a 402 to a funded customer (each is funded for
+	// every withdrawal the run could make), or a withdrawal created for
+	// broke. Either fails the run.
+	wrongFunds    []string
 	retries       int
 	reads         int
 	transportErrs int
@@ -120,6 +129,41 @@ func newHistory(base string, timeout time.Duration) *history {
 // made gets the lower number).
 func (h *history) tick() int64 { return h.clock.Add(1) }
 
+// customers are whom the clients withdraw for. The API process credits
+// each with funding(n) at its start (sluice serve -fund); broke is never
+// credited.
+var customers = []sluice.CustomerID{"live-0", "live-1", "live-2", "live-3"}
+
+const broke sluice.CustomerID = "live-broke"
+
+// amountMax bounds a withdrawal's amount (1,000 USDT; see newPlans).
+const amountMax = money.Amount(100_000 * 10_000)
+
+// funding is what each customer is credited with for n withdrawals: twice
+// what the run could take from any one of them (every withdrawal drawn for
+// it, each of the largest amount, and a conflict under another customer's
+// id winning each race), so that a refusal for want of funds of a funded
+// customer is always intake's error. It is capped at the largest credit.
+func funding(n int) money.Amount {
+	if n+1 > int(money.MaxAmount/(2*amountMax)) {
+		return money.MaxAmount
+	}
+	return 2 * money.Amount(n+1) * amountMax
+}
+
+// fundFlags are the serve flags that fund every customer, and the credits
+// they make (the ref is serve's, "fund:CUSTOMER:AMOUNT").
+func fundFlags(n int) ([]string, []sluice.Credit) {
+	var args []string
+	var credits []sluice.Credit
+	for _, c := range customers {
+		a := funding(n)
+		args = append(args, "-fund", string(c)+"="+a.String())
+		credits = append(credits, sluice.Credit{Ref: "fund:" + string(c) + ":" + a.String(), Customer: c, Amount: a})
+	}
+	return args, credits
+}
+
 // newPlans draws n withdrawals and what to send for each.
 func newPlans(n int, r *mrand.Rand) []plan {
 	plans := make([]plan, n)
@@ -129,24 +173,31 @@ func newPlans(n int, r *mrand.Rand) []plan {
 		to := randomAddress(r)
 		// Whole cents, so that the amount can always be written with a
 		// trailing zero more ("1.5" and "1.50").
-		amount := money.Amount((1 + r.Int64N(100_000)) * 10_000)
-		p := plan{n: k, id: id, orig: submission(id, to, amount.String())}
+		amount := money.Amount((1 + r.Int64N(int64(amountMax/10_000))) * 10_000)
+		c := r.IntN(len(customers))
+		cust := customers[c]
+		p := plan{n: k, id: id, orig: submission(id, cust, to, amount.String())}
 		if k%4 == 0 {
-			t := submission(id, to, amount.String()+pad(amount))
+			t := submission(id, cust, to, amount.String()+pad(amount))
 			p.twin = &t
 		}
 		if k%6 == 0 {
-			c := submission(id, to, (amount + 1).String())
-			p.conflict = &c
+			// Every third conflict is the same payment from another
+			// customer's balance: another withdrawal, so a 409 too.
+			other := submission(id, cust, to, (amount + 1).String())
+			if k%18 == 0 {
+				other = submission(id, customers[(c+1)%len(customers)], to, amount.String())
+			}
+			p.conflict = &other
 			p.concConf = k%12 == 0
 		}
 		if k%9 == 0 {
-			u := submission(strings.ToUpper(id), to, amount.String())
+			u := submission(strings.ToUpper(id), cust, to, amount.String())
 			p.upper = &u
 		}
 		p.replay = k%10 == 0
 		if k%15 == 0 {
-			bad := submission(id, to, "1e6") // a JSON-number-looking amount: refused at the door
+			bad := submission(id, cust, to, "1e6") // a JSON-number-looking amount: refused at the door
 			p.invalid = &bad
 		}
 		p.read = k%3 == 0
@@ -155,37 +206,46 @@ func newPlans(n int, r *mrand.Rand) []plan {
 	return plans
 }
 
-// invalidPosts are requests no valid withdrawal stands behind.
+// invalidPosts are requests no withdrawal may come of: invalid ones, and
+// (every fifth) valid ones for broke, each under a fresh id.
 func invalidPosts(n int, r *mrand.Rand) []post {
 	out := make([]post, 0, n)
 	for i := range n {
 		to := randomAddress(r)
-		switch i % 3 {
+		cust := customers[r.IntN(len(customers))]
+		switch i % 5 {
 		case 0:
-			out = append(out, submission(fmt.Sprintf("not-a-uuid-%d", i), to, "1"))
+			out = append(out, submission(fmt.Sprintf("not-a-uuid-%d", i), cust, to, "1"))
 		case 1:
-			out = append(out, submission(newUUID(), to, "-5"))
-		default:
-			p := submission(newUUID(), to, "1")
+			out = append(out, submission(newUUID(), cust, to, "-5"))
+		case 2:
+			p := submission(newUUID(), cust, to, "1")
 			p.body = bytes.Replace(p.body, []byte(`"USDT-TRC20"`), []byte(`"TRX"`), 1)
 			p.hash, p.sent.Asset = "", "TRX"
+			out = append(out, p)
+		case 3:
+			// A customer id with a space: not the funded one it names.
+			out = append(out, submission(newUUID(), " "+cust, to, "1"))
+		default:
+			p := submission(newUUID(), broke, to, "1")
+			p.unfunded = true
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-func submission(id string, to tron.Address, amount string) post {
-	sub := intake.Submission{OperationID: id, ToAddress: to.String(), Amount: amount, Asset: sluice.Asset}
+func submission(id string, customer sluice.CustomerID, to tron.Address, amount string) post {
+	sub := intake.Submission{OperationID: id, Customer: string(customer), ToAddress: to.String(), Amount: amount, Asset: sluice.Asset}
 	body, _ := json.Marshal(map[string]string{
-		"operation_id": sub.OperationID, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
+		"operation_id": sub.OperationID, "customer": sub.Customer, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
 	})
 	hash := ""
 	if op, err := intake.Normalize(sub); err == nil {
 		hash = op.RequestHash
 	}
 	return post{id: id, body: body, hash: hash,
-		sent: model.Payload{ID: sub.OperationID, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset}}
+		sent: model.Payload{ID: sub.OperationID, Customer: sub.Customer, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset}}
 }
 
 func newUUID() string {
@@ -310,6 +370,11 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 		} else {
 			rec.Outcome = model.Failed
 		}
+		if why := wrongFunds(p, rec.Outcome); why != "" {
+			h.count(func(t *tally) {
+				t.wrongFunds = append(t.wrongFunds, fmt.Sprintf("POST %s (%s): %s", p.id, rec.Client, why))
+			})
+		}
 		if rec.Outcome == model.Failed {
 			rec.Return = 0 // no answer, or a 5xx: the insert may or may not have committed
 		}
@@ -396,8 +461,23 @@ func (h *history) do(ctx context.Context, method, path string, body []byte, call
 	return resp.StatusCode, resp.Header, b, true
 }
 
+// wrongFunds says why outcome cannot be the answer to p as far as funds go,
+// or "": broke's withdrawal was created or replayed (broke has nothing),
+// or a funded customer's was refused for want of funds (funding covers
+// every withdrawal the run makes).
+func wrongFunds(p post, outcome model.Outcome) string {
+	switch {
+	case p.unfunded && (outcome == model.Created || outcome == model.Replayed):
+		return fmt.Sprintf("a withdrawal for %s, whom nobody funded, was %s", broke, outcome)
+	case !p.unfunded && outcome == model.Unfunded:
+		return fmt.Sprintf("customer %s, funded for every withdrawal of the run, was refused for want of funds", p.sent.Customer)
+	}
+	return ""
+}
+
 // classifyPost reads an answer as a client would: the status, the replay
-// header and the payload in the body.
+// header and the payload in the body. A 402 is intake's refusal for want of
+// funds (nothing stored).
 func classifyPost(code int, replay bool, body []byte) (model.Outcome, model.Payload, sluice.State) {
 	switch {
 	case code == http.StatusCreated:
@@ -408,6 +488,8 @@ func classifyPost(code int, replay bool, body []byte) (model.Outcome, model.Payl
 		return model.Replayed, p, st
 	case code == http.StatusConflict:
 		return model.Conflict, model.Payload{}, sluice.None
+	case code == http.StatusPaymentRequired:
+		return model.Unfunded, model.Payload{}, sluice.None
 	case code == http.StatusUnprocessableEntity || code == http.StatusBadRequest:
 		return model.Invalid, model.Payload{}, sluice.None
 	}

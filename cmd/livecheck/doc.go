@@ -7,16 +7,22 @@
 // It builds cmd/sluice (or takes -sluice BIN), creates a fresh schema in the
 // database at DATABASE_URL, and starts on loopback:
 //
-//   - one "node" process: sluice serve with the intake API, no workers, and
-//     the mock TRON node served over HTTP (-node-addr) with its ground truth;
+//   - one "node" process: sluice serve with the intake API, one worker, the
+//     mock TRON node served over HTTP (-node-addr) with its ground truth, and
+//     the operator API with /metrics (-operator-addr, a token generated for
+//     the run in its environment), which credits the clients' customers at
+//     its start (-fund CUSTOMER=AMOUNT, each with twice what the run could
+//     take from it). It is never killed: its worker's confirmations fill the
+//     latency histogram /metrics serves (a process counts only its own);
 //   - K worker processes: sluice serve -api=false against the same database
 //     and, through -node-url, the same mock chain.
 //
 // C concurrent HTTP clients post the withdrawals: duplicates (the same id and
 // payload, some concurrent, some with the amount written differently, "1.5"
 // and "1.50", some with the id in upper case), conflicts (the same id with
-// another amount, concurrent or later), invalid posts, retries after failed
-// answers, and reads. Every request's call and return points come from one
+// another amount or another customer, concurrent or later), invalid posts,
+// valid posts for a customer nobody funded (which must be refused 402, and
+// no funded customer's ever is), retries after failed answers, and reads. Every request's call and return points come from one
 // counter in this process, so they order the history as real time does.
 // Meanwhile a killer sends SIGKILL to a random worker process every few
 // seconds and restarts it.
@@ -35,20 +41,36 @@
 // long each restart kept the database away, what the clients were answered
 // meanwhile, and how many worker ticks failed and were retried.
 //
+// During the run /metrics is scraped with the token every two seconds, and
+// the first scrape whose latency histogram counts a few confirmations is
+// kept (else the last one, at the end of the settling; a scrape that
+// overlapped a PostgreSQL restart is not kept, its gauges missing by
+// design). The six metrics of seed 003 must be there with plausible values:
+// a queue depth for every non-terminal state, adding up to no more than the
+// rows stored; the histogram non-empty, counting no more confirmations than
+// the database holds, with a p95 read from its buckets (as
+// histogram_quantile reads it) between 1 s and 30 min; the stuck ratio in
+// [0, 1]; the review size and the ledger-chain mismatch counter counts; no
+// deposit lag, which sluice documents as omitted. /metrics must answer 401
+// without the token and 403 with a wrong one. The summary prints the
+// scrape's numbers.
+//
 // Once every operation is terminal (bounded by -settle), the workers are
 // stopped, and a model.Snapshot is built by package cmd/internal/audit from
-// the database (rows and event log) and the node's ground truth (wire,
-// acceptances, inclusions, blocks, solid head), with the clients' history
-// added. model.CheckAll runs every invariant of model.Invariants, the
+// the database (rows, event log, accounts and holds; the deposits are the
+// live check's own record of its -fund credits) and the node's ground
+// truth (wire, acceptances, inclusions, blocks, solid head), with the
+// clients' history added. model.CheckAll runs every invariant of model.Invariants, the
 // client history's linearizability (porcupine) among them; one-writer has
 // nothing to judge here (no process can watch the claims). Then the audit
 // of `sluice audit` (audit.Run) judges the same database and chain as an
 // operator's audit would, without the clients' records: the live
 // invariants, and reconciliation of every solid block through the node's
 // lookups. livecheck prints the counts, the violations per invariant and
-// the audit's report, and exits 1 on any violation (the audit's included)
-// or when a count is below its -min-* acceptance bound, 2 if the run could
-// not be set up. Every child process is killed on the way out, on failure
+// the audit's report (funds judged on the database's ledger among them),
+// and exits 1 on any violation (the audit's included), an implausible or
+// missing scrape, or when a count is below its -min-* acceptance bound, 2
+// if the run could not be set up. Every child process is killed on the way out, on failure
 // too; the schema is dropped unless -keep-schema.
 //
 // Everything listens on 127.0.0.1; nothing leaves the machine.

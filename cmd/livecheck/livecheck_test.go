@@ -16,6 +16,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/sluice"
 	intakepkg "sluicesim/sluice/intake"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 )
@@ -26,7 +27,8 @@ import (
 // size to meet the acceptance bound with room to spare.
 func TestPlans(t *testing.T) {
 	plans := newPlans(1000, rand.New(rand.NewPCG(1, 2)))
-	var dup, conflict int
+	var dup, conflict, otherCustomer int
+	perCustomer := map[string]int{}
 	seen := map[string]bool{}
 	for _, p := range plans {
 		if seen[p.id] {
@@ -36,6 +38,7 @@ func TestPlans(t *testing.T) {
 		if p.orig.hash == "" {
 			t.Fatalf("plan %d: the original post is invalid: %s", p.n, p.orig.body)
 		}
+		perCustomer[p.orig.sent.Customer]++
 		if p.twin != nil {
 			dup++
 			if p.twin.hash != p.orig.hash || string(p.twin.body) == string(p.orig.body) {
@@ -56,6 +59,9 @@ func TestPlans(t *testing.T) {
 			if p.conflict.hash == "" || p.conflict.hash == p.orig.hash {
 				t.Errorf("plan %d: conflict %s must be another valid instruction", p.n, p.conflict.body)
 			}
+			if p.conflict.sent.Customer != p.orig.sent.Customer {
+				otherCustomer++
+			}
 		}
 		if p.invalid != nil && p.invalid.hash != "" {
 			t.Errorf("plan %d: invalid post %s normalizes", p.n, p.invalid.body)
@@ -64,9 +70,51 @@ func TestPlans(t *testing.T) {
 	if dup+conflict < 300 {
 		t.Errorf("%d duplicate and %d conflicting posts planned: too few for the acceptance bound of 100", dup, conflict)
 	}
+	if otherCustomer == 0 || otherCustomer == conflict {
+		t.Errorf("%d of %d conflicts are for another customer; want some, not all", otherCustomer, conflict)
+	}
+	if len(perCustomer) != len(customers) {
+		t.Errorf("withdrawals per customer %v: want every one of %v drawn", perCustomer, customers)
+	}
+	unfunded := 0
 	for _, b := range invalidPosts(30, rand.New(rand.NewPCG(1, 2))) {
-		if b.hash != "" {
+		switch {
+		case b.unfunded:
+			unfunded++
+			if b.hash == "" || b.sent.Customer != string(broke) {
+				t.Errorf("unfunded post %s must be a valid request for %s", b.body, broke)
+			}
+		case b.hash != "":
 			t.Errorf("invalid post %s normalizes", b.body)
+		}
+	}
+	if unfunded == 0 {
+		t.Error("no post for an unfunded customer among the invalid posts")
+	}
+}
+
+// Goal: the serve flags fund every customer, spelt as serve reads them
+// (-fund CUSTOMER=AMOUNT, repeated; AMOUNT a USDT decimal), with the ref
+// serve gives the credit, for at least what the run could take from one
+// customer, and never more than one credit may be.
+func TestFundFlags(t *testing.T) {
+	for _, n := range []int{1, 80, 1000, 1_000_000} {
+		args, credits := fundFlags(n)
+		if len(args) != 2*len(customers) || len(credits) != len(customers) {
+			t.Fatalf("n=%d: %d args and %d credits for %d customers", n, len(args), len(credits), len(customers))
+		}
+		for i, c := range customers {
+			cr := credits[i]
+			want := string(c) + "=" + cr.Amount.String()
+			if args[2*i] != "-fund" || args[2*i+1] != want || cr.Customer != c || cr.Ref != "fund:"+string(c)+":"+cr.Amount.String() {
+				t.Errorf("n=%d: args %q, credit %+v; want -fund %s with ref fund:%s:%s", n, args[2*i:2*i+2], cr, want, c, cr.Amount)
+			}
+			if err := sluice.CheckCredit(cr); err != nil {
+				t.Errorf("n=%d: credit %+v refused: %v", n, cr, err)
+			}
+			if worst := money.Amount(n+1) * amountMax; cr.Amount < worst && cr.Amount != money.MaxAmount {
+				t.Errorf("n=%d: %s funded with %s, less than the %s the run could take", n, c, cr.Amount, worst)
+			}
 		}
 	}
 }
@@ -85,6 +133,7 @@ func TestClassifyPost(t *testing.T) {
 		{http.StatusOK, true, model.Replayed},
 		{http.StatusOK, false, model.Failed}, // a 200 without the replay header is no answer intake gives
 		{http.StatusConflict, false, model.Conflict},
+		{http.StatusPaymentRequired, false, model.Unfunded},
 		{http.StatusUnprocessableEntity, false, model.Invalid},
 		{http.StatusServiceUnavailable, false, model.Failed},
 		{http.StatusInternalServerError, false, model.Failed},
@@ -108,7 +157,7 @@ func TestFailures(t *testing.T) {
 	cfg := defaults()
 	good := func() *report {
 		return &report{withdrawals: 1000, terminal: 1000, kills: 10, takeovers: map[sluice.State]int{sluice.Broadcasting: 1},
-			tally: &tally{outcomes: map[model.Outcome]int{model.Replayed: 60, model.Conflict: 40}}}
+			tally: &tally{outcomes: map[model.Outcome]int{model.Replayed: 60, model.Conflict: 40}}, metrics: canned(t)}
 	}
 	if f := good().failures(cfg); len(f) != 0 {
 		t.Fatalf("a run meeting every bound fails: %v", f)
@@ -129,7 +178,11 @@ func TestFailures(t *testing.T) {
 		"not terminal":                         func(r *report) { r.terminal = 998 },
 		"kills":                                func(r *report) { r.kills = 9 },
 		"dup/conflicts":                        func(r *report) { r.tally.outcomes[model.Conflict] = 39 },
+		"wrong about funds":                    func(r *report) { r.tally.wrongFunds = []string{"a 402 to live-0"} },
 		"no kill between write-ahead and send": func(r *report) { r.takeovers = map[sluice.State]int{sluice.Signed: 5} },
+		"metrics implausible":                  func(r *report) { r.metrics.stuck = 2 },
+		"metrics never scraped":                func(r *report) { r.metrics = nil },
+		"metrics scrape failed":                func(r *report) { r.metrics, r.metricsErr = nil, "GET /metrics: 503" },
 	} {
 		r := good()
 		spoil(r)
@@ -191,7 +244,7 @@ func TestAnswersJudged(t *testing.T) {
 			name += "/during-restart"
 		}
 		t.Run(name, func(t *testing.T) {
-			intake := intakeHandler()
+			intake := intakeHandler(t, 30)
 			var posts atomic.Int64
 			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if c.status != 0 && r.Method == http.MethodPost && posts.Add(1)%5 == 0 {
@@ -293,9 +346,74 @@ func TestCheckRestart(t *testing.T) {
 	}
 }
 
-// intakeHandler is the real intake over an in-memory store.
-func intakeHandler() http.Handler {
-	return intakepkg.NewHandler(&intakepkg.Service{Store: store.NewMemory(&storetest.Clock{}, time.Minute)})
+// intakeHandler is the real intake over an in-memory store, its customers
+// credited as the API process's -fund flags credit them for n withdrawals.
+func intakeHandler(t *testing.T, n int) http.Handler {
+	t.Helper()
+	mem := store.NewMemory(&storetest.Clock{}, time.Minute)
+	_, credits := fundFlags(n)
+	for _, c := range credits {
+		if _, _, err := mem.Credit(context.Background(), c); err != nil {
+			t.Fatalf("credit %+v: %v", c, err)
+		}
+	}
+	return intakepkg.NewHandler(&intakepkg.Service{Store: mem})
+}
+
+// Goal: answers about funds are judged: over the real intake with the
+// customers funded, the workload's posts for broke are refused 402 and no
+// other post is; an intake that refuses a funded customer, or creates a
+// withdrawal for broke, fails the run. Method: the clients' real code, and
+// a front that turns every created answer into a 402 (or the reverse).
+func TestFundsJudged(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		lie      func(w http.ResponseWriter, r *http.Request, real http.Handler) bool
+		wantFail bool
+	}{
+		{"honest", nil, false},
+		{"402 to a funded customer", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+			rec := httptest.NewRecorder()
+			real.ServeHTTP(rec, r)
+			if rec.Code == http.StatusCreated {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusPaymentRequired)
+				w.Write([]byte(`{"error":"insufficient funds","code":"insufficient_funds"}`))
+				return true
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+			return true
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plans := newPlans(12, rand.New(rand.NewPCG(7, 8)))
+			real := intakeHandler(t, len(plans))
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.lie != nil && r.Method == http.MethodPost && c.lie(w, r, real) {
+					return
+				}
+				real.ServeHTTP(w, r)
+			}))
+			defer front.Close()
+			h := newHistory(front.URL, 5*time.Second)
+			for _, p := range plans {
+				h.run(t.Context(), p, 1)
+			}
+			for _, b := range invalidPosts(10, rand.New(rand.NewPCG(9, 10))) {
+				h.post(t.Context(), "bad", b, 0)
+			}
+			if h.t.outcomes[model.Unfunded] == 0 {
+				t.Errorf("no post was answered unfunded: %v", h.t.outcomes)
+			}
+			if failed := len(h.t.wrongFunds) > 0; failed != c.wantFail {
+				t.Errorf("answers wrong about funds: %q; want some: %v", h.t.wrongFunds, c.wantFail)
+			}
+		})
+	}
 }
 
 // Goal: a process counts as started once its current incarnation, not an

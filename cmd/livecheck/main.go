@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -165,8 +166,12 @@ type report struct {
 	// audit is what sluice audit's checks found in the same database and
 	// chain: the live invariants and the reconciliation of every solid
 	// block. Nil in a report no audit was run for.
-	audit   *audit.Report
-	elapsed time.Duration
+	audit *audit.Report
+	// metrics is the scrape of the API process's /metrics kept during the
+	// run (see metricsWatch.watch); metricsErr, why there is none.
+	metrics    *scrape
+	metricsErr string
+	elapsed    time.Duration
 }
 
 // answerClasses lists the answer counts in class order.
@@ -227,6 +232,19 @@ func (r *report) failures(cfg config) []string {
 	if n := r.tally.validUnanswered; n > 0 {
 		out = append(out, fmt.Sprintf("%d valid posts were never answered, retries included", n))
 	}
+	if n := len(r.tally.wrongFunds); n > 0 {
+		out = append(out, fmt.Sprintf("%d answers wrong about funds (first: %s)", n, r.tally.wrongFunds[0]))
+	}
+	switch {
+	case r.metricsErr != "":
+		out = append(out, "metrics: "+r.metricsErr)
+	case r.metrics == nil:
+		out = append(out, "metrics: the API process's /metrics was never scraped")
+	default:
+		for _, p := range r.metrics.problems() {
+			out = append(out, "metrics: "+p)
+		}
+	}
 	return out
 }
 
@@ -234,13 +252,13 @@ func (r *report) print(w io.Writer) {
 	t := r.tally
 	fmt.Fprintf(w, "livecheck: %d withdrawals stored, %d terminal (confirmed %d, failed %d, rejected %d)\n",
 		r.withdrawals, r.terminal, r.byState[sluice.Confirmed], r.byState[sluice.Failed], r.byState[sluice.Rejected])
-	fmt.Fprintf(w, "livecheck: posts answered: created %d, replayed %d, conflict %d, invalid %d, failed %d; retries %d, transport errors %d, reads %d\n",
-		t.outcomes[model.Created], t.outcomes[model.Replayed], t.outcomes[model.Conflict], t.outcomes[model.Invalid], t.outcomes[model.Failed],
+	fmt.Fprintf(w, "livecheck: posts answered: created %d, replayed %d, conflict %d, invalid %d, unfunded %d, failed %d; retries %d, transport errors %d, reads %d\n",
+		t.outcomes[model.Created], t.outcomes[model.Replayed], t.outcomes[model.Conflict], t.outcomes[model.Invalid], t.outcomes[model.Unfunded], t.outcomes[model.Failed],
 		t.retries, t.transportErrs, t.reads)
 	fmt.Fprintf(w, "livecheck: answers by class:%s; valid requests failed %d, valid posts never answered %d\n",
 		answerClasses(t.answers), len(t.validFailed), t.validUnanswered)
-	fmt.Fprintf(w, "livecheck: duplicate posts sent %d, conflicting posts sent %d, invalid posts sent %d; duplicate or conflicting posts answered %d\n",
-		t.dupSent, t.conflictSent, t.invalidSent, r.dupConflictAnswered())
+	fmt.Fprintf(w, "livecheck: duplicate posts sent %d, conflicting posts sent %d, invalid posts sent %d, posts for an unfunded customer sent %d; duplicate or conflicting posts answered %d; answers wrong about funds %d\n",
+		t.dupSent, t.conflictSent, t.invalidSent, t.unfundedSent, r.dupConflictAnswered(), len(t.wrongFunds))
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
 		r.kills, r.restarts, r.incarnation, r.handedOver)
 	fmt.Fprintf(w, "livecheck: kill points fired %d; takeovers by the state the new incarnation found:%s\n", r.selfKills, stateCounts(r.takeovers))
@@ -261,6 +279,12 @@ func (r *report) print(w io.Writer) {
 	}
 	for _, v := range r.violations {
 		fmt.Fprintf(w, "livecheck: VIOLATION %s\n", v)
+	}
+	switch {
+	case r.metrics != nil:
+		fmt.Fprintf(w, "livecheck: metrics: %s; /metrics without a token %d, with a wrong one %d\n", r.metrics.summary(), r.metrics.noToken, r.metrics.wrongToken)
+	case r.metricsErr != "":
+		fmt.Fprintf(w, "livecheck: metrics: no scrape: %s\n", r.metricsErr)
 	}
 	if r.audit != nil {
 		r.audit.Write(w, "livecheck: audit: ")
@@ -343,9 +367,30 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if err != nil {
 		return nil, err
 	}
+	opAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	var tb [32]byte
+	if _, err := rand.Read(tb[:]); err != nil {
+		return nil, err
+	}
+	token := hex.EncodeToString(tb[:])
 	env := []string{"DATABASE_URL=" + dbURL}
-	front := ps.add("node", env, "serve", "-store", "postgres", "-workers", "0",
-		"-addr", apiAddr, "-node-addr", nodeAddr, "-solid-lag", "1")
+	// The API process funds the customers at its start; a credit is
+	// idempotent by its ref, so a restart of it would change nothing.
+	//
+	// It also serves the operator API and /metrics, its token in its
+	// environment (never an argument, which the process list shows), and
+	// runs one worker of its own. A process's latency histogram counts only
+	// the confirmations its own workers land, and the worker processes'
+	// metrics die with each SIGKILL; the API process is never killed, so
+	// its one worker fills the histogram the scrape reads. The gauges are
+	// the store's, the same from any process.
+	fund, credits := fundFlags(cfg.withdrawals)
+	front := ps.add("node", append(slices.Clone(env), operatorTokenEnv+"="+token), append([]string{"serve", "-store", "postgres",
+		"-workers", "1", "-lease", cfg.lease.String(), "-idle-sleep", "100ms",
+		"-addr", apiAddr, "-node-addr", nodeAddr, "-operator-addr", opAddr, "-solid-lag", "1"}, fund...)...)
 	if err := ps.start(front); err != nil {
 		return nil, err
 	}
@@ -365,10 +410,31 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 		workers = append(workers, p)
 	}
-	logf("started: api http://%s, node http://%s, %d worker processes; logs in %s", apiAddr, nodeAddr, len(workers), dir)
+	logf("started: api http://%s (with one worker), node http://%s, operator API and /metrics http://%s, %d worker processes; logs in %s",
+		apiAddr, nodeAddr, opAddr, len(workers), dir)
 
 	// The clients.
 	h := newHistory("http://"+apiAddr, 15*time.Second)
+
+	// The scrape of /metrics, during the run: kept once the API process's
+	// worker has confirmed a few withdrawals (a share of them: it is one
+	// worker of 1 + K x N), else at the end of the settling.
+	mw := &metricsWatch{url: "http://" + opAddr + "/metrics", token: token, hc: &http.Client{Timeout: 10 * time.Second},
+		count: func(ctx context.Context) (int, int, error) { return rowCounts(ctx, pool) }, outages: h.outages, began: began,
+		minObs: uint64(max(1, min(10, cfg.withdrawals/(10*(1+cfg.workerProcs*cfg.workersPerProc)))))}
+	metricsFinal := make(chan struct{})
+	var finalOnce sync.Once
+	endScrape := func() { finalOnce.Do(func() { close(metricsFinal) }) }
+	defer endScrape()
+	type scraped struct {
+		s   *scrape
+		err error
+	}
+	metricsDone := make(chan scraped, 1)
+	go func() {
+		s, err := mw.watch(ctx, metricsFinal)
+		metricsDone <- scraped{s, err}
+	}()
 	plans := newPlans(cfg.withdrawals, rng)
 	bad := invalidPosts(cfg.invalid, rng)
 	ids := make([]string, len(plans))
@@ -402,7 +468,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			if len(bad) > 0 && i%max(1, len(plans)/len(bad)) == 0 && i/max(1, len(plans)/len(bad)) < len(bad) {
 				b := bad[i/max(1, len(plans)/len(bad))]
 				work <- func() {
-					h.count(func(t *tally) { t.invalidSent++ })
+					h.count(func(t *tally) {
+						if b.unfunded {
+							t.unfundedSent++
+						} else {
+							t.invalidSent++
+						}
+					})
 					h.post(ctx, fmt.Sprintf("bad%d", i), b, 0)
 				}
 			}
@@ -575,9 +647,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}
 	end := time.Now()
+	endScrape()
+	got := <-metricsDone
+	if got.s != nil {
+		logf("metrics scraped at %s: %d confirmations in the API process's histogram", got.s.at.Round(time.Second), got.s.count)
+	}
 
 	// Stop the workers, so that the database and the chain hold still, then
-	// read both.
+	// read both. The API process's one worker keeps running (the node lives
+	// in that process): with every operation terminal it has nothing to
+	// claim; with some still open the run fails anyway (terminal !=
+	// withdrawals), and the audit reads a database in use safely.
 	stopRestarting()
 	if err := <-restarterDone; err != nil {
 		return nil, err
@@ -597,6 +677,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if err != nil {
 		return nil, fmt.Errorf("reading the store: %w", err)
 	}
+	ledger, err := audit.ReadLedger(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
 	// sluice audit's own checks, on the same database and chain, while the
 	// node still serves: they read both again their own way (rows read as
 	// of one moment each, the chain after them) and reconcile every solid
@@ -607,10 +691,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}
 	front.stop(15 * time.Second)
 
-	snap := snapshot(ops, events, truth, h, healed, end, cfg.budget)
+	snap := snapshot(ops, events, ledger, truth, h, credits, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
-		pgRestarts: pgRestarts, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep}
+		pgRestarts: pgRestarts, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
+		metrics: got.s}
+	if got.err != nil {
+		rep.metricsErr = got.err.Error()
+	}
 	for _, op := range ops {
 		rep.withdrawals++
 		rep.byState[op.State]++

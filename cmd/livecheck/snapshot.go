@@ -26,12 +26,29 @@ func openOps(ctx context.Context, pool *pgxpool.Pool) (open, total int, err erro
 	return open, total, err
 }
 
-// snapshot is the audit's snapshot of the database and the chain
-// (audit.Snapshot) with what only the live check knows: the clients' posts
-// and reads, the heal point, the end and the liveness budget.
-func snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth, h *history, healed, end time.Time, budget time.Duration) *model.Snapshot {
-	s := audit.Snapshot(ops, events, truth)
+// rowCounts counts the rows stored and the confirmed ones.
+func rowCounts(ctx context.Context, pool *pgxpool.Pool) (rows, confirmed int, err error) {
+	err = pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state::text = $1) FROM operations`, sluice.Confirmed.String()).Scan(&rows, &confirmed)
+	return rows, confirmed, err
+}
+
+// snapshot is the audit's snapshot of the database, its ledger and the
+// chain (audit.Snapshot) with what only the live check knows: the clients'
+// posts and reads, the heal point, the end and the liveness budget, and the
+// credits the API process made at its start (-fund).
+//
+// Those credits are the deposits funds judges the accounts by: the live
+// check's own record of what it put in, as the simulator's world keeps its
+// own, rather than the store's credits table, so that a credit the store
+// made up or lost shows. They go in only with the ledger (nil: not read):
+// deposits without accounts and holds would read as a ledger that lost
+// every account.
+func snapshot(ops []sluice.Operation, events []sluice.Event, ledger *audit.Ledger, truth nodehttp.Truth, h *history, credits []sluice.Credit, healed, end time.Time, budget time.Duration) *model.Snapshot {
+	s := audit.Snapshot(ops, events, truth, ledger)
 	s.Intake, s.Reads = h.intake, h.reads
 	s.Healed, s.End, s.LivenessBudget = healed, end, budget
+	if ledger != nil {
+		s.Deposits = credits
+	}
 	return s
 }

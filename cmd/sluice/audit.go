@@ -28,12 +28,14 @@ const (
 const auditUsageText = `usage: sluice audit -node URL [-database-url URL] [-rescan N] [-json FILE] [-timeout D]
 
 Audits a live sluice system with the simulator's invariants (package model):
-reads every operation and its event log from PostgreSQL and the chain from
-the node, runs audit-log, txid-ownership, at-most-once and conservation,
-and rescans the last N solid blocks for transactions of the hot wallet that
-no operation owns. The invariants that need the clients' records or a
-run's observer are listed as not checked, with the reason. Read-only: it
-never writes to the database or sends to the node.
+reads every operation and its event log, and the customers' ledger
+(accounts, holds, and the credits as the record of deposits), from
+PostgreSQL and the chain from the node; runs txid-ownership, at-most-once,
+conservation, funds, no-operational-failure and audit-log; and rescans the
+last N solid blocks for transactions of the hot wallet that no operation
+owns. The invariants that need the clients' records or a run's observer
+are listed as not checked, with the reason. Read-only: it never writes to
+the database or sends to the node.
 
 The node must serve the mock's ground truth (sluice serve -node-addr); a
 real TRON node does not, and is refused.

@@ -59,18 +59,24 @@ func TestAuditUsage(t *testing.T) {
 	}
 }
 
-// Goal: sluice audit passes a clean live system and finds, each alone and
-// named, a fault planted behind sluice's back: a second confirmed event
-// written with raw SQL, and a transfer from the hot wallet that no
-// operation owns (signed with the hot wallet's key and broadcast straight
-// to the node). Reconciliation finds the transfer only inside its window of
-// solid blocks, while the invariants over the whole chain still do. A node
-// without ground truth is refused with exit 2.
+// Goal: sluice audit passes a clean live system, its ledger included, and
+// finds, each named, a fault planted behind sluice's back: a second
+// confirmed event written with raw SQL; a settled hold released as well
+// (closed twice, the customer's balance credited again); an account whose
+// paid moved without a confirmed operation; and a transfer from the hot
+// wallet that no operation owns (signed with the hot wallet's key and
+// broadcast straight to the node). Reconciliation finds the transfer only
+// inside its window of solid blocks, while the invariants over the whole
+// chain still do. A node without ground truth is refused with exit 2.
 //
 // Method: sluice serve (API, two workers, the mock node served on
-// loopback) against a schema of its own; three withdrawals posted and
-// driven to confirmed by the real workers; the workers keep running while
-// the audit reads, as on a live system.
+// loopback, the customer funded with -fund) against a schema of its own;
+// three withdrawals posted and driven to confirmed by the real workers; the
+// workers keep running while the audit reads, as on a live system. A plant
+// the schema's triggers would refuse (an event on a terminal row, paid
+// going back) runs with SET LOCAL session_replication_role = replica, which
+// turns every ordinary trigger off for its transaction (the test
+// database's user is a superuser) while CHECK constraints still hold.
 func TestAuditLive(t *testing.T) {
 	dbURL := freshSchema(t)
 	api, nodeURL := startServe(t, dbURL)
@@ -83,7 +89,7 @@ func TestAuditLive(t *testing.T) {
 
 	to := tron.AddressFromBytes20([20]byte{0xa0, 0xd1, 0x70}).String()
 	for i := range 3 {
-		body := fmt.Sprintf(`{"operation_id":"22222222-2222-4222-8222-%012d","to_address":%q,"amount":"%d.25","asset":"USDT-TRC20"}`, i, to, i+1)
+		body := fmt.Sprintf(`{"operation_id":"22222222-2222-4222-8222-%012d","customer":%q,"to_address":%q,"amount":"%d.25","asset":"USDT-TRC20"}`, i, auditCustomer, to, i+1)
 		resp, err := http.Post(api+"/v1/withdrawals", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +141,8 @@ func TestAuditLive(t *testing.T) {
 	if !t.Run("clean", func(t *testing.T) {
 		out := run(t, 0)
 		for _, want := range []string{"operations: 3, confirmed 3; 0 open", "verdict: every invariant holds",
-			"holds                sluice has no holds yet", "reconciliation: solid blocks #"} {
+			"ledger: 1 accounts, 1 credits (100 USDT deposited); holds: 0 held, 3 settled, 0 released",
+			"  funds                0\n", "  no-operational-failure 0\n", "reconciliation: solid blocks #"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("clean audit: output lacks %q:\n%s", want, out)
 			}
@@ -147,17 +154,21 @@ func TestAuditLive(t *testing.T) {
 	if !t.Run("second confirmed event", func(t *testing.T) {
 		var id string
 		err := conn.QueryRow(ctx, `
-			INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, txid, note)
-			SELECT id, 'broadcast', 'confirmed', token, 'planted', updated_at_ns + 1, txid, 'planted: a second confirmation'
+			INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, txid, note, hold_action)
+			SELECT id, 'broadcast', 'confirmed', token, 'planted', updated_at_ns + 1, txid, 'planted: a second confirmation', 'settle'
 			FROM operations ORDER BY seq LIMIT 1
 			RETURNING operation_id::text`).Scan(&id)
 		if err != nil {
 			t.Fatalf("planting: %v", err)
 		}
+		// A confirmation settles the hold (the schema wants the hold
+		// action of the state entered), so this one settles it a second
+		// time: funds names it too.
 		out := run(t, 1)
 		want := "audit-log: op " + id + " event #"
-		if !strings.Contains(out, "verdict: 1 violation(s)") || !strings.Contains(out, want) || !strings.Contains(out, "broadcast->confirmed does not start where") {
-			t.Errorf("after a second confirmed event of %s: want exactly one violation, audit-log's, naming it (%q):\n%s", id, want, out)
+		if !strings.Contains(out, "verdict: 2 violation(s)") || !strings.Contains(out, want) || !strings.Contains(out, "broadcast->confirmed does not start where") ||
+			!strings.Contains(out, "funds: op "+id+" event #") || !strings.Contains(out, "broadcast->confirmed settles the hold a second time (already settled at event #") {
+			t.Errorf("after a second confirmed event of %s: want two violations naming it, audit-log's (%q) and funds' (a second settle):\n%s", id, want, out)
 		}
 		// Take it back (the log is append-only, so only with its guard
 		// off): the audit passes again, so the plant was all it found.
@@ -165,6 +176,69 @@ func TestAuditLive(t *testing.T) {
 			ALTER TABLE events DISABLE TRIGGER events_append_only;
 			DELETE FROM events WHERE worker = 'planted';
 			ALTER TABLE events ENABLE TRIGGER events_append_only;
+			COMMIT`)
+		if err != nil {
+			t.Fatalf("removing the plant: %v", err)
+		}
+		run(t, 0)
+	}) {
+		return
+	}
+
+	// first is the first withdrawal's id, for the plants on its hold.
+	var first string
+	if err := conn.QueryRow(ctx, `SELECT id::text FROM operations ORDER BY seq LIMIT 1`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if !t.Run("settled hold released too", func(t *testing.T) {
+		_, err := conn.Exec(ctx, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, note, hold_action)
+			SELECT id, 'confirmed', 'failed', token, 'planted', updated_at_ns + 1, 'planted: a second close', 'release'
+			FROM operations WHERE id = '`+first+`';
+			UPDATE accounts a SET balance = a.balance + o.amount, paid = a.paid - o.amount
+			FROM operations o WHERE o.id = '`+first+`' AND a.customer = o.customer;
+			COMMIT`)
+		if err != nil {
+			t.Fatalf("planting: %v", err)
+		}
+		out := run(t, 1)
+		for _, want := range []string{
+			"funds: op " + first + " event #",
+			"confirmed->failed releases the hold a second time (already settled at event #",
+			"funds: customer " + auditCustomer + ": the store's account is balance 94500000, held 0, paid 5500000; by the operations' states it must be balance 93250000, held 0, paid 6750000",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("after a settled hold released as well: output lacks %q:\n%s", want, out)
+			}
+		}
+		_, err = conn.Exec(ctx, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			DELETE FROM events WHERE worker = 'planted';
+			UPDATE accounts a SET balance = a.balance - o.amount, paid = a.paid + o.amount
+			FROM operations o WHERE o.id = '`+first+`' AND a.customer = o.customer;
+			COMMIT`)
+		if err != nil {
+			t.Fatalf("removing the plant: %v", err)
+		}
+		run(t, 0)
+	}) {
+		return
+	}
+
+	if !t.Run("paid without a confirmation", func(t *testing.T) {
+		// Consistent but wrong: the account stays balanced and paid may
+		// grow, so the database's own checks let it through.
+		if _, err := conn.Exec(ctx, `UPDATE accounts SET balance = balance - 500000, paid = paid + 500000`); err != nil {
+			t.Fatalf("planting: %v", err)
+		}
+		out := run(t, 1)
+		if want := "funds: customer " + auditCustomer + ": the store's account is balance"; !strings.Contains(out, "verdict: 1 violation(s)") || !strings.Contains(out, want) {
+			t.Errorf("after paid moved without a confirmation: want exactly one violation, funds' (%q):\n%s", want, out)
+		}
+		_, err = conn.Exec(ctx, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			UPDATE accounts SET balance = balance + 500000, paid = paid - 500000;
 			COMMIT`)
 		if err != nil {
 			t.Fatalf("removing the plant: %v", err)
@@ -271,14 +345,19 @@ func payBehindSluicesBack(t *testing.T, nodeURL string, amount uint64) (tron.Txi
 	return raw.Txid(), info.BlockNumber
 }
 
+// auditCustomer is whom TestAuditLive's withdrawals are paid for, funded
+// with 100 USDT at serve's start.
+const auditCustomer = "audit-1"
+
 // startServe runs sluice serve against dbURL (API, two workers, the mock
-// node served on loopback) until the test ends, and returns the API's and
-// the node's base URLs.
+// node served on loopback, auditCustomer funded) until the test ends, and
+// returns the API's and the node's base URLs.
 func startServe(t *testing.T, dbURL string) (api, node string) {
 	t.Helper()
 	cfg := config{storeKind: "postgres", databaseURL: dbURL, addr: "127.0.0.1:0", nodeAddr: "127.0.0.1:0",
 		workers: 2, lease: 5 * time.Second, solidLag: 1, idleSleep: 50 * time.Millisecond,
-		shutdownMax: 5 * time.Second, api: true, nodeTimeout: 5 * time.Second}
+		shutdownMax: 5 * time.Second, api: true, nodeTimeout: 5 * time.Second,
+		funds: []fund{{customer: auditCustomer, amount: 100_000_000}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)

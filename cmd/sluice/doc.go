@@ -4,6 +4,7 @@
 //	sluice <command> -h         one command: its flags (serve: the APIs too)
 //	sluice serve [-addr 127.0.0.1:8080] [-workers 4] [-store memory|postgres]
 //	             [-api=false] [-node-addr 127.0.0.1:PORT | -node-url http://127.0.0.1:PORT]
+//	             [-operator-addr HOST:PORT] [-fund CUSTOMER=AMOUNT ...]
 //	             [-log-format text|json] [-log-level debug|info|warn|error]
 //
 // The commands are the table in main.go (name, one-line doc, run func);
@@ -21,6 +22,15 @@
 // Every answer of both is JSON, what net/http answers on its own included
 // (intake.JSONAnswers).
 //
+// With -operator-addr, serve also runs the operator API (package
+// sluice/operator: the queue of review and parked operations, retry,
+// cancel with proof of death, resolve as paid, credits, accounts) and
+// /metrics (package sluice/metrics) on a listener of their own, every
+// request behind the bearer token in $SLUICE_OPERATOR_TOKEN; it refuses to
+// start without a valid one. Every worker reports its steps to the metrics
+// and the logs (sluice.Observer), every node call is counted, and -fund
+// credits customers at startup, once per fund:CUSTOMER:AMOUNT.
+//
 // The TRON node is a MOCK (package mocknode) inside the process, producing
 // blocks in real time every 3 s. No real chain is contacted and no real funds
 // move; the service says so on startup.
@@ -35,8 +45,9 @@
 //
 // Logs are log/slog records on stderr, text or JSON: each withdrawal
 // created and each transition a worker lands, with the operation id,
-// through store wrappers here (workerLog, intakeLog), so the core logs
-// nothing and stays deterministic. The live check reads the text lines by
+// through store wrappers here (workerLog, intakeLog), and each decision,
+// park, review and operator action through observers (stepLog, actionLog),
+// so the core logs nothing and stays deterministic. The live check reads the text lines by
 // their messages (see lineHandler).
 //
 // This is the real-time adapter around the deterministic core: the wall

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/metrics"
+	"sluicesim/sluice/operator"
 )
 
 // Log formats (-log-format).
@@ -257,8 +259,8 @@ func (s intakeLog) Insert(ctx context.Context, n sluice.NewOperation) (sluice.Op
 	case created:
 		// The amount as the API writes it, a decimal string: as a value,
 		// JSON would write the base units.
-		s.log.InfoContext(ctx, "created", "operation_id", op.ID, "to_address", op.Request.To.String(),
-			"amount", op.Request.Amount.String(), "asset", op.Request.Asset)
+		s.log.InfoContext(ctx, "created", "operation_id", op.ID, "customer", op.Request.Customer,
+			"to_address", op.Request.To.String(), "amount", op.Request.Amount.String(), "asset", op.Request.Asset)
 	}
 	return op, created, err
 }
@@ -277,4 +279,92 @@ func (s intakeLog) Events(ctx context.Context, id sluice.OperationID) ([]sluice.
 		s.log.WarnContext(ctx, "intake: store failed", "call", "events", "operation_id", id, "err", err)
 	}
 	return evs, err
+}
+
+// stepObservers hands each worker step to every observer in turn.
+type stepObservers []sluice.Observer
+
+func (xs stepObservers) Observe(o sluice.Observation) {
+	for _, x := range xs {
+		x.Observe(o)
+	}
+}
+
+// actionObservers hands each operator action to every observer in turn.
+type actionObservers []operator.Observer
+
+func (xs actionObservers) ObserveAction(a operator.Action) {
+	for _, x := range xs {
+		x.ObserveAction(a)
+	}
+}
+
+// stepLog logs what a worker step decided beyond the transition it landed
+// (workerLog logs those): the stuck policy's decision (info; debug for a
+// wait, which comes with every poll of a txid the chain does not know), a
+// park with its reason and backoff (warn: an operational error of ours),
+// and an operation sent to review (warn: a person must act), each with the
+// operation id.
+type stepLog struct {
+	log *slog.Logger
+}
+
+func (l stepLog) Observe(o sluice.Observation) {
+	ctx := context.Background()
+	id := o.After.ID
+	if d := o.Decision; d != nil {
+		level := slog.LevelInfo
+		if d.Action == sluice.Wait {
+			level = slog.LevelDebug
+		}
+		l.log.Log(ctx, level, "decision", "operation_id", id, "worker", o.Worker, "state", o.Before.State,
+			"action", d.Action.String(), "waited", d.Waited, "rebuilds", d.Rebuilds, "reason", d.Reason)
+	}
+	if o.Err != nil {
+		return // workerLog has said what the write did
+	}
+	switch {
+	case o.After.State == sluice.Review && o.Before.State != sluice.Review:
+		l.log.WarnContext(ctx, "review: an operator decides (GET /v1/queue on the operator API)", "operation_id", id,
+			"worker", o.Worker, "from", o.Before.State, "cause", metrics.ReviewCause(o), "reason", o.After.Reason)
+	case o.Park != "" && o.After.Parked():
+		l.log.WarnContext(ctx, "parked", "operation_id", id, "worker", o.Worker, "state", o.After.State,
+			"parks", o.After.Parks, "not_before", o.After.NotBefore, "reason", o.Park)
+	}
+}
+
+// actionLog logs every operator action with who, why and the operation id:
+// landed (info, with the transition and, for a cancel, the proof), refused
+// or invalid (info: the operator was told why), failed (warn: the store or
+// the node).
+type actionLog struct {
+	log *slog.Logger
+}
+
+func (l actionLog) ObserveAction(a operator.Action) {
+	ctx := context.Background()
+	args := []any{"action", a.Kind.String(), "operator", a.Operator, "why", a.Why}
+	if a.Kind == operator.Credit {
+		args = append(args, "customer", a.Credit.Customer, "ref", a.Credit.Ref, "amount", a.Credit.Amount.String())
+	} else {
+		args = append(args, "operation_id", a.ID)
+	}
+	switch {
+	case a.Err == nil && a.Kind == operator.Credit:
+		l.log.InfoContext(ctx, "operator action", append(args, "credited", a.Credited, "balance", a.Account.Balance.String())...)
+	case a.Err == nil:
+		args = append(args, "from", a.Before.State, "to", a.After.State, "token", a.After.Token)
+		if !a.Txid.IsZero() {
+			args = append(args, "txid", a.Txid)
+		}
+		if a.Evidence != nil {
+			args = append(args, "evidence", a.Evidence.String())
+		}
+		l.log.InfoContext(ctx, "operator action", args...)
+	case errors.Is(a.Err, operator.ErrRefused), errors.Is(a.Err, operator.ErrInvalid),
+		errors.Is(a.Err, sluice.ErrPayloadMismatch), errors.Is(a.Err, sluice.ErrNotFound):
+		l.log.InfoContext(ctx, "operator action refused", append(args, "err", a.Err)...)
+	default:
+		l.log.WarnContext(ctx, "operator action failed: it may or may not have landed", append(args, "err", a.Err)...)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/money"
+	"sluicesim/sluice/operator"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
@@ -257,13 +258,16 @@ func TestStoreLogs(t *testing.T) {
 	var buf bytes.Buffer
 	logger := newLogSink(&buf, logJSON, slog.LevelDebug).logger()
 	mem := store.NewMemory(&storetest.Clock{}, time.Minute)
+	if _, _, err := mem.Credit(ctx, sluice.Credit{Ref: "dep", Customer: "cust-1", Amount: 100_000_000}); err != nil {
+		t.Fatal(err)
+	}
 	svc := &intake.Service{Store: intakeLog{Store: mem, log: logger}}
 	const id = "11111111-1111-4111-8111-111111111111"
 	to := tron.AddressFromBytes20([20]byte{0xc1, 0x1e, 0x47}).String()
-	if _, err := svc.Submit(ctx, intake.Submission{OperationID: id, ToAddress: to, Amount: "12.50", Asset: sluice.Asset}); err != nil {
+	if _, err := svc.Submit(ctx, intake.Submission{OperationID: id, Customer: "cust-1", ToAddress: to, Amount: "12.50", Asset: sluice.Asset}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Submit(ctx, intake.Submission{OperationID: id, ToAddress: to, Amount: "12.5", Asset: sluice.Asset}); err != nil {
+	if _, err := svc.Submit(ctx, intake.Submission{OperationID: id, Customer: "cust-1", ToAddress: to, Amount: "12.5", Asset: sluice.Asset}); err != nil {
 		t.Fatal(err) // a replay: nothing new to log
 	}
 
@@ -283,7 +287,7 @@ func TestStoreLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken := &intake.Service{Store: intakeLog{Store: failingStore{err: errors.New("dial tcp: refused")}, log: logger}}
-	if _, err := broken.Submit(ctx, intake.Submission{OperationID: id, ToAddress: to, Amount: "1", Asset: sluice.Asset}); err == nil {
+	if _, err := broken.Submit(ctx, intake.Submission{OperationID: id, Customer: "cust-1", ToAddress: to, Amount: "1", Asset: sluice.Asset}); err == nil {
 		t.Fatal("submit against a failing store succeeded")
 	}
 	if _, _, err := broken.Lookup(ctx, id); err == nil {
@@ -303,7 +307,7 @@ func TestStoreLogs(t *testing.T) {
 		got = append(got, m)
 	}
 	want := []map[string]any{
-		{"level": "INFO", "msg": "created", "operation_id": id, "to_address": to, "amount": money.Amount(12_500_000).String(), "asset": sluice.Asset},
+		{"level": "INFO", "msg": "created", "operation_id": id, "customer": "cust-1", "to_address": to, "amount": money.Amount(12_500_000).String(), "asset": sluice.Asset},
 		{"level": "DEBUG", "msg": "claimed", "operation_id": id, "state": "requested", "token": float64(tok), "worker": "w-1"},
 		{"level": "INFO", "msg": "transition", "operation_id": id, "from": "requested", "to": "validated", "token": float64(tok), "worker": "w-1", "note": "validated"},
 		{"level": "WARN", "operation_id": id, "from": "validated", "to": "signing", "token": float64(tok + 1), "worker": "w-1"},
@@ -323,5 +327,80 @@ func TestStoreLogs(t *testing.T) {
 	}
 	if msg, _ := got[3]["msg"].(string); !strings.HasPrefix(msg, "fenced") {
 		t.Errorf("line 3: msg %q, want the fenced write", msg)
+	}
+}
+
+// Goal: what a worker step decided beyond its transition, and every
+// operator action, is logged with the operation id at the level the help
+// promises: a decision (info; a wait at debug), a park (warn, with its
+// reason), a review (warn, with its cause), an operator action that landed
+// (info, who, why, from, to, a cancel's evidence), refused (info, why) or
+// failed (warn).
+func TestStepAndActionLogs(t *testing.T) {
+	var buf bytes.Buffer
+	logger := newLogSink(&buf, logJSON, slog.LevelDebug).logger()
+	steps, acts := stepLog{log: logger}, actionLog{log: logger}
+	const id = sluice.OperationID("11111111-1111-4111-8111-111111111111")
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	row := func(s sluice.State) sluice.Operation { return sluice.Operation{ID: id, State: s} }
+	parked := row(sluice.Broadcasting)
+	parked.ParkReason, parked.Parks, parked.NotBefore = "first send refused by the node: BANDWITH_ERROR", 1, at
+	review := row(sluice.Review)
+	review.Reason = "receipt SUCCESS in solid block #9, but no USDT Transfer log"
+	ev := &sluice.Evidence{Txid: tron.Txid{7}, Lookup: tron.Unknown, SolidNumber: 9, LookupSolid: 9}
+
+	steps.Observe(sluice.Observation{Worker: "w1", Before: row(sluice.Broadcast), After: row(sluice.Signing),
+		Decision: &sluice.Decision{Action: sluice.Rebuild, Reason: "txid proven dead", Waited: time.Minute, Rebuilds: 0}})
+	steps.Observe(sluice.Observation{Worker: "w1", Before: row(sluice.Broadcasting), After: row(sluice.Broadcasting),
+		Decision: &sluice.Decision{Action: sluice.Wait, Reason: "no proof of death yet"}})
+	steps.Observe(sluice.Observation{Worker: "w1", Before: row(sluice.Signed), After: parked, Park: parked.ParkReason})
+	steps.Observe(sluice.Observation{Worker: "w1", Before: row(sluice.Broadcast), After: review})
+	steps.Observe(sluice.Observation{Worker: "w1", Before: row(sluice.Broadcast), After: row(sluice.Broadcast),
+		Err: sluice.ErrFenced}) // workerLog's to tell
+	acts.ObserveAction(operator.Action{Kind: operator.Cancel, Operator: "alice", Why: "ticket 4411", ID: id,
+		Before: row(sluice.Review), After: row(sluice.Failed), Evidence: ev})
+	acts.ObserveAction(operator.Action{Kind: operator.ResolvePaid, Operator: "bob", Why: "paid", ID: id,
+		Before: row(sluice.Broadcast), Err: &operator.Refusal{Kind: operator.ResolvePaid, ID: id, Reason: "only a review"}})
+	acts.ObserveAction(operator.Action{Kind: operator.Credit, Operator: "carol", Why: "wire 881",
+		Credit: sluice.Credit{Ref: "wire-881", Customer: "cust-1", Amount: 250_000_000}, Credited: true,
+		Account: sluice.Account{Customer: "cust-1", Balance: 250_000_000}})
+	acts.ObserveAction(operator.Action{Kind: operator.Retry, Operator: "dave", Why: "topped up", ID: id,
+		Err: errors.New("connection reset")})
+
+	var got []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		got = append(got, m)
+	}
+	want := []map[string]any{
+		{"level": "INFO", "msg": "decision", "operation_id": string(id), "action": "rebuild", "state": "broadcast", "worker": "w1"},
+		{"level": "DEBUG", "msg": "decision", "operation_id": string(id), "action": "wait"},
+		{"level": "WARN", "msg": "parked", "operation_id": string(id), "reason": parked.ParkReason, "parks": float64(1), "state": "broadcasting"},
+		{"level": "WARN", "operation_id": string(id), "cause": "logs", "from": "broadcast", "reason": review.Reason},
+		{"level": "INFO", "msg": "operator action", "operation_id": string(id), "action": "cancel", "operator": "alice",
+			"why": "ticket 4411", "from": "review", "to": "failed", "evidence": ev.String()},
+		{"level": "INFO", "msg": "operator action refused", "operation_id": string(id), "action": "resolve", "operator": "bob"},
+		{"level": "INFO", "msg": "operator action", "action": "credit", "operator": "carol", "customer": "cust-1",
+			"ref": "wire-881", "amount": "250", "credited": true, "balance": "250"},
+		{"level": "WARN", "operation_id": string(id), "action": "retry", "operator": "dave", "err": "connection reset"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), buf.String())
+	}
+	for i, w := range want {
+		for k, v := range w {
+			if got[i][k] != v {
+				t.Errorf("line %d: %s = %#v, want %#v", i, k, got[i][k], v)
+			}
+		}
+	}
+	if msg, _ := got[3]["msg"].(string); !strings.HasPrefix(msg, "review") {
+		t.Errorf("line 3: msg %q, want the review", msg)
+	}
+	if msg, _ := got[5]["err"].(string); !strings.Contains(msg, "only a review") {
+		t.Errorf("line 5: err %q, want the refusal's reason", msg)
 	}
 }

@@ -19,10 +19,13 @@ import (
 	"sluicesim/sluice/tron"
 )
 
-// Goal: serve, end to end on loopback: a withdrawal is accepted once,
-// replayed idempotently, refused when its id is reused with another payload,
-// paid by the workers on the mock chain, its story told by the log, and the
-// process shuts down cleanly when its context ends (what SIGINT/SIGTERM do).
+// Goal: serve, end to end on loopback: a customer funded at startup (-fund,
+// once, however often the flag repeats the same deposit); a withdrawal is
+// accepted once, replayed idempotently, refused when its id is reused with
+// another payload, paid by the workers on the mock chain, its story told by
+// the log; the operator API shows the customer's ledger after it and a
+// scrape of /metrics shows the confirmation; and the process shuts down
+// cleanly when its context ends (what SIGINT/SIGTERM do).
 func TestServeMemory(t *testing.T) {
 	exercise(t, config{storeKind: "memory"})
 }
@@ -55,6 +58,9 @@ func TestServePostgres(t *testing.T) {
 	exercise(t, config{storeKind: "postgres", databaseURL: u.String()})
 }
 
+// testToken is the operator token of the tests that serve.
+const testToken = "serve-test-token-0123456789"
+
 func exercise(t *testing.T, cfg config) {
 	cfg.addr = "127.0.0.1:0"
 	cfg.workers = 3
@@ -67,14 +73,19 @@ func exercise(t *testing.T, cfg config) {
 	defer cancel()
 	cfg.api = true
 	cfg.nodeTimeout = 5 * time.Second
+	cfg.operatorAddr = "127.0.0.1:0"
+	cfg.operatorToken = testToken
+	// The same deposit twice (as -fund cust-1=100 -fund cust-1=100.0 give
+	// it): one credit.
+	cfg.funds = []fund{{customer: "cust-1", amount: 100_000_000}, {customer: "cust-1", amount: 100_000_000}}
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
 	go func() { done <- serve(ctx, cfg, logs, ready) }()
-	var addr string
+	var addr, opAddr string
 	select {
 	case at := <-ready:
-		addr = at.api
+		addr, opAddr = at.api, at.operator
 	case err := <-done:
 		t.Fatalf("serve ended before listening: %v", err)
 	case <-time.After(20 * time.Second):
@@ -84,7 +95,7 @@ func exercise(t *testing.T, cfg config) {
 	to := tron.AddressFromBytes20([20]byte{0xc1, 0x1e, 0x47}).String()
 	const id = "11111111-1111-4111-8111-111111111111"
 	body := func(amount string) string {
-		return fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":%q,"asset":"USDT-TRC20"}`, id, to, amount)
+		return fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":%q,"asset":"USDT-TRC20"}`, id, to, amount)
 	}
 	post := func(b string) (int, http.Header) {
 		t.Helper()
@@ -135,6 +146,40 @@ func exercise(t *testing.T, cfg config) {
 		t.Errorf("withdrawal state after waiting: %q, want confirmed", state)
 	}
 
+	// The operator API: the ledger after the payment, the credit's log,
+	// and a scrape that saw the confirmation. Without the token, nothing.
+	opGet := func(path, token string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "http://"+opAddr+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := opGet("/v1/accounts/cust-1", testToken); code != http.StatusOK ||
+		!strings.Contains(body, `"balance":"87.5"`) || !strings.Contains(body, `"paid":"12.5"`) || !strings.Contains(body, `"held":"0"`) {
+		t.Errorf("account after the payment: %d %s, want 87.5 free, 12.5 paid, nothing held", code, body)
+	}
+	if code, _ := opGet("/metrics", ""); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without the token: %d, want 401", code)
+	}
+	code, scrape := opGet("/metrics", testToken)
+	for _, line := range []string{`sluice_withdrawals_finished{state="confirmed"} 1`, "sluice_confirmation_latency_seconds_count 1",
+		`sluice_withdrawal_queue_depth{state="broadcast"} 0`, "sluice_review_size 0", "sluice_stuck_ratio 0"} {
+		if code != http.StatusOK || !strings.Contains(scrape, "\n"+line+"\n") {
+			t.Errorf("scrape (%d) lacks the line %q", code, line)
+		}
+	}
+
 	cancel()
 	select {
 	case err := <-done:
@@ -143,6 +188,12 @@ func exercise(t *testing.T, cfg config) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not shut down within 15s of its context ending")
+	}
+	if n := strings.Count(logs.String(), " INFO fund: credited customer=cust-1 amount=100 ref=fund:cust-1:100 "); n != 1 {
+		t.Errorf("the log has %d fund credits of cust-1, want 1", n)
+	}
+	if !strings.Contains(logs.String(), " INFO fund: already credited by an earlier start, nothing new customer=cust-1 ") {
+		t.Errorf("the log does not say the repeated -fund credited nothing")
 	}
 	if !strings.Contains(logs.String(), "THIS IS A MOCK") {
 		t.Errorf("startup log does not say the node is a mock:\n%s", logs.String())

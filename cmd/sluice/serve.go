@@ -19,8 +19,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
+	"sluicesim/sluice/metrics"
+	"sluicesim/sluice/money"
+	"sluicesim/sluice/operator"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/postgres"
 	"sluicesim/sluice/tron"
@@ -65,11 +70,35 @@ type config struct {
 	logFormat string     // logText ("" too) or logJSON
 	logLevel  slog.Level // the least level logged
 
+	// operatorAddr serves the operator API and /metrics ("" : off);
+	// operatorToken is its bearer token, from $SLUICE_OPERATOR_TOKEN.
+	operatorAddr  string
+	operatorToken string
+	// funds are the -fund credits made at startup, in flag order.
+	funds []fund
+
 	// killPointP is a test hook for the live check: after each write a
 	// worker lands, the process SIGKILLs itself with this chance. 0 in
 	// production.
 	killPointP float64
 }
+
+// fund is one -fund CUSTOMER=AMOUNT: a deposit credited at startup.
+type fund struct {
+	customer sluice.CustomerID
+	amount   money.Amount
+}
+
+// ref is the credit's idempotency key, fund:CUSTOMER:AMOUNT with the amount
+// in its canonical form ("12.50" is 12.5): a restart with the same flags
+// credits nothing new, and "12.50" and "12.5" are one deposit. The live
+// check relies on this spelling.
+func (f fund) ref() string { return "fund:" + string(f.customer) + ":" + f.amount.String() }
+
+// operatorTokenEnv names the environment variable holding the operator
+// API's bearer token: never a flag, which any user on the machine can read
+// in the process list.
+const operatorTokenEnv = "SLUICE_OPERATOR_TOKEN"
 
 // Limits of the HTTP server. A slow or hostile client can hold a
 // connection only this long; bodies are capped by intake.BodyMax.
@@ -91,6 +120,13 @@ const (
 	exampleTxid = "e767c888b64bdcd241cc240968c623feda69d33eefb612ff53329b543bfd1812"
 	exampleAPI  = "127.0.0.1:8080" // -addr's default
 	exampleNode = "127.0.0.1:9090"
+	exampleOp   = "127.0.0.1:8081" // -operator-addr in the examples
+	// exampleCustomer is the examples' customer: the withdrawal's and the
+	// credit's.
+	exampleCustomer = "cust-1"
+	// exampleToken is the examples' operator token; the help says to make
+	// a random one.
+	exampleToken = "8c1f0e2b7a9d4c6e5f3a1b0d9e8c7f6a"
 )
 
 // serveHelp is what serve -h says before its flags: what serve runs, the
@@ -103,25 +139,31 @@ func serveHelp() string {
 
 serve runs the intake HTTP API on -addr and -workers worker goroutines against
 one store: in memory (lost on exit), or PostgreSQL at $DATABASE_URL with
--store postgres (migrated at startup; several processes may share it). The
-TRON node is a MOCK inside the process, a block every %[1]s of real time: no
-real chain is contacted and no real funds move. SIGINT or SIGTERM stops it.
+-store postgres (migrated at startup; several processes may share it), and,
+with -operator-addr, the operator API and the metrics. The TRON node is a
+MOCK inside the process, a block every %[1]s of real time: no real chain is
+contacted and no real funds move. SIGINT or SIGTERM stops it.
 
 THE INTAKE API, on -addr. Every answer is JSON, unknown paths included; an
 error is {"error": "...", "field": "..."}, with field naming what is wrong.
 
-  POST /v1/withdrawals       submit a withdrawal: a JSON object of four strings,
+  POST /v1/withdrawals       submit a withdrawal: a JSON object of five strings,
                              operation_id  a UUID the client mints once and sends
                                            again on every retry of the request
+                             customer      whose balance pays (see -fund and
+                                           POST /v1/credits): 1 to 64 letters,
+                                           digits and . _ : -
                              to_address    a base58check TRON address
                              amount        a decimal string, at most 6 decimals
                                            ("12.50"; a JSON number is refused)
                              asset         "USDT-TRC20"
-      201 created; 200 the same request again, nothing new (X-Idempotent-Replay:
-      true; "1.5" and "1.50" are the same amount); 409 the operation_id belongs
-      to another request; 422 invalid (field says which); 415 not JSON; 503 the
-      store failed: the request may or may not be recorded, retry it with the
-      same operation_id (Retry-After).
+      201 created, the amount held on the customer's balance; 200 the same
+      request again, nothing new (X-Idempotent-Replay: true; "1.5" and "1.50"
+      are the same amount); 402 the customer's balance does not cover it
+      (nothing stored; send the same request once it does); 409 the
+      operation_id belongs to another request; 422 invalid (field says which);
+      415 not JSON; 503 the store failed: the request may or may not be
+      recorded, retry it with the same operation_id (Retry-After).
   GET  /v1/withdrawals/{id}  the withdrawal: state, txid, builds, reason, and its
                              history (each transition, its time and note);
                              200, 404 no such operation, 422 not a UUID
@@ -129,20 +171,25 @@ error is {"error": "...", "field": "..."}, with field naming what is wrong.
 
   curl -s -X POST http://%[4]s/v1/withdrawals \
     -H 'Content-Type: application/json' \
-    -d '{"operation_id":"%[5]s","to_address":"%[6]s","amount":"12.50","asset":"USDT-TRC20"}'
+    -d '{"operation_id":"%[5]s","customer":"%[11]s","to_address":"%[6]s","amount":"12.50","asset":"USDT-TRC20"}'
   curl -s http://%[4]s/v1/withdrawals/%[5]s
 
-A WITHDRAWAL'S LIFE IN TIME (default flags). At the POST it is requested;
-within a second a worker takes it through validated, signing, signed,
-broadcasting (the intent to send, written before the send) to broadcast.
-Then nothing visible for about a minute: it is confirmed only once its block
-is solid, and the mock's solid head trails its head by %[2]d blocks of %[1]s
-(%[3]s; -solid-lag). Measured: broadcast 0.2 s after the POST, confirmed
-72 s after it. A transaction that dies unincluded is rebuilt with a new txid
-only once the solid chain has passed its expiration (60 s) plus a margin
-(30 s): minutes, not seconds. It ends confirmed; failed (reason says why:
-refused for good, reverted); rejected (invalid once checked); or review (paid
-on chain but not exactly as asked: an operator decides).
+A WITHDRAWAL'S LIFE IN TIME (default flags). At the POST it is requested and
+its amount held; within a second a worker takes it through validated,
+signing, signed, broadcasting (the intent to send, written before the send)
+to broadcast. Then nothing visible for about a minute: it is confirmed (the
+hold settled, paid) only once its block is solid, and the mock's solid head
+trails its head by %[2]d blocks of %[1]s (%[3]s; -solid-lag). Measured:
+broadcast 0.2 s after the POST, confirmed 72 s after it. A transaction that
+dies unincluded is rebuilt with a new txid only once the solid chain has
+passed its expiration (60 s) plus a margin (30 s): minutes, not seconds. A
+shortage of ours (bandwidth, energy, a node or signer unreachable) parks it
+with backoff, and past its bounds (30 parks, or an hour parked) sends it to
+review, never to failed. It ends confirmed; failed (the hold released; reason
+says why: refused for good, dead past the stuck policy's patience, cancelled
+by an operator); rejected (invalid once checked); or review (the chain shows
+a payment but not exactly the one asked, or it was parked too long: an
+operator decides).
 
 THE MOCK NODE API, on -node-addr (off by default; loopback only). Other sluice
 processes use it with -node-url; the live check reads the mock's ground truth
@@ -160,18 +207,99 @@ from it. TRON's paths, sluice's own bodies; X-Node-Caller names the caller.
   curl -s -X POST http://%[7]s/wallet/getnowblock
   curl -s -X POST http://%[7]s/wallet/gettransactioninfobyid -d '{"txid":"%[8]s"}'
 
-THE OPERATOR API does not exist yet (to come, on a listener of its own). Until
-then an operator has the GET above and the logs.
+THE OPERATOR API, on -operator-addr (off unless set), with the metrics.
+Every request needs Authorization: Bearer <token>, the token being
+$%[12]s (at least 16 bytes: serve refuses to start with
+-operator-addr and no valid token; make one with openssl rand -hex 32): 401
+without it or malformed, 403 wrong. It is plain HTTP: off this machine, put
+TLS in front. Every answer but /metrics is JSON, an error {"error": "...",
+"field": "..."}. An action's body names the operator and says why; both land
+in the operation's event log.
+
+  GET  /v1/queue?after=ID&limit=N   operations in review and parked ones, by id
+                                    (limit 1..200, default 50): state, reason,
+                                    parks and park reason, txids, the latest
+                                    decision and evidence, the actions that may
+                                    apply; "next" is the following page's after
+  GET  /v1/operations/{id}          one operation, the same view
+  POST /v1/operations/{id}/retry    {"operator","why"}: back to the workers now
+                                    (park ended, backoff cleared, lease fenced);
+                                    not for review, which is final
+  POST /v1/operations/{id}/cancel   {"operator","why"}: failed, hold released;
+                                    only with proof of death of its txid, checked
+                                    on chain now (none needed if it never had
+                                    one), and only while parked or in review;
+                                    a txid included with SUCCESS never is
+  POST /v1/operations/{id}/resolve  {"operator","why","txid"}: a review settled as
+                                    paid (confirmed, hold settled) by its current
+                                    txid, which the chain must show solid, SUCCESS,
+                                    with exactly the Transfer asked
+  POST /v1/credits                  {"operator","why","ref","customer","amount"}: a
+                                    deposit, once per ref: 201 credited, 200 that
+                                    ref again, 409 that ref with other numbers
+  GET  /v1/accounts/{customer}      balance, held, paid, deposited
+  GET  /metrics                     the metrics, Prometheus text (below)
+      200 done (the operation as it is after); 409 refused, nothing changed:
+      the error says what the row or the chain showed and what to do; 422
+      malformed (field says which; nothing changed); 404 no such operation or
+      account; 503 the node or the store failed (Retry-After): read the
+      operation before acting again.
+
+  curl -s -H 'Authorization: Bearer %[10]s' http://%[9]s/v1/queue
+  curl -s -X POST http://%[9]s/v1/credits \
+    -H 'Authorization: Bearer %[10]s' -H 'Content-Type: application/json' \
+    -d '{"operator":"alice","why":"wire 2026-12-01 #881","ref":"wire-881","customer":"%[11]s","amount":"250"}'
+  curl -s -H 'Authorization: Bearer %[10]s' http://%[9]s/v1/accounts/%[11]s
+  curl -s -X POST http://%[9]s/v1/operations/%[5]s/retry \
+    -H 'Authorization: Bearer %[10]s' -H 'Content-Type: application/json' \
+    -d '{"operator":"alice","why":"bandwidth topped up"}'
+  curl -s -X POST http://%[9]s/v1/operations/%[5]s/cancel \
+    -H 'Authorization: Bearer %[10]s' -H 'Content-Type: application/json' \
+    -d '{"operator":"alice","why":"customer asked, ticket 4411"}'
+  curl -s -X POST http://%[9]s/v1/operations/%[5]s/resolve \
+    -H 'Authorization: Bearer %[10]s' -H 'Content-Type: application/json' \
+    -d '{"operator":"alice","why":"paid, checked on tronscan","txid":"%[8]s"}'
+  curl -s -H 'Authorization: Bearer %[10]s' http://%[9]s/metrics
+
+METRICS at /metrics on the operator listener. The gauges are the store's
+(read at each scrape, shared by every process on it); the counters and the
+histogram are this process's own.
+
+  sluice_withdrawal_queue_depth{state}   withdrawals in each non-terminal state
+  sluice_confirmation_latency_seconds    creation to confirmation (histogram,
+                                         1 s to 2 h: p95 readable)
+  sluice_stuck_ratio                     parked / open (non-terminal)
+  sluice_review_size                     withdrawals in review (the DLQ)
+  sluice_ledger_chain_mismatches_total   reviews entered because the solid
+                                         SUCCESS did not carry the Transfer asked
+  sluice_node_errors_total{call,code}    failed node calls, non-SUCCESS broadcasts
+  sluice_rebuilds_total, sluice_fenced_writes_total, sluice_parks_total,
+  sluice_parked_operations, sluice_withdrawals_finished{state},
+  sluice_reviews_entered_total{cause}, sluice_stuck_decisions_total{action},
+  sluice_node_calls_total{call}, sluice_operator_actions_total{action,outcome},
+  sluice_step_errors_total, sluice_census_errors_total; go_* and process_*.
+  Deposit lag is not measured: deposits are operators' credits, there is no
+  chain watcher to lag.
+
+FUNDING. -fund CUSTOMER=AMOUNT (repeatable) credits CUSTOMER with AMOUNT USDT
+at startup under the ref fund:CUSTOMER:AMOUNT (the amount as the API writes
+it: 12.50 is 12.5), so a restart with the same flags credits nothing new.
 
 LOGS go to stderr: one line per event (-log-format text) or one JSON object
-(-log-format json), from -log-level up. info: startup, each withdrawal
-created, each transition a worker lands (operation_id, from, to, token,
-worker, txid, note; the evidence of a rebuild). warn: a write fenced off
-because another claim took the operation, a store failure the API hid behind
-a 503. error: a worker tick that failed. debug: each claim, each wait.
+(-log-format json), from -log-level up. info: startup, each -fund credit,
+each withdrawal created, each transition a worker lands (operation_id, from,
+to, token, worker, txid, note; the evidence of a rebuild), each decision of
+the stuck policy but wait, each operator action (action, operator, why,
+operation_id, from, to; a cancel's evidence) and each one refused (why).
+warn: a park (reason, parks, not_before), an operation sent to review
+(cause, reason), a write fenced off because another claim took the
+operation, a store failure the API hid behind a 503, an operator action
+that failed on the store or node. error: a worker tick that failed. debug:
+each claim, each wait, the stuck policy's waits.
 
 flags:
-`, mocknode.SlotInterval, mocknode.DefaultSolidLag, lag, exampleAPI, exampleID, exampleTo, exampleNode, exampleTxid)
+`, mocknode.SlotInterval, mocknode.DefaultSolidLag, lag, exampleAPI, exampleID, exampleTo, exampleNode, exampleTxid,
+		exampleOp, exampleToken, exampleCustomer, operatorTokenEnv)
 }
 
 // parseFlags reads serve's flags. -h writes the help to stdout and returns
@@ -201,6 +329,24 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		}
 		return nil
 	})
+	fs.StringVar(&c.operatorAddr, "operator-addr", "", "serve the operator API and /metrics on this address (off when empty); needs $"+operatorTokenEnv)
+	fs.Func("fund", "credit CUSTOMER with AMOUNT USDT at startup, once (ref fund:CUSTOMER:AMOUNT); repeatable", func(s string) error {
+		customer, amount, ok := strings.Cut(s, "=")
+		if !ok {
+			return errors.New("want CUSTOMER=AMOUNT, e.g. cust-1=1000")
+		}
+		f := fund{customer: sluice.CustomerID(customer)}
+		if why := f.customer.Valid(); why != "" {
+			return fmt.Errorf("customer %q: %s", customer, why)
+		}
+		a, err := money.Parse(amount)
+		if err != nil {
+			return fmt.Errorf("amount %q: %w", amount, err)
+		}
+		f.amount = a
+		c.funds = append(c.funds, f)
+		return nil
+	})
 	fs.Float64Var(&c.killPointP, "kill-point", 0, "test hook (the live check): after each write a worker lands, SIGKILL this process with this chance; lands kills in every state, between the write-ahead and the send too. Never in production")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -214,6 +360,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		return c, err
 	}
 	c.databaseURL = os.Getenv("DATABASE_URL")
+	c.operatorToken = os.Getenv(operatorTokenEnv)
 	var err error
 	switch {
 	case fs.NArg() > 0:
@@ -226,8 +373,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		err = errors.New("-store postgres needs DATABASE_URL")
 	case c.lease <= 0 || c.idleSleep <= 0 || c.shutdownMax <= 0 || c.nodeTimeout <= 0:
 		err = errors.New("-lease, -idle-sleep, -shutdown-timeout and -node-timeout must be positive")
-	case !c.api && c.workers == 0 && c.nodeAddr == "":
-		err = errors.New("-api=false with -workers 0 and no -node-addr: nothing to run")
+	case !c.api && c.workers == 0 && c.nodeAddr == "" && c.operatorAddr == "":
+		err = errors.New("-api=false with -workers 0, no -node-addr and no -operator-addr: nothing to run")
 	case c.nodeURL != "" && c.nodeAddr != "":
 		err = errors.New("-node-url and -node-addr exclude each other: only a process with the mock in it can serve it")
 	case c.nodeAddr != "" && !loopback(c.nodeAddr):
@@ -238,6 +385,12 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		err = fmt.Errorf("-node-url %q: want http(s)://host:port", c.nodeURL)
 	case c.logFormat != logText && c.logFormat != logJSON:
 		err = fmt.Errorf("-log-format %q: want text or json", c.logFormat)
+	case c.operatorAddr != "" && c.operatorToken == "":
+		err = fmt.Errorf("-operator-addr %s needs the operator API's bearer token in $%s (e.g. export %s=$(openssl rand -hex 32))", c.operatorAddr, operatorTokenEnv, operatorTokenEnv)
+	case c.operatorAddr != "":
+		if terr := operator.CheckToken(c.operatorToken); terr != nil {
+			err = fmt.Errorf("-operator-addr: $%s: %w", operatorTokenEnv, terr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "sluice serve:", err)
@@ -276,9 +429,9 @@ var (
 	mockKey   = []byte("sluice mock hot wallet key: not a real key")
 )
 
-// listening is where serve accepts connections: the intake API and the
-// mock node's HTTP face; "" for what it does not serve.
-type listening struct{ api, node string }
+// listening is where serve accepts connections: the intake API, the mock
+// node's HTTP face and the operator API; "" for what it does not serve.
+type listening struct{ api, node, operator string }
 
 // serve runs until ctx is done, logging to logw. If ready is not nil, it
 // receives the listening addresses once the servers accept connections.
@@ -306,6 +459,22 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 		db = postgres.New(pool, postgres.Options{Lease: cfg.lease})
 		logger.Info("store: postgresql (migrated)")
 	}
+	for _, f := range cfg.funds {
+		acct, credited, err := db.Credit(ctx, sluice.Credit{Ref: f.ref(), Customer: f.customer, Amount: f.amount})
+		if err != nil {
+			return fmt.Errorf("-fund %s=%s: %w", f.customer, f.amount, err)
+		}
+		what := "fund: credited"
+		if !credited {
+			what = "fund: already credited by an earlier start, nothing new"
+		}
+		logger.Info(what, "customer", f.customer, "amount", f.amount.String(), "ref", f.ref(), "balance", acct.Balance.String())
+	}
+	// One set of instruments for the process: every worker observes into
+	// it, every node it calls is counted, and the operator listener serves
+	// it at /metrics. The gauges come from the store at each scrape.
+	meter := metrics.New(db)
+	meter.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	workCtx, stopWork := context.WithCancel(context.Background())
 	defer stopWork()
@@ -388,11 +557,40 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 		at.api = ln.Addr().String()
 		logger.Info("listening on http://" + at.api)
 	}
+	pcfg := sluice.DefaultConfig()
+
+	if cfg.operatorAddr != "" {
+		node, err := nodeFor("operator")
+		if err != nil {
+			stopWork()
+			wg.Wait()
+			return err
+		}
+		svc := &operator.Service{Store: db, Node: meter.Node(node), HotWallet: hotWallet, Clock: clock, Config: pcfg,
+			Observer: actionObservers{meter, actionLog{log: logger}}}
+		h, err := operator.NewHandler(svc, cfg.operatorToken, meter)
+		if err == nil {
+			var ln net.Listener
+			if ln, err = net.Listen("tcp", cfg.operatorAddr); err == nil {
+				// The operator handler makes its own answers JSON (all but
+				// /metrics, which is Prometheus's text): bounded, not retyped.
+				srv := newServer(bounded(h, handlerTimeout, operatorTimeoutBody), sink)
+				servers = append(servers, srv)
+				go func() { errc <- srv.Serve(ln) }()
+				at.operator = ln.Addr().String()
+				logger.Info("operator API and /metrics on http://" + at.operator + " (bearer token from $" + operatorTokenEnv + ")")
+			}
+		}
+		if err != nil {
+			stopWork()
+			wg.Wait()
+			return fmt.Errorf("-operator-addr: %w", err)
+		}
+	}
 
 	// Each incarnation's worker ids are new, so a restarted process never
 	// looks like the holder of a lease its predecessor took.
 	incarnation := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-	pcfg := sluice.DefaultConfig()
 	for i := range cfg.workers {
 		id := sluice.WorkerID(fmt.Sprintf("%s-w%d", incarnation, i))
 		node, err := nodeFor(string(id))
@@ -410,10 +608,11 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 		w := &sluice.Worker{
 			ID: id,
 			Pipeline: &sluice.Pipeline{
-				Store: st, Node: node, Signer: signer,
+				Store: st, Node: meter.Node(node), Signer: signer,
 				Clock: clock, HotWallet: hotWallet, Config: pcfg,
 			},
-			Rand: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))),
+			Rand:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))),
+			Observer: stepObservers{meter, stepLog{log: logger}},
 		}
 		wg.Go(func() { runWorker(workCtx, w, cfg.idleSleep, logger) })
 	}
@@ -471,12 +670,22 @@ func health(w http.ResponseWriter, r *http.Request) {
 // timeoutBody is the answer to a request that outlived handlerTimeout.
 const timeoutBody = `{"error":"request timed out; a POST may or may not have been recorded: retry it with the same operation_id"}`
 
-// newHTTPServer serves h with the service's limits, logging net/http's own
-// complaints (a handler's superfluous WriteHeader, a broken connection) at
-// warn.
+// operatorTimeoutBody is the operator listener's: its actions are not
+// idempotent by a client's key, so the safe move is to look first.
+const operatorTimeoutBody = `{"error":"request timed out; the action may or may not have landed: read the operation before acting again"}`
+
+// newHTTPServer serves h with the service's limits and every answer JSON
+// (surface).
 func newHTTPServer(h http.Handler, sink *logSink) *http.Server {
+	return newServer(surface(h, handlerTimeout), sink)
+}
+
+// newServer serves h with the service's connection limits, logging
+// net/http's own complaints (a handler's superfluous WriteHeader, a broken
+// connection) at warn.
+func newServer(h http.Handler, sink *logSink) *http.Server {
 	return &http.Server{
-		Handler:           surface(h, handlerTimeout),
+		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -493,12 +702,20 @@ func newHTTPServer(h http.Handler, sink *logSink) *http.Server {
 // handler runs (a malformed request line, headers over MaxHeaderBytes) is
 // plain text, and beyond reach here.
 func surface(h http.Handler, timeout time.Duration) http.Handler {
-	inner := http.TimeoutHandler(intake.JSONAnswers(h), timeout, timeoutBody)
+	return bounded(intake.JSONAnswers(h), timeout, timeoutBody)
+}
+
+// bounded is surface without the JSON rewrite, for a handler that makes its
+// own answers JSON and must serve one that is not (the operator listener's
+// /metrics, in Prometheus's text format).
+func bounded(h http.Handler, timeout time.Duration, body string) http.Handler {
+	inner := http.TimeoutHandler(h, timeout, body)
 	typed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// TimeoutHandler writes its own 503 with no Content-Type, and
 		// otherwise copies the handler's headers over these. Inside it,
-		// JSONAnswers gives every answer with a body its type, so the JSON
-		// set here stays only on the timeout's answer.
+		// every answer with a body has its type (JSONAnswers, or the
+		// metrics handler's own), so the JSON set here stays only on the
+		// timeout's answer.
 		w.Header().Set("Content-Type", "application/json")
 		inner.ServeHTTP(w, r)
 	})

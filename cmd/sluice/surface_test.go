@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,10 +76,17 @@ func TestServiceAnswersJSON(t *testing.T) {
 }
 
 // Goal: the examples of serve -h and of the README's "Running sluice for
-// real" run, as curl would send them, against a live serve (the API and the
-// mock node), each answered 2xx in JSON; the README carries every example
-// of the help and names every endpoint of both APIs; and the help's "about
-// a minute" to confirmation is what the mock's defaults give.
+// real" run, as curl would send them, against a live serve (the intake API,
+// the mock node and the operator API), each answered with the status its
+// README comment names ("# 409 ...") or else a 2xx, in JSON (the metrics in
+// Prometheus's text); the README carries every example of the help and
+// both name every endpoint of the three APIs and the six metrics; and the
+// help's "about a minute" to confirmation is what the mock's defaults give.
+//
+// The serve has no workers, so that every example meets the withdrawal the
+// first one posts as requested, whatever the machine's speed: the README
+// says so where it matters (a cancel needs no proof yet). The customers are
+// funded as the README's command lines fund them (-fund).
 func TestHelpExamplesRun(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -90,19 +99,28 @@ func TestHelpExamplesRun(t *testing.T) {
 	section, _, _ = strings.Cut(section, "\n## ")
 	help := serveHelp()
 
-	inHelp, inReadme := curlCommands(help), curlCommands(section)
-	if len(inHelp) < 4 {
-		t.Fatalf("serve -h has %d curl examples, want the POST, the GET and the node's", len(inHelp))
+	inHelp, inReadme := curlCommands(help), curlExamples(section)
+	if len(inHelp) < 11 {
+		t.Fatalf("serve -h has %d curl examples, want the intake's, the node's and the operator's", len(inHelp))
 	}
 	for _, c := range inHelp {
-		if !contains(inReadme, c) {
+		found := false
+		for _, e := range inReadme {
+			found = found || e.cmd == c
+		}
+		if !found {
 			t.Errorf("README's section lacks the help's example\n\t%s", c)
 		}
 	}
 	for _, path := range []string{"POST /v1/withdrawals", "/v1/withdrawals/{id}", "/healthz", nodehttp.PathBroadcast,
-		nodehttp.PathLookup, nodehttp.PathHead, nodehttp.PathSolid, nodehttp.PathTruth, "X-Node-Caller", "-node-addr", "operator API"} {
+		nodehttp.PathLookup, nodehttp.PathHead, nodehttp.PathSolid, nodehttp.PathTruth, "X-Node-Caller", "-node-addr", "operator API",
+		"-operator-addr", operatorTokenEnv, "Bearer", "GET /v1/queue", "/v1/operations/{id}", "/retry", "/cancel", "/resolve",
+		"POST /v1/credits", "/v1/accounts/{customer}", "/metrics", "-fund", "fund:CUSTOMER:AMOUNT",
+		"sluice_withdrawal_queue_depth", "sluice_confirmation_latency_seconds", "sluice_stuck_ratio", "sluice_review_size",
+		"sluice_ledger_chain_mismatches_total", "deposit lag", "sluice_node_errors_total", "sluice_rebuilds_total",
+		"sluice_fenced_writes_total", "sluice_parked_operations"} {
 		for doc, text := range map[string]string{"serve -h": help, "README": section} {
-			if !strings.Contains(strings.ToLower(text), strings.ToLower(path)) {
+			if !strings.Contains(strings.ToLower(strings.Join(strings.Fields(text), " ")), strings.ToLower(path)) {
 				t.Errorf("%s does not mention %s", doc, path)
 			}
 		}
@@ -116,14 +134,24 @@ func TestHelpExamplesRun(t *testing.T) {
 		}
 	}
 
+	cfg := config{addr: "127.0.0.1:0", nodeAddr: "127.0.0.1:0", operatorAddr: "127.0.0.1:0", operatorToken: exampleToken,
+		api: true, workers: 0, storeKind: "memory", lease: 5 * time.Second, solidLag: 1, idleSleep: 50 * time.Millisecond,
+		shutdownMax: 5 * time.Second, nodeTimeout: 5 * time.Second}
+	// Funded as the README's serve command lines fund them, and no one
+	// else: an example may show what an unfunded customer gets.
+	for _, m := range regexp.MustCompile(`-fund (\S+)`).FindAllStringSubmatch(section, -1) {
+		if f, err := parseFlags([]string{"-fund", m[1]}, io.Discard, io.Discard); err == nil {
+			cfg.funds = append(cfg.funds, f.funds...)
+		}
+	}
+	if len(cfg.funds) == 0 {
+		t.Fatal("the README's serve command lines fund no customer")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan listening, 1)
 	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
-	cfg := config{addr: "127.0.0.1:0", nodeAddr: "127.0.0.1:0", api: true, workers: 1, storeKind: "memory",
-		lease: 5 * time.Second, solidLag: 1, idleSleep: 50 * time.Millisecond, shutdownMax: 5 * time.Second,
-		nodeTimeout: 5 * time.Second}
 	go func() { done <- serve(ctx, cfg, logs, ready) }()
 	var at listening
 	select {
@@ -133,22 +161,28 @@ func TestHelpExamplesRun(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not start within 20s")
 	}
-	hosts := map[string]string{exampleAPI: at.api, exampleNode: at.node}
-	for _, cmd := range append(inHelp, inReadme...) {
-		req, err := curlRequest(cmd, hosts)
+	hosts := map[string]string{exampleAPI: at.api, exampleNode: at.node, exampleOp: at.operator}
+	for _, e := range inReadme {
+		req, err := curlRequest(e.cmd, hosts)
 		if err != nil {
-			t.Errorf("%s\n\t%v", cmd, err)
+			t.Errorf("%s\n\t%v", e.cmd, err)
 			continue
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			t.Errorf("%s\n\t%v", cmd, err)
+			t.Errorf("%s\n\t%v", e.cmd, err)
 			continue
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode/100 != 2 || resp.Header.Get("Content-Type") != "application/json" || !json.Valid(b) {
-			t.Errorf("%s\n\tanswered %d %s %q, want 2xx and JSON", cmd, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		ct := resp.Header.Get("Content-Type")
+		typed := ct == "application/json" && json.Valid(b)
+		if req.URL.Path == "/metrics" {
+			typed = strings.HasPrefix(ct, "text/plain") && strings.Contains(string(b), "sluice_withdrawal_queue_depth")
+		}
+		status := e.status == resp.StatusCode || e.status == 0 && resp.StatusCode/100 == 2
+		if !status || !typed {
+			t.Errorf("%s\n\tanswered %d %s %.300q, want %d (0: any 2xx) and JSON (Prometheus text for /metrics)", e.cmd, resp.StatusCode, ct, b, e.status)
 		}
 	}
 	cancel()
@@ -160,13 +194,36 @@ func TestHelpExamplesRun(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// example is a curl command of the docs and the status its comment says it
+// answers (0: none said; any 2xx).
+type example struct {
+	cmd    string
+	status int
+}
+
+// curlExamples returns the curl commands of a text, as curlCommands does,
+// each with the status of the comment line right after it ("# 409 ...").
+func curlExamples(text string) []example {
+	var out []example
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(line, "curl ") {
+			continue
 		}
+		for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		e := example{cmd: strings.Join(strings.Fields(line), " ")}
+		if i+1 < len(lines) {
+			if m := regexp.MustCompile(`^# (\d{3}) `).FindStringSubmatch(strings.TrimSpace(lines[i+1]) + " "); m != nil {
+				e.status, _ = strconv.Atoi(m[1])
+			}
+		}
+		out = append(out, e)
 	}
-	return false
+	return out
 }
 
 // curlCommands returns the curl command lines of a text, continuation

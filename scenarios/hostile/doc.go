@@ -2,9 +2,11 @@
 // sends to the intake API: operation ids in other letter cases or wrapped
 // in whitespace, addresses of every prefix byte and length with good and
 // bad checksums, amounts with signs, exponents and too many decimals,
-// bodies around the size limit, JSON with unknown or duplicate keys, wrong
-// media types. Each request starts from a valid submission and spoils (or
-// merely re-spells) it one way.
+// customer ids missing, too long, of the wrong type or with bytes outside
+// their alphabet (and another funded customer under a used id), bodies
+// around the size limit, JSON with unknown or duplicate keys, wrong media
+// types. Each request starts from a valid submission and spoils (or merely
+// re-spells, or re-addresses) it one way.
 //
 // The generator does not say which requests are valid: the model's
 // reference reading decides that (model.ReadPost, model.ReadIntent), so a

@@ -15,10 +15,16 @@ import (
 // body-size cases sit on either side of it. (A test pins it to intake's.)
 const BodyMax = 16 << 10
 
-// Fields are the four fields of a valid submission, the starting point of
-// every case.
+// Fields are the five fields of a valid submission, the starting point of
+// every case, and the customers the caller has funded besides Customer.
 type Fields struct {
-	ID, To, Amount, Asset string
+	ID, Customer, To, Amount, Asset string
+	// Others are valid customer ids other than Customer that the caller's
+	// store has funded: the other-customer case sends one of them, so that
+	// its request is a withdrawal intake creates (or, under an id already
+	// taken, a conflict) rather than one refused for want of funds. With
+	// none, that case sends Customer itself.
+	Others []string
 }
 
 // Post is one hostile request, ready to send.
@@ -198,6 +204,56 @@ var Categories = []Category{
 		},
 	},
 	{
+		Name: "customer",
+		Doc:  "customer ids missing, empty, one byte over 64, wrapped in whitespace, with control bytes, non-ASCII look-alikes or punctuation outside `. _ : -`, a number, null or an object instead of a string (refused); escaped, or another funded customer under the same id (accepted: another withdrawal, so a tidy post of the original under that id is a conflict)",
+		Cases: []Case{
+			customerCase("missing", func(b Fields, r Rand) Post {
+				return shaped(b, slices.Delete(pairs(b), keyCustomer, keyCustomer+1))
+			}),
+			customerValue("empty", func(c string, r Rand) string { return "" }),
+			customerValue("too-long", func(c string, r Rand) string {
+				// One byte over the limit, in allowed bytes only: the
+				// length alone is wrong.
+				return c + strings.Repeat(pick(r, "x", "0", "-", "."), CustomerMax+1-len(c))
+			}),
+			customerValue("whitespace", func(c string, r Rand) string {
+				return pick(r, " "+c, c+" ", c+"\n", "\t"+c+"\t", c+"\u00a0", "\u3000"+c)
+			}),
+			customerValue("control-byte", func(c string, r Rand) string {
+				i := r.IntN(len(c) + 1)
+				return c[:i] + pick(r, "\x00", "\x01", "\x11", "\x1f", "\x7f") + c[i:]
+			}),
+			customerValue("look-alike", func(c string, r Rand) string {
+				// A letter or digit swapped for one that looks the same:
+				// Cyrillic, fullwidth, a ligature, a dotless i.
+				i := r.IntN(len(c))
+				return c[:i] + pick(r, "\u0441", "\u0430", "\uff11", "\ufb01", "\u0131", "\u00fc") + c[i+1:]
+			}),
+			customerValue("punctuation", func(c string, r Rand) string {
+				i := r.IntN(len(c) + 1)
+				return c[:i] + pick(r, "/", "@", "+", ",", ";", "#", "%", "*", "'", `"`, `\`, "|", "=") + c[i:]
+			}),
+			customerCase("not-a-string", func(b Fields, r Rand) Post {
+				kv := pairs(b)
+				kv[keyCustomer][1] = pick(r, "42", "-1", "1.5e3", "0", "true", "null", "[]", "{}", "["+quote(b.Customer)+"]", `{"id":`+quote(b.Customer)+"}")
+				return shaped(b, kv)
+			}),
+			customerCase("escaped", func(b Fields, r Rand) Post {
+				// The same customer, its first byte written as a \u
+				// escape: JSON's spelling, not another id.
+				kv := pairs(b)
+				kv[keyCustomer][1] = `"\u` + fmt.Sprintf("%04x", b.Customer[0]) + quote(b.Customer)[2:]
+				return shaped(b, kv)
+			}),
+			customerCase("other-customer", func(b Fields, r Rand) Post {
+				if len(b.Others) > 0 {
+					b.Customer = b.Others[r.IntN(len(b.Others))]
+				}
+				return plain(b)
+			}),
+		},
+	},
+	{
 		Name: "body-size",
 		Doc:  "bodies of exactly the limit and one byte under (accepted), one byte over, over the limit with a valid request in the first part, and a valid request after the limit (refused)",
 		Cases: []Case{
@@ -233,16 +289,16 @@ var Categories = []Category{
 			}),
 			shapeCase("escaped-key", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				i := r.IntN(4)
+				i := r.IntN(len(kv))
 				kv[i][0] = `"` + strings.Replace(kv[i][0][1:len(kv[i][0])-1], "_", `\u005f`, 1) + `"`
-				if !strings.Contains(kv[i][0], `\u`) { // "asset" and "amount" have no underscore
+				if !strings.Contains(kv[i][0], `\u`) { // "customer", "asset" and "amount" have no underscore
 					kv[i][0] = `"\u` + fmt.Sprintf("%04x", kv[i][0][1]) + kv[i][0][2:]
 				}
 				return object(kv)
 			}),
 			shapeCase("escaped-value", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				i := r.IntN(4)
+				i := r.IntN(len(kv))
 				v := kv[i][1]
 				kv[i][1] = `"\u` + fmt.Sprintf("%04x", v[1]) + v[2:]
 				return object(kv)
@@ -262,18 +318,18 @@ var Categories = []Category{
 			}),
 			shapeCase("unknown-key", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				extra := [2]string{pick(r, `"memo"`, `"network"`, `"id"`, `""`), `"x"`}
-				return object(slices.Insert(kv, r.IntN(5), extra))
+				extra := [2]string{pick(r, `"memo"`, `"network"`, `"id"`, `""`, `"customer_id"`), `"x"`}
+				return object(slices.Insert(kv, r.IntN(len(kv)+1), extra))
 			}),
 			shapeCase("key-case", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				i := r.IntN(4)
+				i := r.IntN(len(kv))
 				kv[i][0] = pick(r, strings.ToUpper(kv[i][0]), `"`+strings.ToUpper(kv[i][0][1:2])+kv[i][0][2:])
 				return object(kv)
 			}),
 			shapeCase("duplicate-same", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				i := r.IntN(4)
+				i := r.IntN(len(kv))
 				return object(append(kv, kv[i]))
 			}),
 			shapeCase("duplicate-other", func(b Fields, r Rand) string {
@@ -286,28 +342,29 @@ var Categories = []Category{
 					other.Amount = "2"
 				}
 				other.To = otherAccount(b.To, r)
-				i := 1 + r.IntN(2) // the recipient or the amount
+				i := keyTo + r.IntN(2) // the recipient or the amount
 				return object(append(kv, pairs(other)[i]))
 			}),
 			shapeCase("number-value", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				kv[2][1] = b.Amount // a JSON number
+				kv[keyAmount][1] = b.Amount // a JSON number
 				return object(kv)
 			}),
 			shapeCase("null-value", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				kv[r.IntN(4)][1] = "null"
+				kv[r.IntN(len(kv))][1] = "null"
 				return object(kv)
 			}),
 			shapeCase("nested-value", func(b Fields, r Rand) string {
 				kv := pairs(b)
-				i := r.IntN(4)
+				i := r.IntN(len(kv))
 				kv[i][1] = pick(r, "["+kv[i][1]+"]", `{"value":`+kv[i][1]+"}")
 				return object(kv)
 			}),
 			shapeCase("missing-key", func(b Fields, r Rand) string {
-				i := r.IntN(4)
-				return object(slices.Delete(pairs(b), i, i+1))
+				kv := pairs(b)
+				i := r.IntN(len(kv))
+				return object(slices.Delete(kv, i, i+1))
 			}),
 			shapeCase("trailing-data", func(b Fields, r Rand) string {
 				o := object(pairs(b))
@@ -393,6 +450,25 @@ func plain(b Fields) Post {
 	return Post{ContentType: jsonType, Body: []byte(object(pairs(b))), ID: b.ID}
 }
 
+// CustomerMax is the API's written limit on a customer id, in bytes.
+// (A test pins it to sluice's.)
+const CustomerMax = 64
+
+// customerCase is a case of the customer category.
+func customerCase(name string, f func(b Fields, r Rand) Post) Case { return Case{name, f} }
+
+// customerValue is a case that replaces the customer's value with f's.
+func customerValue(name string, f func(c string, r Rand) string) Case {
+	return Case{name, func(b Fields, r Rand) Post { b.Customer = f(b.Customer, r); return plain(b) }}
+}
+
+// shaped is b's request with the body kv.
+func shaped(b Fields, kv [][2]string) Post {
+	p := plain(b)
+	p.Body = []byte(object(kv))
+	return p
+}
+
 func idCase(name string, f func(string) string) Case {
 	return Case{name, func(b Fields, r Rand) Post { b.ID = f(b.ID); return plain(b) }}
 }
@@ -433,13 +509,23 @@ func typeCase(name, ct string) Case {
 	}}
 }
 
+// The index of each key in pairs.
+const (
+	keyID = iota
+	keyCustomer
+	keyTo
+	keyAmount
+	keyAsset
+)
+
 // pairs are b's keys and values as JSON text, in the API's order.
 func pairs(b Fields) [][2]string {
 	return [][2]string{
-		{`"operation_id"`, quote(b.ID)},
-		{`"to_address"`, quote(b.To)},
-		{`"amount"`, quote(b.Amount)},
-		{`"asset"`, quote(b.Asset)},
+		keyID:       {`"operation_id"`, quote(b.ID)},
+		keyCustomer: {`"customer"`, quote(b.Customer)},
+		keyTo:       {`"to_address"`, quote(b.To)},
+		keyAmount:   {`"amount"`, quote(b.Amount)},
+		keyAsset:    {`"asset"`, quote(b.Asset)},
 	}
 }
 

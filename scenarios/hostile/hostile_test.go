@@ -2,10 +2,14 @@ package hostile_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"sluicesim/scenarios/hostile"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
@@ -25,11 +30,15 @@ func base(r *rand.Rand) hostile.Fields {
 	}
 	acct[0] |= 1
 	amounts := []string{"1", "1.5", "12.25", "999.999999", "0.1", "1000"}
+	customers := []string{"cust-0", "cust-1", "c", "A.b_c:d-e", strings.Repeat("z", sluice.CustomerMax)}
+	c := r.IntN(len(customers))
 	return hostile.Fields{
-		ID:     "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b",
-		To:     tron.AddressFromBytes20(acct).String(),
-		Amount: amounts[r.IntN(len(amounts))],
-		Asset:  sluice.Asset,
+		ID:       "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b",
+		Customer: customers[c],
+		Others:   slices.Delete(slices.Clone(customers), c, c+1),
+		To:       tron.AddressFromBytes20(acct).String(),
+		Amount:   amounts[r.IntN(len(amounts))],
+		Asset:    sluice.Asset,
 	}
 }
 
@@ -40,6 +49,7 @@ var accepted = map[string]bool{
 	"id-spelling/upper": true, "id-spelling/mixed": true,
 	"address/other-account": true, "address/near-zero-account": true,
 	"amount/six-decimals": true, "amount/smallest-unit": true,
+	"customer/escaped": true, "customer/other-customer": true,
 	"body-size/at-limit": true, "body-size/under-limit": true, "body-size/inside-padding-at-limit": true,
 	"json-shape/reordered": true, "json-shape/escaped-key": true, "json-shape/escaped-value": true, "json-shape/whitespace-between": true,
 	"content-type/absent": true, "content-type/charset-upper": true, "content-type/type-upper": true, "content-type/no-space": true,
@@ -68,7 +78,7 @@ func TestCasesMeanWhatTheySay(t *testing.T) {
 					t.Fatalf("%s: the reference reads %q (body %.200q, type %q) as valid=%v, its author meant valid=%v",
 						name, why, p.Body, p.ContentType, why == "", accepted[name])
 				}
-				code := post(t, p)
+				code := post(t, p, b)
 				if want := why == ""; (code == http.StatusCreated) != want || (!want && code != 422 && code != 415) {
 					t.Fatalf("%s: intake answered %d to %.200q (type %q); the reference says %q", name, code, p.Body, p.ContentType, why)
 				}
@@ -85,9 +95,18 @@ func TestCasesMeanWhatTheySay(t *testing.T) {
 	}
 }
 
-func post(t *testing.T, p hostile.Post) int {
+// post sends p to intake over a fresh store in which b's customer and its
+// others are funded for any amount, as the worlds fund theirs: a valid
+// request is created, never refused for want of funds.
+func post(t *testing.T, p hostile.Post, b hostile.Fields) int {
 	t.Helper()
 	mem := store.NewMemory(&storetest.Clock{}, time.Minute)
+	for i, c := range append([]string{b.Customer}, b.Others...) {
+		credit := sluice.Credit{Ref: fmt.Sprintf("fund-%d", i), Customer: sluice.CustomerID(c), Amount: money.MaxAmount}
+		if _, _, err := mem.Credit(context.Background(), credit); err != nil {
+			t.Fatalf("funding %q: %v", c, err)
+		}
+	}
 	req := httptest.NewRequest(http.MethodPost, "/v1/withdrawals", bytes.NewReader(p.Body))
 	if p.ContentType != "" {
 		req.Header.Set("Content-Type", p.ContentType)
@@ -129,4 +148,44 @@ func TestBodyMaxIsTheContract(t *testing.T) {
 	if hostile.BodyMax != intake.BodyMax || model.PostBodyMax != intake.BodyMax {
 		t.Fatalf("body limits: hostile %d, model %d, intake %d", hostile.BodyMax, model.PostBodyMax, intake.BodyMax)
 	}
+}
+
+// TestCustomerMaxIsTheContract pins the generator's customer length limit
+// to sluice's, and checks that the reference agrees on both sides of it.
+func TestCustomerMaxIsTheContract(t *testing.T) {
+	if hostile.CustomerMax != sluice.CustomerMax {
+		t.Fatalf("customer limits: hostile %d, sluice %d", hostile.CustomerMax, sluice.CustomerMax)
+	}
+	p := model.Payload{ID: "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b", To: tron.AddressFromBytes20([20]byte{0xc0, 1}).String(), Amount: "1", Asset: sluice.Asset}
+	for _, c := range []struct {
+		n  int
+		ok bool
+	}{{hostile.CustomerMax, true}, {hostile.CustomerMax + 1, false}} {
+		p.Customer = strings.Repeat("c", c.n)
+		if _, why := model.ReadIntent(p); (why == "") != c.ok {
+			t.Errorf("a customer of %d bytes: the reference says %q, want valid=%v", c.n, why, c.ok)
+		}
+	}
+}
+
+// TestOtherCustomerIsAnotherFundedOne: the other-customer case sends one of
+// the funded others, never the customer itself or one nobody funded, so
+// that in the worlds it is created or a conflict, not refused for funds.
+func TestOtherCustomerIsAnotherFundedOne(t *testing.T) {
+	cat, _ := hostile.Lookup("customer")
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, c := range cat.Cases {
+		if c.Name != "other-customer" {
+			continue
+		}
+		for range 100 {
+			b := base(r)
+			fields, why := model.ReadPost(model.RawPost{ContentType: "application/json", Body: c.Make(b, r).Body})
+			if why != "" || fields.Customer == b.Customer || !slices.Contains(b.Others, fields.Customer) {
+				t.Fatalf("other-customer sent %q (%s) for %q; want one of %q", fields.Customer, why, b.Customer, b.Others)
+			}
+		}
+		return
+	}
+	t.Fatal("the customer category has no other-customer case")
 }

@@ -17,7 +17,7 @@ func AnswerPayload(body []byte) (hash string, state sluice.State, ok bool) {
 	if json.Unmarshal(body, &w) != nil {
 		return "", sluice.None, false
 	}
-	op, err := Normalize(Submission{OperationID: w.OperationID, ToAddress: w.ToAddress, Amount: w.Amount, Asset: w.Asset})
+	op, err := Normalize(Submission{OperationID: w.OperationID, Customer: w.Customer, ToAddress: w.ToAddress, Amount: w.Amount, Asset: w.Asset})
 	if err != nil {
 		return "", sluice.None, false
 	}

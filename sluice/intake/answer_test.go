@@ -2,6 +2,7 @@ package intake
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"sluicesim/sluice"
@@ -16,7 +17,7 @@ func TestAnswerPayload(t *testing.T) {
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("POST = %d", rec.Code)
 	}
-	want, err := Normalize(Submission{OperationID: id1, ToAddress: addrA, Amount: "12.5", Asset: sluice.Asset})
+	want, err := Normalize(Submission{OperationID: id1, Customer: cust, ToAddress: addrA, Amount: "12.5", Asset: sluice.Asset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +28,16 @@ func TestAnswerPayload(t *testing.T) {
 	get := do(h, http.MethodGet, "/v1/withdrawals/"+id1, "", "")
 	if hash, _, ok := AnswerPayload(get.Body.Bytes()); !ok || hash != want.RequestHash {
 		t.Errorf("AnswerPayload(GET) = %.8s, %v; want %.8s", hash, ok, want.RequestHash)
+	}
+	// The customer is part of the instruction: an answer showing another
+	// one is another withdrawal, and one showing none is no withdrawal.
+	otherCustomer := strings.Replace(rec.Body.String(), `"customer":"`+cust+`"`, `"customer":"`+other+`"`, 1)
+	if hash, _, ok := AnswerPayload([]byte(otherCustomer)); !ok || hash == want.RequestHash {
+		t.Errorf("AnswerPayload(another customer) = %.8s, %v; want another hash than %.8s", hash, ok, want.RequestHash)
+	}
+	noCustomer := strings.Replace(rec.Body.String(), `"customer":"`+cust+`",`, ``, 1)
+	if _, _, ok := AnswerPayload([]byte(noCustomer)); ok || noCustomer == rec.Body.String() {
+		t.Errorf("AnswerPayload(%s) ok, want refused", noCustomer)
 	}
 	for _, bad := range []string{``, `{}`, `{"error":"x","field":"amount"}`, `not json`} {
 		if _, _, ok := AnswerPayload([]byte(bad)); ok {

@@ -16,13 +16,24 @@
 //
 // A retry must be told apart from a client bug that reuses an id for a
 // different withdrawal. Each row stores a hash of its normalized request
-// (id, base58 address, amount in base units, asset); a submission under a
-// used id with an equal hash is a replay (200, X-Idempotent-Replay: true,
-// the row's current state), with a different hash a conflict (409,
-// sluice.ErrPayloadMismatch, the original untouched). The hash is over the
+// (id, customer, base58 address, amount in base units, asset); a
+// submission under a used id with an equal hash is a replay (200,
+// X-Idempotent-Replay: true, the row's current state), with a different
+// hash a conflict (409, sluice.ErrPayloadMismatch, the original
+// untouched): the same id sent for another customer is a conflict too. The hash is over the
 // normalized values, not the bytes sent, so "1.5" and "1.50", key order and
 // whitespace do not turn an honest retry through a re-serializing client
 // library into a spurious 409. See RequestHash.
+//
+// # Whose money
+//
+// Every withdrawal names the customer whose balance pays for it (the
+// required field "customer", a sluice.CustomerID). The store's Insert moves
+// the amount from that balance to a hold in the same atomic step as it
+// creates the row; a balance that falls short creates nothing and is
+// answered 402 with code "insufficient_funds", after which the same
+// request (same operation id) may be sent again once the customer is
+// funded.
 //
 // # Refusing at the door
 //

@@ -16,19 +16,21 @@ import (
 )
 
 // BodyMax is the largest request body the API reads, in bytes. A withdrawal
-// is four short strings; anything near this size is not one, and the limit
+// is five short strings; anything near this size is not one, and the limit
 // keeps a hostile client from making the server buffer without bound.
 const BodyMax = 16 << 10
 
 // NewHandler serves the intake API over svc:
 //
 //	POST /v1/withdrawals       submit: 201 created, 200 replay (X-Idempotent-Replay: true),
-//	                           409 id reused with another payload, 422 invalid, 415, 405
+//	                           402 insufficient funds, 409 id reused with another payload,
+//	                           422 invalid, 415, 405
 //	GET  /v1/withdrawals/{id}  current state and history: 200, 404, 422
 //
 // Every answer, errors included, is JSON, for unknown and unclean paths too
 // (see JSONAnswers); an error is {"error": "...", "field": "..."} with field
-// present where one is to blame.
+// present where one is to blame, and "code" where the status alone does not
+// say what to do (see writeServiceError).
 // A store failure is a 503 with Retry-After and a fixed message: the
 // request may or may not have been recorded (a commit whose answer was
 // lost), and the one safe move, a retry with the same operation id, is what
@@ -150,8 +152,10 @@ type handler struct {
 	svc *Service
 }
 
-// jsonFields are the fields of a submission in the order they are checked.
-var jsonFields = []string{FieldOperationID, FieldToAddress, FieldAmount, FieldAsset}
+// jsonFields are the fields of a submission in the order they are checked,
+// which is the API's order: who (the id, then the customer whose balance
+// pays), to whom, how much, of what.
+var jsonFields = []string{FieldOperationID, FieldCustomer, FieldToAddress, FieldAmount, FieldAsset}
 
 func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -296,7 +300,7 @@ func decodeSubmission(body []byte) (Submission, *ValidationError) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Submission{}, &ValidationError{FieldBody, "trailing data after the JSON object"}
 	}
-	var vals [4]string
+	var vals [5]string
 	for i, name := range jsonFields {
 		raw, ok := fields[name]
 		if !ok {
@@ -315,7 +319,7 @@ func decodeSubmission(body []byte) (Submission, *ValidationError) {
 			return Submission{}, &ValidationError{name, "malformed JSON string"}
 		}
 	}
-	return Submission{OperationID: vals[0], ToAddress: vals[1], Amount: vals[2], Asset: vals[3]}, nil
+	return Submission{OperationID: vals[0], Customer: vals[1], ToAddress: vals[2], Amount: vals[3], Asset: vals[4]}, nil
 }
 
 func known(key string) bool {
@@ -331,14 +335,34 @@ func known(key string) bool {
 // such error comes from the store, and may have happened after its effect.
 const errStoreUnavailable = "store unavailable: the request may or may not have been recorded; retry with the same operation_id"
 
+// CodeInsufficientFunds is the "code" of a 402 answer: the customer's
+// balance does not cover the amount. It is stable: clients may branch on it.
+const CodeInsufficientFunds = "insufficient_funds"
+
+// errInsufficientFunds is the 402's message. It is fixed: the store's error
+// names the balance, which is no business of whoever holds an operation id.
+const errInsufficientFunds = "insufficient funds: the customer's balance does not cover the amount; nothing was stored, and the same request may be sent again once it does"
+
 // writeServiceError maps Submit and Lookup errors to answers. Anything it
 // does not recognize is a store failure: 503, retry later.
+//
+// Insufficient funds is a 402 Payment Required, code "insufficient_funds",
+// and not one of the codes already in use, because each of those tells a
+// client something false about it: a 422 says the request is malformed
+// (fix it, never send it again as it is), a 409 that the operation id
+// belongs to another withdrawal (never use it again). Neither holds: the
+// request is well-formed, no row was created, and the very same request,
+// same operation id included, succeeds once the customer's balance covers
+// it. A client that knows only the older codes reads 402 as an unknown
+// failure, which is the safe reading (nothing promised either way).
 func writeServiceError(w http.ResponseWriter, err error) {
 	if ve, ok := errors.AsType[*ValidationError](err); ok {
 		writeValidationError(w, ve)
 		return
 	}
 	switch {
+	case errors.Is(err, sluice.ErrInsufficientFunds):
+		writeJSON(w, http.StatusPaymentRequired, errorBody{Error: errInsufficientFunds, Code: CodeInsufficientFunds})
 	case errors.Is(err, sluice.ErrPayloadMismatch):
 		writeError(w, http.StatusConflict, sluice.ErrPayloadMismatch.Error(), FieldOperationID)
 	case errors.Is(err, sluice.ErrNotFound):
@@ -355,6 +379,7 @@ func writeServiceError(w http.ResponseWriter, err error) {
 // withdrawal is the JSON form of an operation.
 type withdrawal struct {
 	OperationID string `json:"operation_id"`
+	Customer    string `json:"customer"` // whose balance pays
 	State       string `json:"state"`
 	ToAddress   string `json:"to_address"`
 	Amount      string `json:"amount"` // canonical decimal string, never a number
@@ -383,6 +408,7 @@ type eventView struct {
 func summarize(op sluice.Operation) withdrawal {
 	return withdrawal{
 		OperationID: string(op.ID),
+		Customer:    string(op.Request.Customer),
 		State:       op.State.String(),
 		ToAddress:   op.Request.To.String(),
 		Amount:      op.Request.Amount.String(),
@@ -407,6 +433,7 @@ func writeValidationError(w http.ResponseWriter, ve *ValidationError) {
 type errorBody struct {
 	Error string `json:"error"`
 	Field string `json:"field,omitempty"`
+	Code  string `json:"code,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, msg, field string) {

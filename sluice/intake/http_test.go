@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 )
@@ -21,6 +22,7 @@ import (
 // that a renamed JSON tag fails a test instead of silently changing the API.
 type wireWithdrawal struct {
 	OperationID string      `json:"operation_id"`
+	Customer    string      `json:"customer"`
 	State       string      `json:"state"`
 	ToAddress   string      `json:"to_address"`
 	Amount      string      `json:"amount"`
@@ -42,6 +44,7 @@ type wireEvent struct {
 type wireError struct {
 	Error string `json:"error"`
 	Field string `json:"field"`
+	Code  string `json:"code"`
 }
 
 func newHandler(t *testing.T) (http.Handler, *store.Memory) {
@@ -50,9 +53,12 @@ func newHandler(t *testing.T) (http.Handler, *store.Memory) {
 	return NewHandler(svc), mem
 }
 
-// payload is a request body with the amount as a JSON string.
-func payload(id, to, amount, asset string) string {
-	return fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":%q,"asset":%q}`, id, to, amount, asset)
+// payload is a request body for cust with the amount as a JSON string.
+func payload(id, to, amount, asset string) string { return payloadFor(id, cust, to, amount, asset) }
+
+// payloadFor is payload for another customer.
+func payloadFor(id, customer, to, amount, asset string) string {
+	return fmt.Sprintf(`{"operation_id":%q,"customer":%q,"to_address":%q,"amount":%q,"asset":%q}`, id, customer, to, amount, asset)
 }
 
 func validBody() string { return payload(id1, addrA, "12.50", sluice.Asset) }
@@ -116,9 +122,9 @@ func TestPostCreatedThenReplayed(t *testing.T) {
 		t.Errorf("Location = %q, want %q", got, want)
 	}
 	created := decode[wireWithdrawal](t, rec)
-	if created.OperationID != id1 || created.State != "requested" || created.ToAddress != addrA ||
+	if created.OperationID != id1 || created.Customer != cust || created.State != "requested" || created.ToAddress != addrA ||
 		created.Amount != "12.5" || created.Asset != sluice.Asset {
-		t.Errorf("created body = %+v, want %s requested to %s amount 12.5 %s", created, id1, addrA, sluice.Asset)
+		t.Errorf("created body = %+v, want %s for %s requested to %s amount 12.5 %s", created, id1, cust, addrA, sluice.Asset)
 	}
 	if strings.Contains(rec.Body.String(), `"txid"`) {
 		t.Errorf("created body %s has a txid; want it omitted until there is one", rec.Body.String())
@@ -139,7 +145,7 @@ func TestPostCreatedThenReplayed(t *testing.T) {
 	if replayed.State != "validated" {
 		t.Errorf("replay state = %q, want validated (the current row)", replayed.State)
 	}
-	if replayed.OperationID != id1 || replayed.Amount != "12.5" || replayed.ToAddress != addrA {
+	if replayed.OperationID != id1 || replayed.Customer != cust || replayed.Amount != "12.5" || replayed.ToAddress != addrA {
 		t.Errorf("replay body = %+v, want the original withdrawal", replayed)
 	}
 	if n := rows(mem); n != 1 {
@@ -158,7 +164,7 @@ func TestPostEquivalentAmountsReplay(t *testing.T) {
 		payload(id1, addrA, "1.50", sluice.Asset),
 		payload(id1, addrA, "1.500000", sluice.Asset),
 		payload(strings.ToUpper(id1), addrA, "1.5", sluice.Asset),
-		fmt.Sprintf("{ \"asset\": %q,\n \"amount\": \"1.5\", \"to_address\": %q, \"operation_id\": %q }\n", sluice.Asset, addrA, id1),
+		fmt.Sprintf("{ \"asset\": %q,\n \"amount\": \"1.5\", \"to_address\": %q, \"customer\": %q, \"operation_id\": %q }\n", sluice.Asset, addrA, cust, id1),
 	} {
 		rec := post(h, body)
 		if rec.Code != http.StatusOK || rec.Header().Get("X-Idempotent-Replay") != "true" {
@@ -188,11 +194,15 @@ func TestPostSameIDDifferentPayloadIs409(t *testing.T) {
 	for _, body := range []string{
 		payload(id1, addrA, "12.51", sluice.Asset),
 		payload(id1, addrB, "12.50", sluice.Asset),
+		// other has no account: the id is judged before any funds are,
+		// so this is a 409, not a 402.
+		payloadFor(id1, other, addrA, "12.50", sluice.Asset),
+		payloadFor(id1, strings.ToUpper(cust), addrA, "12.50", sluice.Asset),
 	} {
 		rec := post(h, body)
 		wantError(t, rec, http.StatusConflict, FieldOperationID)
-		if strings.Contains(rec.Body.String(), addrA) {
-			t.Errorf("409 body %s reveals the original's recipient", rec.Body.String())
+		if strings.Contains(rec.Body.String(), addrA) || strings.Contains(rec.Body.String(), `"`+cust+`"`) {
+			t.Errorf("409 body %s reveals the original's recipient or customer", rec.Body.String())
 		}
 	}
 	after, err := mem.Get(ctx, id1)
@@ -217,25 +227,33 @@ func TestPostRefusedAtTheDoor(t *testing.T) {
 		status    int
 		wantField string
 	}{
-		{"amount as a JSON float", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":12.5,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
-		{"amount as a JSON integer", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":12,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
-		{"amount as an exponent number", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":1e6,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
-		{"amount null", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":null,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
-		{"amount as an object", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":{"v":"1"},"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"amount as a JSON float", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":12.5,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"amount as a JSON integer", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":12,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"amount as an exponent number", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":1e6,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"amount null", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":null,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"amount as an object", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":{"v":"1"},"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
 		{"amount seven decimals", payload(id1, addrA, "1.0000000", sluice.Asset), 422, FieldAmount},
 		{"amount zero", payload(id1, addrA, "0", sluice.Asset), 422, FieldAmount},
 		{"amount above maximum", payload(id1, addrA, "1000000001", sluice.Asset), 422, FieldAmount},
 		{"amount with comma", payload(id1, addrA, "1,5", sluice.Asset), 422, FieldAmount},
 		{"bad address checksum", payload(id1, badChecksum(), "1", sluice.Asset), 422, FieldToAddress},
 		{"address is the usdt contract", payload(id1, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "1", sluice.Asset), 422, FieldToAddress},
-		{"address as a number", fmt.Sprintf(`{"operation_id":%q,"to_address":41,"amount":"1","asset":%q}`, id1, sluice.Asset), 422, FieldToAddress},
+		{"address as a number", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":41,"amount":"1","asset":%q}`, id1, sluice.Asset), 422, FieldToAddress},
 		{"non-uuid id", payload("order-42", addrA, "1", sluice.Asset), 422, FieldOperationID},
 		{"nil uuid", payload("00000000-0000-0000-0000-000000000000", addrA, "1", sluice.Asset), 422, FieldOperationID},
+		{"missing customer", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":"1","asset":%q}`, id1, addrA, sluice.Asset), 422, FieldCustomer},
+		{"empty customer", payloadFor(id1, "", addrA, "1", sluice.Asset), 422, FieldCustomer},
+		{"customer as a number", fmt.Sprintf(`{"operation_id":%q,"customer":1,"to_address":%q,"amount":"1","asset":%q}`, id1, addrA, sluice.Asset), 422, FieldCustomer},
+		{"customer null", fmt.Sprintf(`{"operation_id":%q,"customer":null,"to_address":%q,"amount":"1","asset":%q}`, id1, addrA, sluice.Asset), 422, FieldCustomer},
+		{"customer too long", payloadFor(id1, strings.Repeat("c", 65), addrA, "1", sluice.Asset), 422, FieldCustomer},
+		{"customer with a space", payloadFor(id1, " "+cust, addrA, "1", sluice.Asset), 422, FieldCustomer},
+		{"customer with invalid UTF-8", `{"operation_id":"` + id1 + `","customer":"cust-` + "\xff" + `","to_address":"` + addrA + `","amount":"1","asset":"USDT-TRC20"}`, 422, FieldCustomer},
+		{"customer key in another case", fmt.Sprintf(`{"operation_id":%q,"Customer":%q,"to_address":%q,"amount":"1","asset":%q}`, id1, cust, addrA, sluice.Asset), 422, "Customer"},
 		{"unknown asset", payload(id1, addrA, "1", "USDT-ERC20"), 422, FieldAsset},
-		{"unknown field", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":"1","asset":%q,"memo":"hi"}`, id1, addrA, sluice.Asset), 422, "memo"},
-		{"field in wrong case", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"AMOUNT":"1","asset":%q}`, id1, addrA, sluice.Asset), 422, "AMOUNT"},
-		{"duplicate field", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":"1","amount":"1000","asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
-		{"missing amount", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"unknown field", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":"1","asset":%q,"memo":"hi"}`, id1, addrA, sluice.Asset), 422, "memo"},
+		{"field in wrong case", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"AMOUNT":"1","asset":%q}`, id1, addrA, sluice.Asset), 422, "AMOUNT"},
+		{"duplicate field", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":"1","amount":"1000","asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
+		{"missing amount", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"asset":%q}`, id1, addrA, sluice.Asset), 422, FieldAmount},
 		{"missing id", fmt.Sprintf(`{"to_address":%q,"amount":"1","asset":%q}`, addrA, sluice.Asset), 422, FieldOperationID},
 		{"empty object", `{}`, 422, FieldOperationID},
 		{"empty field name", `{"":"x"}`, 422, FieldBody},
@@ -246,7 +264,7 @@ func TestPostRefusedAtTheDoor(t *testing.T) {
 		{"trailing object", validBody() + `{}`, 422, FieldBody},
 		{"trailing garbage", validBody() + `x`, 422, FieldBody},
 		{"two objects on two lines", validBody() + "\n" + validBody(), 422, FieldBody},
-		{"oversized body", fmt.Sprintf(`{"operation_id":%q,"to_address":%q,"amount":"1","asset":%q,"pad":%q}`,
+		{"oversized body", fmt.Sprintf(`{"operation_id":%q,"customer":"cust-1","to_address":%q,"amount":"1","asset":%q,"pad":%q}`,
 			id1, addrA, sluice.Asset, strings.Repeat("x", BodyMax)), 422, FieldBody},
 	}
 	for _, tt := range tests {
@@ -353,9 +371,9 @@ func TestGet(t *testing.T) {
 				t.Fatalf("GET %s status = %d, want 200 (body %s)", id, rec.Code, rec.Body.String())
 			}
 			got := decode[wireWithdrawal](t, rec)
-			if got.OperationID != id1 || got.State != "signing" || got.Amount != "12.5" || got.ToAddress != addrA ||
+			if got.OperationID != id1 || got.Customer != cust || got.State != "signing" || got.Amount != "12.5" || got.ToAddress != addrA ||
 				got.Asset != sluice.Asset || got.Txid != env.Txid.String() || got.Builds != 1 {
-				t.Errorf("GET %s = %+v, want %s signing 12.5 to %s txid %s builds 1", id, got, id1, addrA, env.Txid)
+				t.Errorf("GET %s = %+v, want %s for %s signing 12.5 to %s txid %s builds 1", id, got, id1, cust, addrA, env.Txid)
 			}
 			wantHistory := []wireEvent{
 				{From: "none", To: "requested", At: "2026-01-01T00:00:00Z", Note: "created"},
@@ -415,6 +433,7 @@ func TestStoreFailureIs503(t *testing.T) {
 func TestConcurrentIdenticalPosts(t *testing.T) {
 	const n = 32
 	mem := store.NewMemory(&storetest.Clock{}, lease)
+	fund(t, mem, cust, funded)
 	h := NewHandler(&Service{Store: newRendezvous(t, mem, n)})
 	recs := make([]*httptest.ResponseRecorder, n)
 	var start, done sync.WaitGroup
@@ -475,6 +494,7 @@ func TestConcurrentConflictingPosts(t *testing.T) {
 	wantAmount := [2]string{"1.5", "2"}
 	wantTo := [2]string{addrA, addrB}
 	mem := store.NewMemory(&storetest.Clock{}, lease)
+	fund(t, mem, cust, funded)
 	for round := range 20 {
 		h := NewHandler(&Service{Store: newRendezvous(t, mem, n)})
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", round+1, round+1)
@@ -591,6 +611,8 @@ func (r *rendezvous) Get(ctx context.Context, id sluice.OperationID) (sluice.Ope
 func FuzzHandler(f *testing.F) {
 	f.Add(validBody())
 	f.Add(payload(id1, addrA, "1e6", sluice.Asset))
+	f.Add(payloadFor(id1, other, addrA, "1", sluice.Asset))
+	f.Add(fmt.Sprintf(`{"operation_id":%q,"customer":7,"to_address":%q,"amount":"1","asset":%q}`, id1, addrA, sluice.Asset))
 	f.Add(`{"operation_id":1,"amount":1.5}`)
 	f.Add(`{"amount":"1","amount":"2"}`)
 	f.Add(`[]`)
@@ -615,8 +637,17 @@ func FuzzHandler(f *testing.F) {
 			if n := rows(mem); n != 0 {
 				t.Errorf("rows = %d after 422, want 0", n)
 			}
+		case http.StatusPaymentRequired:
+			// Only cust is funded: any other well-formed customer has no
+			// account.
+			if e := decode[wireError](t, rec); e.Code != CodeInsufficientFunds {
+				t.Errorf("402 body %s: want code %s", rec.Body.String(), CodeInsufficientFunds)
+			}
+			if n := rows(mem); n != 0 {
+				t.Errorf("rows = %d after 402, want 0", n)
+			}
 		default:
-			t.Errorf("status = %d for a fresh store, want 201 or 422 (body %s)", rec.Code, rec.Body.String())
+			t.Errorf("status = %d for a fresh store, want 201, 402 or 422 (body %s)", rec.Code, rec.Body.String())
 		}
 	})
 }
@@ -731,4 +762,45 @@ func TestJSONAnswers(t *testing.T) {
 			t.Errorf("answer = %d %q type %q, want a bare 204", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
 		}
 	})
+}
+
+// Goal: a POST the customer's balance does not cover is a 402 whose body
+// is exactly the documented one (a fixed message and the stable code
+// "insufficient_funds", no field, nothing of the account), stores nothing,
+// and leaves the id free: the same body succeeds once the customer is
+// funded. A replay is never a 402.
+func TestPostInsufficientFundsIs402(t *testing.T) {
+	h, mem := newHandler(t)
+	body := payloadFor(id1, other, addrA, "12.50", sluice.Asset)
+	for _, funds := range []money.Amount{0, 12_499_999} {
+		if funds > 0 {
+			fund(t, mem, other, funds)
+		}
+		rec := post(h, body)
+		e := wantError(t, rec, http.StatusPaymentRequired, "")
+		if e.Code != CodeInsufficientFunds {
+			t.Errorf("funds %s: code = %q, want %q", funds, e.Code, CodeInsufficientFunds)
+		}
+		want := `{"error":"` + errInsufficientFunds + `","code":"insufficient_funds"}` + "\n"
+		if got := rec.Body.String(); got != want {
+			t.Errorf("funds %s: body = %s, want %s", funds, got, want)
+		}
+		if rec.Header().Get("Location") != "" || rec.Header().Get("X-Idempotent-Replay") != "" {
+			t.Errorf("funds %s: 402 with Location %q, X-Idempotent-Replay %q; want neither", funds,
+				rec.Header().Get("Location"), rec.Header().Get("X-Idempotent-Replay"))
+		}
+		if n := rows(mem); n != 0 {
+			t.Errorf("funds %s: rows = %d after a 402, want 0", funds, n)
+		}
+	}
+	fund(t, mem, other, 1)
+	if rec := post(h, body); rec.Code != http.StatusCreated {
+		t.Fatalf("POST once funded = %d, want 201 (body %s)", rec.Code, rec.Body.String())
+	}
+	if rec := post(h, body); rec.Code != http.StatusOK || rec.Header().Get("X-Idempotent-Replay") != "true" {
+		t.Errorf("replay with the balance spent = %d, want 200 replay (body %s)", rec.Code, rec.Body.String())
+	}
+	if got := decode[wireWithdrawal](t, do(h, http.MethodGet, "/v1/withdrawals/"+id1, "", "")); got.Customer != other {
+		t.Errorf("GET customer = %q, want %q", got.Customer, other)
+	}
 }

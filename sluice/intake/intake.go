@@ -17,6 +17,7 @@ import (
 // strings, not yet trusted.
 type Submission struct {
 	OperationID string
+	Customer    string
 	ToAddress   string
 	Amount      string
 	Asset       string
@@ -41,6 +42,7 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 // The field names of the API, used in every ValidationError.
 const (
 	FieldOperationID = "operation_id"
+	FieldCustomer    = "customer"
 	FieldToAddress   = "to_address"
 	FieldAmount      = "amount"
 	FieldAsset       = "asset"
@@ -56,12 +58,24 @@ const (
 var blackHole = tron.AddressFromBytes20([20]byte{})
 
 // Normalize validates a submission and turns it into the operation intake
-// inserts, request hash included. Fields are checked in API order and the
-// first refusal is returned as a *ValidationError.
+// inserts, request hash included. Fields are checked in API order
+// (operation_id, customer, to_address, amount, asset) and the first refusal
+// is returned as a *ValidationError.
 func Normalize(s Submission) (sluice.NewOperation, error) {
 	id, err := ParseOperationID(s.OperationID)
 	if err != nil {
 		return sluice.NewOperation{}, err
+	}
+	if s.Customer == "" {
+		return sluice.NewOperation{}, &ValidationError{FieldCustomer, "missing"}
+	}
+	// The store's rule, checked here too so that a bad customer is a 422
+	// naming the field rather than a store refusal; it is not normalized
+	// (no trimming, no case folding): "Cust-1" and "cust-1" are two
+	// accounts, and a loose reading would pay from the wrong one.
+	customer := sluice.CustomerID(s.Customer)
+	if why := customer.Valid(); why != "" {
+		return sluice.NewOperation{}, &ValidationError{FieldCustomer, why}
 	}
 	if s.ToAddress == "" {
 		return sluice.NewOperation{}, &ValidationError{FieldToAddress, "missing"}
@@ -98,7 +112,7 @@ func Normalize(s Submission) (sluice.NewOperation, error) {
 		return sluice.NewOperation{}, &ValidationError{FieldAsset,
 			"unsupported asset " + strconv.Quote(truncate(s.Asset)) + "; the only asset is " + sluice.Asset}
 	}
-	req := sluice.Request{To: to, Amount: amount, Asset: sluice.Asset}
+	req := sluice.Request{Customer: customer, To: to, Amount: amount, Asset: sluice.Asset}
 	return sluice.NewOperation{ID: id, Request: req, RequestHash: RequestHash(id, req)}, nil
 }
 
@@ -147,12 +161,22 @@ func ParseOperationID(s string) (sluice.OperationID, error) {
 // requestHashVersion opens the hashed encoding. Changing what is hashed, or
 // how, means a new version string: stored hashes stay comparable only with
 // hashes of the same version.
-const requestHashVersion = "sluice.request.v1"
+//
+// v2 added the customer after the id. A v1 hash (id, address, amount,
+// asset) is not comparable with a v2 one: the same request hashes apart
+// under the two, so a row stored with a v1 hash would answer every retry
+// 409. v1 rows were made before withdrawals had customers and cannot be
+// retried under this API anyway (a retry now must name a customer, which
+// the v1 row does not hold); a store holding any must be drained or
+// rehashed before this version serves it.
+const requestHashVersion = "sluice.request.v2"
 
 // RequestHash is the hex sha256 of the normalized request: the operation id,
-// the base58 address, the amount in base units and the asset, each
-// length-prefixed after a version tag so that no two payloads share an
-// encoding.
+// the customer, the base58 address, the amount in base units and the asset,
+// each length-prefixed after a version tag so that no two payloads share an
+// encoding. The customer is in it because it says whose money pays: the
+// same id sent for another customer is another withdrawal, a 409, not a
+// replay that would tell the second customer its withdrawal was accepted.
 //
 // The hash is semantic, not over the bytes the client sent: "1.5" and
 // "1.50", an upper-case id and its lowercase form, reordered JSON keys or
@@ -170,6 +194,7 @@ func RequestHash(id sluice.OperationID, r sluice.Request) string {
 	}
 	field(requestHashVersion)
 	field(string(id))
+	field(string(r.Customer))
 	field(r.To.String())
 	field(strconv.FormatUint(uint64(r.Amount), 10))
 	field(r.Asset)

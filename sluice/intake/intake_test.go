@@ -23,10 +23,14 @@ const (
 	// id1 has letters, so that its upper-case spelling differs.
 	id1 = "5eafc0de-abcd-4bcd-8bcd-abcdef012345"
 	id2 = "22222222-2222-4222-8222-222222222222"
+	// cust is the customer the test stores fund (see fund); other has no
+	// account unless a test gives it one.
+	cust  = "cust-1"
+	other = "cust-2"
 )
 
 func valid() Submission {
-	return Submission{OperationID: id1, ToAddress: addrA, Amount: "12.50", Asset: sluice.Asset}
+	return Submission{OperationID: id1, Customer: cust, ToAddress: addrA, Amount: "12.50", Asset: sluice.Asset}
 }
 
 // badChecksum is addrA with its last character changed: still base58, still
@@ -56,6 +60,8 @@ func TestNormalizeAccepts(t *testing.T) {
 		}, "abcdef01-abcd-4bcd-8bcd-abcdef012345", 12_500_000},
 		{"smallest amount", func(s *Submission) { s.Amount = "0.000001" }, id1, 1},
 		{"largest amount", func(s *Submission) { s.Amount = "1000000000" }, id1, money.MaxAmount},
+		{"customer of every allowed byte", func(s *Submission) { s.Customer = "aZ09._:-" }, id1, 12_500_000},
+		{"longest customer", func(s *Submission) { s.Customer = strings.Repeat("c", sluice.CustomerMax) }, id1, 12_500_000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +82,9 @@ func TestNormalizeAccepts(t *testing.T) {
 			}
 			if op.Request.Asset != sluice.Asset {
 				t.Errorf("Asset = %q, want %q", op.Request.Asset, sluice.Asset)
+			}
+			if string(op.Request.Customer) != sub.Customer {
+				t.Errorf("Customer = %q, want %q as sent", op.Request.Customer, sub.Customer)
 			}
 			if want := RequestHash(op.ID, op.Request); op.RequestHash != want {
 				t.Errorf("RequestHash = %q, want %q", op.RequestHash, want)
@@ -101,6 +110,13 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"id with trailing space", func(s *Submission) { s.OperationID = id1 + " " }, FieldOperationID, "UUID"},
 		{"id with fullwidth digit", func(s *Submission) { s.OperationID = "１111111-1111-4111-8111-1111111111" }, FieldOperationID, "UUID"},
 		{"nil uuid", func(s *Submission) { s.OperationID = "00000000-0000-0000-0000-000000000000" }, FieldOperationID, "nil UUID"},
+		{"missing customer", func(s *Submission) { s.Customer = "" }, FieldCustomer, "missing"},
+		{"customer too long", func(s *Submission) { s.Customer = strings.Repeat("c", sluice.CustomerMax+1) }, FieldCustomer, "longer than 64 bytes"},
+		{"customer with a space", func(s *Submission) { s.Customer = "cust 1" }, FieldCustomer, "not a letter"},
+		{"customer with a slash", func(s *Submission) { s.Customer = "cust/1" }, FieldCustomer, "not a letter"},
+		{"customer with a trailing newline", func(s *Submission) { s.Customer = cust + "\n" }, FieldCustomer, "not a letter"},
+		{"customer with a non-ASCII letter", func(s *Submission) { s.Customer = "cüst" }, FieldCustomer, "not a letter"},
+		{"customer with a NUL byte", func(s *Submission) { s.Customer = "cust\x001" }, FieldCustomer, "not a letter"},
 		{"missing address", func(s *Submission) { s.ToAddress = "" }, FieldToAddress, "missing"},
 		{"address bad checksum", func(s *Submission) { s.ToAddress = badChecksum() }, FieldToAddress, "checksum"},
 		{"address not base58", func(s *Submission) { s.ToAddress = "T0000000000000000000000000000000l" }, FieldToAddress, "base58"},
@@ -118,6 +134,7 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"asset other chain", func(s *Submission) { s.Asset = "USDT-ERC20" }, FieldAsset, "unsupported asset"},
 		{"asset without network", func(s *Submission) { s.Asset = "USDT" }, FieldAsset, "unsupported asset"},
 		{"first bad field wins", func(s *Submission) { s.OperationID = "x"; s.Amount = "x" }, FieldOperationID, "UUID"},
+		{"customer before address", func(s *Submission) { s.Customer = ""; s.ToAddress = "" }, FieldCustomer, "missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,6 +193,8 @@ func TestRequestHashIsSemantic(t *testing.T) {
 		edit func(*Submission)
 	}{
 		{"other id", func(s *Submission) { s.OperationID = id2 }},
+		{"other customer", func(s *Submission) { s.Customer = other }},
+		{"customer in another case", func(s *Submission) { s.Customer = strings.ToUpper(cust) }},
 		{"other address", func(s *Submission) { s.ToAddress = addrB }},
 		{"other amount", func(s *Submission) { s.Amount = "12.500001" }},
 		{"amount scaled by ten", func(s *Submission) { s.Amount = "125" }},
@@ -197,17 +216,18 @@ func TestRequestHashIsSemantic(t *testing.T) {
 // TestRequestHashIsPinned: stored hashes must stay comparable across
 // releases. If this fails, the encoding changed: bump requestHashVersion and
 // say how rows hashed under the old version are compared, then update want.
-// The value was computed outside Go, from the documented encoding alone:
+// The value was computed outside Go (Python's hashlib), from the documented
+// encoding alone:
 //
-//	sha256(concat(uvarint(len(f)) + f for f in ["sluice.request.v1", id,
-//	       base58 address, amount in base units as decimal, asset]))
+//	sha256(concat(uvarint(len(f)) + f for f in ["sluice.request.v2", id,
+//	       customer, base58 address, amount in base units as decimal, asset]))
 func TestRequestHashIsPinned(t *testing.T) {
 	const id = "11111111-1111-4111-8111-111111111111"
 	to := tron.AddressFromBytes20([20]byte{1, 2, 3})
-	got := RequestHash(id, sluice.Request{To: to, Amount: 12_500_000, Asset: sluice.Asset})
-	const want = "7168a831057c01296fd065c3e353f060c94b8ef495bf4b100d68da6a593b6c2b"
+	got := RequestHash(id, sluice.Request{Customer: "cust-1", To: to, Amount: 12_500_000, Asset: sluice.Asset})
+	const want = "1fe69a2d3c54d089eb683c5adaf1cb4462f578d845a3bfb9516bf5d0ff0e23c3"
 	if got != want {
-		t.Errorf("RequestHash(%s, %s 12.5 %s) = %s, want %s", id, to, sluice.Asset, got, want)
+		t.Errorf("RequestHash(%s, cust-1 %s 12.5 %s) = %s, want %s", id, to, sluice.Asset, got, want)
 	}
 }
 

@@ -36,8 +36,17 @@ type Result struct {
 // would tell the second client its withdrawal was accepted when a different
 // one is being paid.
 //
+// The store's Insert also holds the amount from the customer's balance in
+// the same atomic step; when the balance (or the account) falls short it
+// creates nothing and returns sluice.ErrInsufficientFunds, which Submit
+// passes on: the id stays unused, so the same submission may be sent again
+// once the customer is funded. An existing id never reaches that check (its
+// row is returned, and judged by its hash as above), so a replay is never
+// refused for funds that the original's own hold took.
+//
 // Errors: a *ValidationError (errors.Is ErrInvalid) before the store is
-// touched; sluice.ErrPayloadMismatch; store failures, wrapped.
+// touched; sluice.ErrInsufficientFunds; sluice.ErrPayloadMismatch; store
+// failures, wrapped.
 func (s *Service) Submit(ctx context.Context, sub Submission) (Result, error) {
 	op, err := Normalize(sub)
 	if err != nil {

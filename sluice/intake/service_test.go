@@ -3,13 +3,16 @@ package intake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
@@ -17,12 +20,32 @@ import (
 
 const lease = 30 * time.Second
 
+// newService is intake over a fresh in-memory store in which cust is
+// funded (and other is not).
 func newService(t *testing.T) (*Service, *store.Memory, *storetest.Clock) {
 	t.Helper()
 	clock := &storetest.Clock{}
 	mem := store.NewMemory(clock, lease)
+	fund(t, mem, cust, funded)
 	return &Service{Store: mem}, mem, clock
 }
+
+// funded is what fund gives cust in the test stores: any one amount intake
+// accepts, so that only the tests about funds meet a short balance.
+const funded = money.MaxAmount
+
+// fund credits amount to customer, once per call (each with its own ref).
+func fund(t *testing.T, st sluice.Store, customer sluice.CustomerID, amount money.Amount) sluice.Account {
+	t.Helper()
+	acct, _, err := st.Credit(context.Background(), sluice.Credit{Ref: fmt.Sprintf("test-deposit-%d", funds.Add(1)), Customer: customer, Amount: amount})
+	if err != nil {
+		t.Fatalf("Credit(%s, %s) error = %v", customer, amount, err)
+	}
+	return acct
+}
+
+// funds numbers the test credits, so that every one has a ref of its own.
+var funds atomic.Int64
 
 // advance claims the operation as worker "w1" and moves it from -> to with a
 // fenced CAS, as a worker would; env, if set, becomes the envelope.
@@ -101,6 +124,10 @@ func TestSubmitSameIDDifferentPayload(t *testing.T) {
 		{"other amount", func(s *Submission) { s.Amount = "12.51" }},
 		{"other address", func(s *Submission) { s.ToAddress = addrB }},
 		{"same id in upper case, other amount", func(s *Submission) { s.OperationID = strings.ToUpper(id1); s.Amount = "99" }},
+		// other has no account: the id's row is found before any funds
+		// are looked at, so this is a conflict, not insufficient funds.
+		{"other customer", func(s *Submission) { s.Customer = other }},
+		{"customer in another case", func(s *Submission) { s.Customer = strings.ToUpper(cust) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,6 +274,41 @@ func (f *failingStore) Events(context.Context, sluice.OperationID) ([]sluice.Eve
 	return nil, f.err
 }
 
+func (f *failingStore) Park(context.Context, sluice.Park) (sluice.Operation, error) {
+	f.calls++
+	return sluice.Operation{}, f.err
+}
+
+func (f *failingStore) Resolve(context.Context, sluice.Resolution) (sluice.Operation, error) {
+	f.calls++
+	return sluice.Operation{}, f.err
+}
+
+func (f *failingStore) List(context.Context, sluice.ListFilter) ([]sluice.Operation, error) {
+	f.calls++
+	return nil, f.err
+}
+
+func (f *failingStore) Census(context.Context) (sluice.Census, error) {
+	f.calls++
+	return sluice.Census{}, f.err
+}
+
+func (f *failingStore) Credit(context.Context, sluice.Credit) (sluice.Account, bool, error) {
+	f.calls++
+	return sluice.Account{}, false, f.err
+}
+
+func (f *failingStore) Account(context.Context, sluice.CustomerID) (sluice.Account, error) {
+	f.calls++
+	return sluice.Account{}, f.err
+}
+
+func (f *failingStore) Hold(context.Context, sluice.OperationID) (sluice.Hold, error) {
+	f.calls++
+	return sluice.Hold{}, f.err
+}
+
 // movingStore lets a transition land between Lookup's row read and its log
 // read, as a worker on another connection would: after each Get, advance
 // runs once.
@@ -314,4 +376,56 @@ type eventsOf struct {
 
 func (e eventsOf) Events(context.Context, sluice.OperationID) ([]sluice.Event, error) {
 	return e.events, nil
+}
+
+// Goal: a customer whose balance does not cover the amount is refused with
+// sluice.ErrInsufficientFunds, and nothing changes: no row, no event, the
+// account as it was. The id stays unused, so the same submission succeeds
+// once the customer is funded, and its replays succeed after the hold has
+// taken the whole balance.
+func TestSubmitInsufficientFunds(t *testing.T) {
+	svc, mem, _ := newService(t)
+	ctx := context.Background()
+	sub := valid()
+	sub.Customer = other
+
+	refused := func(when string) {
+		t.Helper()
+		res, err := svc.Submit(ctx, sub)
+		if !errors.Is(err, sluice.ErrInsufficientFunds) {
+			t.Fatalf("%s: Submit = %+v, %v; want ErrInsufficientFunds", when, res, err)
+		}
+		if errors.Is(err, ErrInvalid) || errors.Is(err, sluice.ErrPayloadMismatch) {
+			t.Errorf("%s: Submit error %v also matches another client-error sentinel", when, err)
+		}
+		if snap := mem.Snapshot(); len(snap.Operations) != 0 || len(snap.Events) != 0 || len(snap.Holds) != 0 {
+			t.Errorf("%s: %d rows, %d events, %d holds after a refusal; want none", when, len(snap.Operations), len(snap.Events), len(snap.Holds))
+		}
+	}
+	refused("no account")
+	if _, err := mem.Account(ctx, other); !errors.Is(err, sluice.ErrNotFound) {
+		t.Errorf("Account(%s) after the refusal: %v, want ErrNotFound (no account made)", other, err)
+	}
+
+	fund(t, mem, other, 12_000_000) // half a USDT short of 12.50
+	refused("balance 12")
+	if acct, err := mem.Account(ctx, other); err != nil || acct.Balance != 12_000_000 || acct.Held != 0 {
+		t.Errorf("Account(%s) after the refusal = %+v, %v; want balance 12, nothing held", other, acct, err)
+	}
+
+	fund(t, mem, other, 500_000)
+	first, err := svc.Submit(ctx, sub)
+	if err != nil || !first.Created || first.Operation.Request.Customer != other {
+		t.Fatalf("Submit once funded = %+v, %v; want created for %s", first, err, other)
+	}
+	acct, err := mem.Account(ctx, other)
+	if err != nil || acct.Balance != 0 || acct.Held != 12_500_000 {
+		t.Errorf("Account(%s) after the withdrawal = %+v, %v; want balance 0, 12.5 held", other, acct, err)
+	}
+	// The balance is now zero: a replay finds the row before any funds
+	// are looked at.
+	again, err := svc.Submit(ctx, sub)
+	if err != nil || again.Created || again.Operation.ID != first.Operation.ID {
+		t.Errorf("replay with the balance spent = %+v, %v; want the row replayed", again, err)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,14 @@ type Memory struct {
 	// operation, or a rebuild of another operation could reuse it and two
 	// withdrawals would share one on-chain fate.
 	owners map[tron.Txid]sluice.OperationID
+
+	// The ledger: accounts in first-credit order, credits by ref, holds by
+	// operation (an operation's hold lives as long as its row).
+	accounts []*sluice.Account
+	acctIdx  map[sluice.CustomerID]int
+	credits  map[string]sluice.Credit
+	creditLs []sluice.Credit
+	holds    map[sluice.OperationID]*sluice.Hold
 }
 
 var _ sluice.Store = (*Memory)(nil)
@@ -45,11 +55,14 @@ func NewMemory(clock sluice.Clock, lease time.Duration) *Memory {
 		panic(fmt.Sprintf("store.NewMemory: lease %s must be positive", lease))
 	}
 	return &Memory{
-		clock:  clock,
-		lease:  lease,
-		index:  make(map[sluice.OperationID]int),
-		byOp:   make(map[sluice.OperationID][]int),
-		owners: make(map[tron.Txid]sluice.OperationID),
+		clock:   clock,
+		lease:   lease,
+		index:   make(map[sluice.OperationID]int),
+		byOp:    make(map[sluice.OperationID][]int),
+		owners:  make(map[tron.Txid]sluice.OperationID),
+		acctIdx: make(map[sluice.CustomerID]int),
+		credits: make(map[string]sluice.Credit),
+		holds:   make(map[sluice.OperationID]*sluice.Hold),
 	}
 }
 
@@ -70,6 +83,19 @@ func (m *Memory) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Ope
 	if i, ok := m.index[op.ID]; ok {
 		return copyOperation(*m.rows[i]), false, nil
 	}
+	r := op.Request
+	acct := m.account(r.Customer)
+	if acct == nil || acct.Balance < r.Amount {
+		have := "no account"
+		if acct != nil {
+			have = fmt.Sprintf("balance %d", acct.Balance)
+		}
+		return sluice.Operation{}, false, fmt.Errorf("insert %s: customer %s has %s, the withdrawal needs %d: %w",
+			op.ID, r.Customer, have, r.Amount, sluice.ErrInsufficientFunds)
+	}
+	acct.Balance -= r.Amount
+	acct.Held += r.Amount
+	m.holds[op.ID] = &sluice.Hold{Operation: op.ID, Customer: r.Customer, Amount: r.Amount, State: sluice.HoldHeld}
 	now := m.clock.Now()
 	row := &sluice.Operation{
 		ID:          op.ID,
@@ -155,6 +181,10 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	if !sluice.CanTransition(c.From, c.To) {
 		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, sluice.ErrIllegalTransition)
 	}
+	hold, err := m.checkHold(c.ID, c.To, c.Hold)
+	if err != nil {
+		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, err)
+	}
 	if c.Envelope != nil {
 		if derived := c.Envelope.Raw.Txid(); c.Envelope.Txid != derived {
 			// Storing it would make recovery ask the chain about a txid the
@@ -182,6 +212,11 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	if c.Reason != "" {
 		row.Reason = c.Reason
 	}
+	if row.FirstSentAt.IsZero() && c.FirstSend {
+		row.FirstSentAt = now
+	}
+	// A transition ends the current park spell (the count stays).
+	row.ParkReason, row.ParkedSince = "", time.Time{}
 	row.UpdatedAt = now
 	// A row released under this token is still writable with it (the token
 	// alone decides), but such a write renews no lease: it must not invent
@@ -193,12 +228,7 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	case row.ClaimedBy != "":
 		row.LeaseUntil = now.Add(m.lease)
 	}
-	var evidence *sluice.Evidence
-	if c.Evidence != nil {
-		e := *c.Evidence
-		evidence = &e
-	}
-	m.appendEvent(sluice.Event{
+	m.appendEvent(copyEvent(sluice.Event{
 		OperationID: c.ID,
 		From:        c.From,
 		To:          c.To,
@@ -207,10 +237,65 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 		At:          now,
 		Txid:        row.Envelope.Txid,
 		RetiredTxid: c.RetiredTxid,
-		Evidence:    evidence,
+		Evidence:    c.Evidence,
+		Hold:        c.Hold,
+		Decision:    c.Decision,
 		Note:        c.Note,
-	})
+	}))
+	m.closeHold(hold, c.Hold)
 	return copyOperation(*row), nil
+}
+
+// checkHold decides, with mu held, whether entering to with action a is
+// allowed for id's hold: a close exactly when entering confirmed, failed or
+// rejected, and only of a hold still held. It returns the hold to close.
+func (m *Memory) checkHold(id sluice.OperationID, to sluice.State, a sluice.HoldAction) (*sluice.Hold, error) {
+	closing := to == sluice.Confirmed || to == sluice.Failed || to == sluice.Rejected
+	switch {
+	case closing && a == sluice.HoldKeep:
+		return nil, fmt.Errorf("entering %s must settle or release the hold: %w", to, sluice.ErrHoldAction)
+	case !closing && a != sluice.HoldKeep:
+		return nil, fmt.Errorf("entering %s may not %s the hold: %w", to, a, sluice.ErrHoldAction)
+	case a != sluice.HoldSettle && a != sluice.HoldRelease && a != sluice.HoldKeep:
+		return nil, fmt.Errorf("%s: %w", a, sluice.ErrHoldAction)
+	case !closing:
+		return nil, nil
+	}
+	h := m.holds[id]
+	if h == nil {
+		return nil, fmt.Errorf("operation %s has no hold: %w", id, sluice.ErrHoldClosed)
+	}
+	if h.State != sluice.HoldHeld {
+		return nil, fmt.Errorf("hold of %s is already %s (event %d); %s refused: %w", id, h.State, h.ClosedSeq, a, sluice.ErrHoldClosed)
+	}
+	return h, nil
+}
+
+// closeHold applies a checked close, with mu held, after the event that
+// closes it was appended.
+func (m *Memory) closeHold(h *sluice.Hold, a sluice.HoldAction) {
+	if h == nil {
+		return
+	}
+	acct := m.account(h.Customer)
+	acct.Held -= h.Amount
+	if a == sluice.HoldSettle {
+		h.State = sluice.HoldSettled
+		acct.Paid += h.Amount
+	} else {
+		h.State = sluice.HoldReleased
+		acct.Balance += h.Amount
+	}
+	h.ClosedSeq = int64(len(m.events))
+}
+
+// account must be called with mu held; nil when the customer has none.
+func (m *Memory) account(c sluice.CustomerID) *sluice.Account {
+	i, ok := m.acctIdx[c]
+	if !ok {
+		return nil
+	}
+	return m.accounts[i]
 }
 
 // Release gives up the lease held under token. A stale release is a no-op,
@@ -241,6 +326,196 @@ func (m *Memory) Release(ctx context.Context, id sluice.OperationID, token sluic
 	return nil
 }
 
+// Park gives up the lease held under p.Token for an operational reason.
+func (m *Memory) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Operation{}, fmt.Errorf("park %s: %w", p.ID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	row, err := m.row(p.ID)
+	if err != nil {
+		return sluice.Operation{}, fmt.Errorf("park: %w", err)
+	}
+	if row.Token != p.Token || row.State.Terminal() {
+		return sluice.Operation{}, fmt.Errorf("park %s token=%d: row is %s token=%d: %w",
+			p.ID, p.Token, row.State, row.Token, sluice.ErrFenced)
+	}
+	now := m.clock.Now()
+	row.Parks++
+	row.ParkReason = p.Reason
+	if row.ParkedSince.IsZero() {
+		row.ParkedSince = now
+	}
+	row.ClaimedBy = ""
+	row.LeaseUntil = time.Time{}
+	row.NotBefore = now.Add(max(p.After, 0))
+	row.UpdatedAt = now
+	return copyOperation(*row), nil
+}
+
+// Resolve applies an operator's action, whatever lease is on the row.
+func (m *Memory) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Operation{}, fmt.Errorf("resolve %s: %w", r.ID, err)
+	}
+	if err := sluice.CheckResolution(r); err != nil {
+		return sluice.Operation{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	row, err := m.row(r.ID)
+	if err != nil {
+		return sluice.Operation{}, fmt.Errorf("resolve: %w", err)
+	}
+	if row.State != r.From {
+		return sluice.Operation{}, fmt.Errorf("resolve %s %s->%s: row is %s: %w", r.ID, r.From, r.To, row.State, sluice.ErrFenced)
+	}
+	if r.To == r.From && r.From.Terminal() || r.To != r.From && !sluice.OperatorCanTransition(r.From, r.To) {
+		return sluice.Operation{}, fmt.Errorf("resolve %s %s->%s: %w", r.ID, r.From, r.To, sluice.ErrIllegalTransition)
+	}
+	if !r.Txid.IsZero() && r.Txid != row.Envelope.Txid {
+		// Only the current txid can have paid: every retired one was
+		// proven dead before it was retired.
+		return sluice.Operation{}, fmt.Errorf("resolve %s: txid %s is not the operation's txid %s: %w",
+			r.ID, r.Txid, row.Envelope.Txid, sluice.ErrIllegalTransition)
+	}
+	hold, err := m.checkHold(r.ID, r.To, r.Hold)
+	if err != nil {
+		return sluice.Operation{}, fmt.Errorf("resolve %s %s->%s: %w", r.ID, r.From, r.To, err)
+	}
+	now := m.clock.Now()
+	row.Token++ // whoever holds the lease is fenced from here on
+	row.State = r.To
+	row.ClaimedBy, row.LeaseUntil = "", time.Time{}
+	row.ParkReason, row.ParkedSince = "", time.Time{}
+	row.NotBefore = now
+	row.UpdatedAt = now
+	if r.To == sluice.Failed {
+		row.Reason = "cancelled by operator " + r.Operator + ": " + r.Why
+	}
+	txid := row.Envelope.Txid
+	m.appendEvent(copyEvent(sluice.Event{
+		OperationID: r.ID,
+		From:        r.From,
+		To:          r.To,
+		Token:       row.Token,
+		Worker:      sluice.WorkerID(sluice.OperatorPrefix + r.Operator),
+		At:          now,
+		Txid:        txid,
+		Evidence:    r.Evidence,
+		Hold:        r.Hold,
+		Decision:    r.Decision,
+		Note:        r.Why,
+	}))
+	m.closeHold(hold, r.Hold)
+	return copyOperation(*row), nil
+}
+
+// List reads rows by filter, ordered by id.
+func (m *Memory) List(ctx context.Context, f sluice.ListFilter) ([]sluice.Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	if err := sluice.CheckListFilter(f); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []sluice.Operation
+	for _, row := range m.rows {
+		if f.Match(*row) {
+			out = append(out, *row)
+		}
+	}
+	slices.SortFunc(out, func(a, b sluice.Operation) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	if len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	for i := range out {
+		out[i] = copyOperation(out[i])
+	}
+	return out, nil
+}
+
+// Census counts rows by state and the parked ones.
+func (m *Memory) Census(ctx context.Context) (sluice.Census, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Census{}, fmt.Errorf("census: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var c sluice.Census
+	for _, row := range m.rows {
+		c.States[row.State]++
+		if row.Parked() {
+			c.Parked++
+		}
+	}
+	return c, nil
+}
+
+// Credit adds a deposit once per ref.
+func (m *Memory) Credit(ctx context.Context, c sluice.Credit) (sluice.Account, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Account{}, false, fmt.Errorf("credit %s: %w", c.Ref, err)
+	}
+	if err := sluice.CheckCredit(c); err != nil {
+		return sluice.Account{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.credits[c.Ref]; ok {
+		if prev != c {
+			return sluice.Account{}, false, fmt.Errorf("credit %s: already %d to %s, now %d to %s: %w",
+				c.Ref, prev.Amount, prev.Customer, c.Amount, c.Customer, sluice.ErrPayloadMismatch)
+		}
+		return *m.account(c.Customer), false, nil
+	}
+	acct := m.account(c.Customer)
+	if acct == nil {
+		m.acctIdx[c.Customer] = len(m.accounts)
+		acct = &sluice.Account{Customer: c.Customer}
+		m.accounts = append(m.accounts, acct)
+	}
+	if acct.Deposited+c.Amount < acct.Deposited {
+		return sluice.Account{}, false, fmt.Errorf("credit %s: the account of %s would overflow: %w", c.Ref, c.Customer, sluice.ErrInvalidOperation)
+	}
+	acct.Balance += c.Amount
+	acct.Deposited += c.Amount
+	m.credits[c.Ref] = c
+	m.creditLs = append(m.creditLs, c)
+	return *acct, true, nil
+}
+
+// Account reads a customer's ledger.
+func (m *Memory) Account(ctx context.Context, c sluice.CustomerID) (sluice.Account, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Account{}, fmt.Errorf("account %s: %w", c, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	acct := m.account(c)
+	if acct == nil {
+		return sluice.Account{}, fmt.Errorf("account %q: %w", c, sluice.ErrNotFound)
+	}
+	return *acct, nil
+}
+
+// Hold reads an operation's hold.
+func (m *Memory) Hold(ctx context.Context, id sluice.OperationID) (sluice.Hold, error) {
+	if err := ctx.Err(); err != nil {
+		return sluice.Hold{}, fmt.Errorf("hold %s: %w", id, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.holds[id]
+	if h == nil {
+		return sluice.Hold{}, fmt.Errorf("hold of %q: %w", id, sluice.ErrNotFound)
+	}
+	return *h, nil
+}
+
 // Events returns the operation's event log in Seq order.
 func (m *Memory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
 	if err := ctx.Err(); err != nil {
@@ -264,6 +539,9 @@ func (m *Memory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Ev
 type Snapshot struct {
 	Operations []sluice.Operation // insertion order
 	Events     []sluice.Event     // Seq order
+	Accounts   []sluice.Account   // first-credit order
+	Credits    []sluice.Credit    // in the order credited
+	Holds      []sluice.Hold      // operation insertion order
 }
 
 // Snapshot copies every row and every event in one atomic step, so the two
@@ -280,6 +558,15 @@ func (m *Memory) Snapshot() Snapshot {
 	}
 	for i, e := range m.events {
 		s.Events[i] = copyEvent(e)
+	}
+	for _, a := range m.accounts {
+		s.Accounts = append(s.Accounts, *a)
+	}
+	s.Credits = slices.Clone(m.creditLs)
+	for _, row := range m.rows {
+		if h := m.holds[row.ID]; h != nil {
+			s.Holds = append(s.Holds, *h)
+		}
 	}
 	return s
 }
@@ -347,6 +634,10 @@ func copyEvent(e sluice.Event) sluice.Event {
 	if e.Evidence != nil {
 		ev := *e.Evidence
 		e.Evidence = &ev
+	}
+	if e.Decision != nil {
+		d := *e.Decision
+		e.Decision = &d
 	}
 	return e
 }

@@ -26,12 +26,26 @@ func opID(n int) sluice.OperationID {
 	return sluice.OperationID(fmt.Sprintf("00000000-0000-4000-8000-%012d", n))
 }
 
+// payer pays every operation newOp makes; newMemory credits it with enough
+// for all of them.
+const payer sluice.CustomerID = "payer"
+
 func newOp(n int) sluice.NewOperation {
 	return sluice.NewOperation{
 		ID:          opID(n),
-		Request:     sluice.Request{To: tron.AddressFromBytes20([20]byte{byte(n)}), Amount: 5, Asset: sluice.Asset},
+		Request:     sluice.Request{Customer: payer, To: tron.AddressFromBytes20([20]byte{byte(n)}), Amount: 5, Asset: sluice.Asset},
 		RequestHash: fmt.Sprintf("hash-%d", n),
 	}
+}
+
+// newMemory is store.NewMemory with payer credited.
+func newMemory(t *testing.T, clock sluice.Clock, lease time.Duration) *store.Memory {
+	t.Helper()
+	m := store.NewMemory(clock, lease)
+	if _, _, err := m.Credit(t.Context(), sluice.Credit{Ref: "fixture", Customer: payer, Amount: 1_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func envelope(memo string) sluice.Envelope {
@@ -77,7 +91,7 @@ func script(t *testing.T, m *store.Memory, clock *storetest.Clock) []tron.Txid {
 		t.Fatalf("CAS with a retired txid of another operation: %v, want ErrTxidTaken", err)
 	}
 	must(m.CAS(ctx, sluice.Change{ID: b.ID, Token: b.Token, Worker: "w1", From: sluice.Validated, To: sluice.Signing, Envelope: &e3, Builds: 1}))
-	must(m.CAS(ctx, sluice.Change{ID: a.ID, Token: a.Token, Worker: "w1", From: sluice.Signing, To: sluice.Failed, Reason: "gave up"}))
+	must(m.CAS(ctx, sluice.Change{ID: a.ID, Token: a.Token, Worker: "w1", From: sluice.Signing, To: sluice.Failed, Reason: "gave up", Hold: sluice.HoldRelease}))
 	return []tron.Txid{e1.Txid, e2.Txid}
 }
 
@@ -86,7 +100,7 @@ func script(t *testing.T, m *store.Memory, clock *storetest.Clock) []tron.Txid {
 // with the store.
 func TestSnapshot(t *testing.T) {
 	clock := &storetest.Clock{}
-	m := store.NewMemory(clock, time.Minute)
+	m := newMemory(t, clock, time.Minute)
 	script(t, m, clock)
 	snap := m.Snapshot()
 
@@ -128,6 +142,18 @@ func TestSnapshot(t *testing.T) {
 		if snap.Events[i].Evidence != nil {
 			snap.Events[i].Evidence.SolidNumber = -1
 		}
+		if snap.Events[i].Decision != nil {
+			snap.Events[i].Decision.Reason = "scribbled"
+		}
+	}
+	for i := range snap.Accounts {
+		snap.Accounts[i].Balance++
+	}
+	for i := range snap.Holds {
+		snap.Holds[i].State = sluice.HoldSettled
+	}
+	for i := range snap.Credits {
+		snap.Credits[i].Amount++
 	}
 	if after := m.Snapshot(); !reflect.DeepEqual(after, before) {
 		t.Errorf("mutating a Snapshot changed the store:\n got %+v\nwant %+v", after, before)
@@ -140,6 +166,9 @@ func cloneSnapshot(s store.Snapshot) store.Snapshot {
 	out := store.Snapshot{
 		Operations: append([]sluice.Operation(nil), s.Operations...),
 		Events:     append([]sluice.Event(nil), s.Events...),
+		Accounts:   append([]sluice.Account(nil), s.Accounts...),
+		Credits:    append([]sluice.Credit(nil), s.Credits...),
+		Holds:      append([]sluice.Hold(nil), s.Holds...),
 	}
 	for i := range out.Operations {
 		env := &out.Operations[i].Envelope
@@ -152,6 +181,10 @@ func cloneSnapshot(s store.Snapshot) store.Snapshot {
 			c := *ev
 			out.Events[i].Evidence = &c
 		}
+		if d := out.Events[i].Decision; d != nil {
+			c := *d
+			out.Events[i].Decision = &c
+		}
 	}
 	return out
 }
@@ -160,7 +193,7 @@ func cloneSnapshot(s store.Snapshot) store.Snapshot {
 // the operation is terminal; TxidOwner sees both.
 func TestTxidOwner(t *testing.T) {
 	clock := &storetest.Clock{}
-	m := store.NewMemory(clock, time.Minute)
+	m := newMemory(t, clock, time.Minute)
 	used := script(t, m, clock)
 	for i, txid := range used {
 		if owner, ok := m.TxidOwner(txid); !ok || owner != opID(2) {
@@ -182,7 +215,7 @@ func TestDeterministic(t *testing.T) {
 	var snaps []store.Snapshot
 	for range 2 {
 		clock := &storetest.Clock{}
-		m := store.NewMemory(clock, time.Minute)
+		m := newMemory(t, clock, time.Minute)
 		script(t, m, clock)
 		snaps = append(snaps, m.Snapshot())
 	}
@@ -238,7 +271,7 @@ func (c slowClock) Now() time.Time {
 func concurrentInsert(t *testing.T, clock sluice.Clock) {
 	const inserters = 32
 	ctx := t.Context()
-	m := store.NewMemory(clock, time.Minute)
+	m := newMemory(t, clock, time.Minute)
 	created := make([]bool, inserters)
 	var wg sync.WaitGroup
 	for i := range inserters {
@@ -283,7 +316,7 @@ func TestConcurrentClaim(t *testing.T) {
 		rounds  = 50
 	)
 	ctx := t.Context()
-	m := store.NewMemory(fixedClock{storetest.Epoch}, time.Minute)
+	m := newMemory(t, fixedClock{storetest.Epoch}, time.Minute)
 	for i := 1; i <= rows; i++ {
 		if _, _, err := m.Insert(ctx, newOp(i)); err != nil {
 			t.Fatal(err)
@@ -336,7 +369,7 @@ func TestConcurrentWorkload(t *testing.T) {
 	)
 	ctx := t.Context()
 	clock := &storetest.Clock{}
-	m := store.NewMemory(clock, lease)
+	m := newMemory(t, clock, lease)
 	for i := 1; i <= rows; i++ {
 		if _, _, err := m.Insert(ctx, newOp(i)); err != nil {
 			t.Fatal(err)
@@ -411,7 +444,7 @@ func TestConcurrentWorkload(t *testing.T) {
 
 func TestOpenCountsNonTerminalRows(t *testing.T) {
 	clock := &storetest.Clock{}
-	m := store.NewMemory(clock, storetest.Lease)
+	m := newMemory(t, clock, storetest.Lease)
 	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
 		if _, _, err := m.Insert(ctx, newOp(i)); err != nil {
@@ -422,7 +455,7 @@ func TestOpenCountsNonTerminalRows(t *testing.T) {
 		t.Fatalf("Open() = %d, want 3", got)
 	}
 	ops, _ := m.Claim(ctx, "w", 1)
-	if _, err := m.CAS(ctx, sluice.Change{ID: ops[0].ID, Token: ops[0].Token, Worker: "w", From: sluice.Requested, To: sluice.Rejected, Reason: "test"}); err != nil {
+	if _, err := m.CAS(ctx, sluice.Change{ID: ops[0].ID, Token: ops[0].Token, Worker: "w", From: sluice.Requested, To: sluice.Rejected, Reason: "test", Hold: sluice.HoldRelease}); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.Open(); got != 2 {

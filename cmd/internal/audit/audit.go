@@ -21,15 +21,28 @@ import (
 type Checker struct {
 	Name  string
 	Check func(*model.Snapshot) []model.Violation
+	// OnLedger: judged on the ledger's snapshot (Ledger.Snapshot: rows,
+	// log and ledger of one moment) rather than on the rows read one by one
+	// with the chain.
+	OnLedger bool
 }
 
 // Live is the part of model.Invariants a live system can be judged by. They
 // run in model.Invariants' order.
+//
+// no-operational-failure judges each failed operation by the node's
+// answers to its sends (the mock's ground truth records every broadcast
+// and its answer), its inclusions' receipts, and its row's park count
+// standing in for the parks a run's observer sees (parksOf); a failed
+// operation is terminal, so none of its txids is ever left to the next
+// audit.
 var Live = []Checker{
-	{model.TxidOwnership, model.CheckTxidOwnership},
-	{model.AtMostOnce, model.CheckAtMostOnce},
-	{model.Conservation, model.CheckConservation},
-	{model.AuditLog, model.CheckAuditLog},
+	{model.TxidOwnership, model.CheckTxidOwnership, false},
+	{model.AtMostOnce, model.CheckAtMostOnce, false},
+	{model.Conservation, model.CheckConservation, false},
+	{model.Funds, model.CheckFunds, true},
+	{model.NoOperationalFailure, model.CheckNoOperationalFailure, false},
+	{model.AuditLog, model.CheckAuditLog, false},
 }
 
 // NotLive is the rest of model.Invariants, each with why the audit cannot
@@ -42,9 +55,6 @@ var NotLive = map[string]string{
 	model.OneWriter:          "needs every claim and write as an outside observer saw them; the database keeps only their results",
 	model.LinearizableIntake: "needs the clients' calls and answers with their times",
 }
-
-// holdsNote says why no hold is checked, while sluice has none.
-const holdsNote = "sluice has no holds yet (issue 16, part 1): no hold can be inconsistent"
 
 // Node is what the audit asks of the node: its ground truth (the mock's
 // /mock/truth) and an ordinary lookup. *nodehttp.Client is one.
@@ -76,6 +86,8 @@ type Report struct {
 	// Deferred counts the txids the node saw whose fate the audit left to
 	// the next one: those of operations in flight.
 	Deferred int `json:"deferred"`
+	// Money is what was read of the customers' ledger.
+	Money Money `json:"money"`
 
 	Rescan     Rescan            `json:"rescan"`
 	Checked    []Count           `json:"checked"`     // in model.Invariants order, reconciliation last
@@ -105,6 +117,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, node Node, cfg Config) (*Repor
 	if err != nil {
 		return nil, fmt.Errorf("reading the database: %w", err)
 	}
+	ledger, err := ReadLedger(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
 	truth, err := node.Truth(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's ground truth (%s, which only the mock node serves): %w", nodehttp.PathTruth, err)
@@ -114,7 +130,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, node Node, cfg Config) (*Repor
 	if err != nil {
 		return nil, fmt.Errorf("reading txid_owners: %w", err)
 	}
-	rep := judge(ops, events, truth, late)
+	rep := judge(ops, events, ledger, truth, late)
 	rescan, vs, err := reconcile(ctx, node, truth, func(t tron.Txid) bool { return own[t] || late[t] }, cfg.Rescan)
 	if err != nil {
 		return nil, err
@@ -126,10 +142,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, node Node, cfg Config) (*Repor
 }
 
 // judge runs the live invariants over what was read, the txids in flight
-// left out.
-func judge(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth, late map[tron.Txid]bool) *Report {
+// left out; funds over the ledger's own snapshot.
+func judge(ops []sluice.Operation, events []sluice.Event, ledger *Ledger, truth nodehttp.Truth, late map[tron.Txid]bool) *Report {
+	if ledger == nil {
+		ledger = &Ledger{} // none read: funds has nothing to judge
+	}
 	rep := &Report{Operations: len(ops), States: map[string]int{}, Solid: truth.Solid.Number,
-		Blocks: len(truth.Blocks), Inclusions: len(truth.Inclusions)}
+		Blocks: len(truth.Blocks), Inclusions: len(truth.Inclusions), Money: ledger.summary()}
 	for _, op := range ops {
 		rep.States[op.State.String()]++
 		if op.State.Terminal() {
@@ -142,7 +161,9 @@ func judge(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth, 
 	}
 	chain, deferred := settled(truth, inFlight(ops, late))
 	rep.Deferred = deferred
-	snap := Snapshot(ops, events, chain)
+	snap := Snapshot(ops, events, chain, ledger)
+	snap.Parks = parksOf(ops)
+	funds := ledger.Snapshot()
 	for _, inv := range model.Invariants {
 		i := slices.IndexFunc(Live, func(c Checker) bool { return c.Name == inv.Name })
 		if i < 0 {
@@ -153,12 +174,13 @@ func judge(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth, 
 			rep.NotChecked = append(rep.NotChecked, Skip{inv.Name, why})
 			continue
 		}
-		vs := Live[i].Check(snap)
+		on := snap
+		if Live[i].OnLedger {
+			on = funds
+		}
+		vs := Live[i].Check(on)
 		rep.Checked = append(rep.Checked, Count{inv.Name, len(vs)})
 		rep.Violations = append(rep.Violations, vs...)
-	}
-	if !slices.Contains(model.InvariantNames(), "funds") {
-		rep.NotChecked = append(rep.NotChecked, Skip{"holds", holdsNote})
 	}
 	return rep
 }
@@ -187,6 +209,9 @@ func (r *Report) Write(w io.Writer, prefix string) {
 	}
 	p("chain: solid head #%d, %d blocks, %d inclusions; %d txids of operations in flight left to the next audit", r.Solid, r.Blocks, r.Inclusions, r.Deferred)
 	rs := r.Rescan
+	m := r.Money
+	p("ledger: %d accounts, %d credits (%s USDT deposited); holds: %d held, %d settled, %d released; %d operations from before the ledger left out",
+		m.Accounts, m.Credits, m.Deposited, m.Held, m.Settled, m.Released, m.Legacy)
 	p("reconciliation: solid blocks #%d..#%d: %d transactions, %d owned by an operation, %d by none (%d of them the hot wallet's)",
 		rs.From, rs.To, rs.Transactions, rs.Known, rs.Unknown, rs.Strays)
 	p("")

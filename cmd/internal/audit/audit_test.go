@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -119,7 +120,7 @@ func TestJudgeDefersOnlyWhatIsInFlight(t *testing.T) {
 	}{
 		{"confirmed and paid", sluice.Confirmed, false, false, 0, nil},
 		{"broadcast, on chain before the workers saw it solid", sluice.Broadcast, false, false, 1, nil},
-		{"failed, yet on chain", sluice.Failed, false, false, 0, []string{model.AtMostOnce, model.Conservation}},
+		{"failed, yet on chain", sluice.Failed, false, false, 0, []string{model.AtMostOnce, model.Conservation, model.NoOperationalFailure}},
 		{"a txid written ahead after the read", sluice.Confirmed, true, true, 1, nil},
 		{"a txid nobody owns", sluice.Confirmed, true, false, 0, []string{model.TxidOwnership, model.Conservation, model.Conservation}},
 	} {
@@ -131,7 +132,7 @@ func TestJudgeDefersOnlyWhatIsInFlight(t *testing.T) {
 				tr.Inclusions = append(tr.Inclusions, paid(stray, 6, 1_000_000))
 				late[stray] = c.late
 			}
-			rep := judge([]sluice.Operation{op}, evs, tr, late)
+			rep := judge([]sluice.Operation{op}, evs, nil, tr, late)
 			if got := names(rep.Violations); !slices.Equal(got, c.want) || rep.Deferred != c.deferred {
 				t.Errorf("violations %v (%v), %d deferred; want %v, %d deferred", got, rep.Violations, rep.Deferred, c.want, c.deferred)
 			}
@@ -171,7 +172,7 @@ func TestRetiredTxidIsJudged(t *testing.T) {
 	for _, t := range strangers(tr, owned(ops, evs)) {
 		late[t] = t == x || t == y.Txid // txid_owners holds both
 	}
-	rep := judge(ops, evs, tr, late)
+	rep := judge(ops, evs, nil, tr, late)
 	want := []string{model.AtMostOnce, model.AtMostOnce, model.Conservation, model.AuditLog}
 	if got := names(rep.Violations); !slices.Equal(got, want) || rep.Deferred != 0 ||
 		!strings.Contains(rep.Violations[3].Message, "retires txid "+x.Short()+" as dead, but it is on chain") {
@@ -179,27 +180,30 @@ func TestRetiredTxidIsJudged(t *testing.T) {
 	}
 }
 
-// Goal: the report counts what it read, names the oldest open operation,
-// and lists every invariant it did not run with its reason, holds included.
+// Goal: the report counts what it read, the ledger included, names the
+// oldest open operation, runs funds and lists every invariant it did not
+// run with its reason.
 func TestJudgeReport(t *testing.T) {
-	a, ea := withdrawal(1, sluice.Confirmed, 1)
-	b, eb := withdrawal(2, sluice.Broadcast, 2)
-	c, ec := withdrawal(3, sluice.Signed, 3)
+	l := newBooks(100)
+	a, ea := l.withdrawal(1, sluice.Confirmed, 1)
+	b, eb := l.withdrawal(2, sluice.Broadcast, 2)
+	c, ec := l.withdrawal(3, sluice.Signed, 3)
 	c.CreatedAt = t0.Add(-time.Hour)
-	rep := judge([]sluice.Operation{a, b, c}, append(append(ea, eb...), ec...), chain(paid(a.Envelope.Txid, 2, 1)), nil)
+	rep := judge([]sluice.Operation{a, b, c}, append(append(ea, eb...), ec...), l.ledger(), chain(paid(a.Envelope.Txid, 2, 1)), nil)
 	if rep.Operations != 3 || rep.Open != 2 || rep.OldestOpen != c.ID || rep.States["confirmed"] != 1 {
 		t.Errorf("report %+v: want 3 operations, 2 open, the oldest %s", rep, c.ID)
 	}
 	var out strings.Builder
 	rep.Write(&out, "> ")
 	for _, want := range []string{"> operations: 3, signed 1, broadcast 1, confirmed 1; 2 open\n", "> verdict: every invariant holds\n",
-		"> not checked on a live system\n", "  holds ", "  " + model.OneWriter + " "} {
+		"> ledger: 1 accounts, 1 credits (0.0001 USDT deposited); holds: 2 held, 1 settled, 0 released; 0 operations from before the ledger left out\n",
+		"  " + model.Funds + " ", "> not checked on a live system\n", "  " + model.OneWriter + " "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
-	if len(rep.NotChecked) != len(NotLive)+1 {
-		t.Errorf("not checked: %v, want every one of NotLive and holds", rep.NotChecked)
+	if len(rep.NotChecked) != len(NotLive) {
+		t.Errorf("not checked: %v, want every one of NotLive", rep.NotChecked)
 	}
 }
 
@@ -319,5 +323,245 @@ func TestReadOperationSettles(t *testing.T) {
 	}
 	if _, _, err := readOperation(t.Context(), &moving{changes: 1 << 30}, "op"); err == nil || !strings.Contains(err.Error(), "changed under each") {
 		t.Errorf("a row that never holds still: %v, want an error", err)
+	}
+}
+
+// customer is whose balance the books' withdrawals are paid from.
+const customer sluice.CustomerID = "c1"
+
+// books is one customer's ledger kept as a store keeps it for the
+// withdrawals made through it: each holds its amount at creation and closes
+// its hold in the event that enters confirmed, failed or rejected.
+type books struct {
+	acct    sluice.Account
+	credits []sluice.Credit
+	holds   []sluice.Hold
+	ops     []sluice.Operation
+	events  []sluice.Event
+}
+
+func newBooks(deposit money.Amount) *books {
+	return &books{acct: sluice.Account{Customer: customer, Balance: deposit, Deposited: deposit},
+		credits: []sluice.Credit{{Ref: "wire-1", Customer: customer, Amount: deposit}}}
+}
+
+// withdrawal is the package's withdrawal for the books' customer, its hold
+// placed and closed as its log says.
+func (b *books) withdrawal(n int, final sluice.State, units uint64) (sluice.Operation, []sluice.Event) {
+	op, evs := withdrawal(n, final, units)
+	op.Request.Customer = customer
+	amt := money.Amount(units)
+	h := sluice.Hold{Operation: op.ID, Customer: customer, Amount: amt, State: sluice.HoldHeld}
+	b.acct.Balance -= amt
+	b.acct.Held += amt
+	for i := range evs {
+		switch evs[i].Hold = sluice.HoldFor(evs[i].To); evs[i].Hold {
+		case sluice.HoldSettle:
+			h.State, h.ClosedSeq = sluice.HoldSettled, evs[i].Seq
+			b.acct.Held -= amt
+			b.acct.Paid += amt
+		case sluice.HoldRelease:
+			h.State, h.ClosedSeq = sluice.HoldReleased, evs[i].Seq
+			b.acct.Held -= amt
+			b.acct.Balance += amt
+		}
+	}
+	b.holds = append(b.holds, h)
+	b.ops = append(b.ops, op)
+	b.events = append(b.events, evs...)
+	return op, evs
+}
+
+// cancel is an operator's cancel of op, validated and never sent: failed,
+// its hold released.
+func (b *books) cancel(op sluice.Operation) sluice.Operation {
+	i := slices.IndexFunc(b.ops, func(o sluice.Operation) bool { return o.ID == op.ID })
+	h := slices.IndexFunc(b.holds, func(h sluice.Hold) bool { return h.Operation == op.ID })
+	e := sluice.Event{Seq: b.events[len(b.events)-1].Seq + 1, OperationID: op.ID, From: op.State, To: sluice.Failed,
+		Hold: sluice.HoldRelease, Token: op.Token + 1, Worker: sluice.OperatorPrefix + "alice", At: t0, Note: "customer asked"}
+	b.events = append(b.events, e)
+	b.ops[i].State, b.ops[i].Token = sluice.Failed, e.Token
+	b.holds[h].State, b.holds[h].ClosedSeq = sluice.HoldReleased, e.Seq
+	b.acct.Held -= op.Request.Amount
+	b.acct.Balance += op.Request.Amount
+	return b.ops[i]
+}
+
+// ledger is the books as ReadLedger would read them.
+func (b *books) ledger() *Ledger {
+	evs := slices.Clone(b.events)
+	slices.SortFunc(evs, func(x, y sluice.Event) int { return int(x.Seq - y.Seq) })
+	return &Ledger{Credits: b.credits, Accounts: []sluice.Account{b.acct}, Holds: slices.Clone(b.holds),
+		Operations: slices.Clone(b.ops), Events: evs}
+}
+
+// Goal: funds is judged on the ledger's own snapshot: a clean ledger with
+// withdrawals confirmed, failed and in flight passes (an operation in
+// flight holds its amount and is not flagged for what will close it); a
+// hold released twice, an account whose paid moved without a confirmed
+// operation, a credit the account counts twice, a hold left open on a
+// terminal operation and a hold naming no row are each found, by funds
+// alone.
+func TestJudgeFunds(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		plant func(l *Ledger, failed sluice.Operation)
+		want  []string // in funds' messages
+	}{
+		{"clean", func(*Ledger, sluice.Operation) {}, nil},
+		{"hold released twice", func(l *Ledger, failed sluice.Operation) {
+			// A second release: the log says so, and the balance is
+			// credited again out of held (another hold's share), so the
+			// account still adds up.
+			l.Events = append(l.Events, sluice.Event{Seq: 1000, OperationID: failed.ID, From: sluice.Failed, To: sluice.Failed,
+				Hold: sluice.HoldRelease, Token: 2, At: t0})
+			l.Accounts[0].Balance += failed.Request.Amount
+			l.Accounts[0].Held -= failed.Request.Amount
+		}, []string{"releases the hold a second time (already released at event #", "the store's account is balance"}},
+		{"paid without a confirmation", func(l *Ledger, _ sluice.Operation) {
+			l.Accounts[0].Balance -= 7
+			l.Accounts[0].Paid += 7
+		}, []string{"the store's account is balance"}},
+		{"a credit counted twice", func(l *Ledger, _ sluice.Operation) {
+			l.Accounts[0].Balance += 50
+			l.Accounts[0].Deposited += 50
+		}, []string{"the store says 1050 units were deposited, the world deposited 1000"}},
+		{"an account that does not add up", func(l *Ledger, _ sluice.Operation) {
+			l.Accounts[0].Balance += 3
+		}, []string{"the store's ledger did not add up at the audit's read: account c1 has balance"}},
+		{"a hold left open on a failed operation", func(l *Ledger, failed sluice.Operation) {
+			i := slices.IndexFunc(l.Holds, func(h sluice.Hold) bool { return h.Operation == failed.ID })
+			l.Holds[i].State, l.Holds[i].ClosedSeq = sluice.HoldHeld, 0
+		}, []string{"is failed but its hold is held (want released)"}},
+		{"a hold naming no row", func(l *Ledger, _ sluice.Operation) {
+			l.Holds = append(l.Holds, sluice.Hold{Operation: "55555555-5555-4555-8555-000000000001", Customer: customer, Amount: 1, State: sluice.HoldHeld})
+		}, []string{"which has no row"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBooks(1000)
+			conf, _ := b.withdrawal(1, sluice.Confirmed, 100)
+			failed, _ := b.withdrawal(2, sluice.Validated, 200)
+			failed = b.cancel(failed)
+			open, _ := b.withdrawal(3, sluice.Broadcast, 300)
+			l := b.ledger()
+			c.plant(l, failed)
+			// The withdrawal in flight is on chain already, not yet solid
+			// for its worker: its hold stays held, which is no violation.
+			tr := chain(paid(conf.Envelope.Txid, 2, 100), paid(open.Envelope.Txid, 9, 300))
+			ops, evs := slices.Clone(b.ops), slices.Clone(b.events)
+			slices.SortFunc(evs, func(x, y sluice.Event) int { return int(x.Seq - y.Seq) })
+			rep := judge(ops, evs, l, tr, nil)
+			var got []string
+			for _, v := range rep.Violations {
+				if v.Invariant != model.Funds {
+					t.Errorf("a violation of %s: %s", v.Invariant, v.Message)
+					continue
+				}
+				got = append(got, v.Message)
+			}
+			for _, w := range c.want {
+				if !slices.ContainsFunc(got, func(m string) bool { return strings.Contains(m, w) }) {
+					t.Errorf("funds found %q; want one saying %q", got, w)
+				}
+			}
+			if len(c.want) == 0 && len(got) > 0 {
+				t.Errorf("a clean ledger: funds found %q", got)
+			}
+			if rep.Deferred != 1 {
+				t.Errorf("%d txids deferred, want the one in flight", rep.Deferred)
+			}
+		})
+	}
+}
+
+// Goal: the rows the migration to the ledger left without a hold (the
+// legacy customer's, confirmed, failed or rejected before the ledger
+// existed) are left out of funds with their events, and counted; a legacy
+// row in flight without a hold is not (the migration gave each one), nor
+// is another customer's row without one.
+func TestLedgerLegacy(t *testing.T) {
+	b := newBooks(1000)
+	b.withdrawal(1, sluice.Confirmed, 100)
+	old, eold := withdrawal(2, sluice.Confirmed, 400)
+	old.Request.Customer = legacyCustomer
+	l := b.ledger()
+	l.Operations = append(l.Operations, old)
+	l.Events = append(l.Events, eold...)
+	if vs := model.CheckFunds(l.Snapshot()); len(vs) != 0 {
+		t.Errorf("a confirmed legacy row without a hold: %v, want it left out", vs)
+	}
+	if m := l.summary(); m.Legacy != 1 || m.Settled != 1 || m.Deposited != 1000 || m.Accounts != 1 || m.Credits != 1 {
+		t.Errorf("summary %+v: want one legacy row left out, one settled hold, 1000 deposited", m)
+	}
+	for _, c := range []struct {
+		name     string
+		customer sluice.CustomerID
+		state    sluice.State
+	}{
+		{"a legacy row in flight", legacyCustomer, sluice.Broadcast},
+		{"another customer's confirmed row", customer, sluice.Confirmed},
+	} {
+		l := b.ledger()
+		op, evs := withdrawal(3, c.state, 5)
+		op.Request.Customer = c.customer
+		l.Operations = append(l.Operations, op)
+		l.Events = append(l.Events, evs...)
+		vs := model.CheckFunds(l.Snapshot())
+		if !slices.ContainsFunc(vs, func(v model.Violation) bool { return strings.Contains(v.Message, "has no hold") }) || l.summary().Legacy != 0 {
+			t.Errorf("%s without a hold: %v, want it judged (no hold)", c.name, vs)
+		}
+	}
+}
+
+// Goal: the legacy customer is spelt as migration 0005 spells it.
+func TestLegacyCustomerIsTheMigrations(t *testing.T) {
+	b, err := os.ReadFile("../../../sluice/store/postgres/migrations/0005_ledger_parking_operators.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "'"+string(legacyCustomer)+"'"); n < 2 {
+		t.Errorf("migration 0005 names %q %d times, want it as the legacy rows' customer", legacyCustomer, n)
+	}
+}
+
+// Goal: no-operational-failure is judged live: a withdrawal the stuck
+// policy cancelled, never refused and never parked, passes; the same
+// cancel after its send was refused for bandwidth (the node's answer on the
+// wire, from the mock's ground truth) or after its row counts parks (the
+// store's record standing in for the parks a run's observer sees) is an
+// operational failure.
+func TestJudgeOperationalFailure(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		parks   int
+		refused bool
+		want    string // in no-operational-failure's message; "" for none
+	}{
+		{"cancelled, no trouble", 0, false, ""},
+		{"cancelled after parks", 2, false, "parked 2 times"},
+		{"cancelled after a refusal for bandwidth", 0, true, "refused " + string(tron.CodeBandwidthError)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			op, evs := withdrawal(1, sluice.Failed, 5_000_000)
+			op.Parks = c.parks
+			evs[len(evs)-1].Decision = &sluice.Decision{Action: sluice.Cancel, Reason: "proven dead past CancelAfter", Waited: 3 * time.Hour, Rebuilds: 0}
+			tr := chain()
+			if c.refused {
+				tr.Wire = []mocknode.WireAttempt{{Seq: 1, Txid: op.Envelope.Txid, Reached: true, Truth: tron.CodeBandwidthError, Answer: string(tron.CodeBandwidthError)}}
+			}
+			rep := judge([]sluice.Operation{op}, evs, nil, tr, nil)
+			var got []string
+			for _, v := range rep.Violations {
+				if v.Invariant == model.NoOperationalFailure {
+					got = append(got, v.Message)
+				}
+			}
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("no operational trouble: %q", got)
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+				t.Errorf("no-operational-failure found %q; want one saying %q", got, c.want)
+			}
+		})
 	}
 }

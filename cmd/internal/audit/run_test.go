@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
 	"sluicesim/sluice/store/postgres"
@@ -57,7 +60,10 @@ func TestRunWriteAheadAfterTheRead(t *testing.T) {
 	ctx := t.Context()
 	st := postgres.New(pool, postgres.Options{Lease: time.Minute})
 	id := sluice.OperationID("44444444-4444-4444-8444-000000000001")
-	req := sluice.Request{To: alice, Amount: money.Amount(2_500_000), Asset: "USDT-TRC20"}
+	req := sluice.Request{Customer: customer, To: alice, Amount: money.Amount(2_500_000), Asset: "USDT-TRC20"}
+	if _, _, err := st.Credit(ctx, sluice.Credit{Ref: "wire-1", Customer: customer, Amount: req.Amount}); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := st.Insert(ctx, sluice.NewOperation{ID: id, Request: req, RequestHash: "h"}); err != nil {
 		t.Fatal(err)
 	}
@@ -125,4 +131,155 @@ func freshPool(t *testing.T) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	return pool
+}
+
+// quietNode is a chain on which nothing was sent: the withdrawals of
+// TestRunLedgerPlanted never left the database.
+type quietNode struct{}
+
+func (quietNode) Truth(context.Context) (nodehttp.Truth, error) { return chain(), nil }
+
+func (quietNode) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
+	return tron.TxInfo{Txid: id, Status: tron.Unknown}, nil
+}
+
+// Goal: funds, through Run, reads the ledger from the database and finds
+// what raw SQL planted behind the store's back, each alone, and nothing
+// once it is taken back: a hold released twice (a second release in the
+// log and the balance credited again), an account whose paid moved without
+// a confirmed operation (every number in range, the account balanced: the
+// database's own checks pass it), and an account that does not add up. A
+// clean ledger with a withdrawal cancelled (hold released) and one in
+// flight (held) passes.
+//
+// Method: the real PostgreSQL store makes the clean state (a credit, two
+// withdrawals, an operator's cancel of one before any send); the plants
+// are raw SQL. The schema's triggers refuse a second close and an event on
+// a terminal row, and money going back: the plants that need it run with
+// SET LOCAL session_replication_role = replica, which turns every ordinary
+// trigger off for the transaction (the test database's user is a
+// superuser) while CHECK constraints still hold; the unbalanced account
+// needs its CHECK dropped, which the test's own schema allows.
+func TestRunLedgerPlanted(t *testing.T) {
+	pool := freshPool(t)
+	ctx := t.Context()
+	st := postgres.New(pool, postgres.Options{Lease: time.Minute})
+	if _, _, err := st.Credit(ctx, sluice.Credit{Ref: "wire-1", Customer: customer, Amount: 1_000_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := sluice.OperationID("44444444-4444-4444-8444-000000000001")
+	inFlight := sluice.OperationID("44444444-4444-4444-8444-000000000002")
+	for _, id := range []sluice.OperationID{cancelled, inFlight} {
+		req := sluice.Request{Customer: customer, To: alice, Amount: 200_000_000, Asset: "USDT-TRC20"}
+		if _, _, err := st.Insert(ctx, sluice.NewOperation{ID: id, Request: req, RequestHash: "h" + string(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := st.Claim(ctx, "w1", 1)
+	if err != nil || len(claimed) != 1 || claimed[0].ID != cancelled {
+		t.Fatalf("claim: %v, %v", claimed, err)
+	}
+	if _, err := st.CAS(ctx, sluice.Change{ID: cancelled, Token: claimed[0].Token, Worker: "w1", From: sluice.Requested, To: sluice.Validated}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Resolve(ctx, sluice.Resolution{ID: cancelled, From: sluice.Validated, To: sluice.Failed, Operator: "alice",
+		Why: "customer asked", Hold: sluice.HoldRelease}); err != nil {
+		t.Fatal(err)
+	}
+
+	audit := func(t *testing.T) *Report {
+		t.Helper()
+		rep, err := Run(ctx, pool, quietNode{}, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	exec := func(t *testing.T, sql string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
+	}
+	// found checks that the audit finds, by funds, a violation saying each
+	// of want, and by no other invariant than also.
+	found := func(t *testing.T, rep *Report, also []string, want ...string) {
+		t.Helper()
+		var got []string
+		for _, v := range rep.Violations {
+			switch {
+			case v.Invariant == model.Funds:
+				got = append(got, v.Message)
+			case !slices.Contains(also, v.Invariant):
+				t.Errorf("a violation of %s: %s", v.Invariant, v.Message)
+			}
+		}
+		for _, w := range want {
+			if !slices.ContainsFunc(got, func(m string) bool { return strings.Contains(m, w) }) {
+				t.Errorf("funds found %q; want one saying %q", got, w)
+			}
+		}
+	}
+	clean := func(t *testing.T) {
+		t.Helper()
+		if rep := audit(t); len(rep.Violations) != 0 {
+			t.Errorf("violations %v, want none", rep.Violations)
+		}
+	}
+
+	if !t.Run("clean", func(t *testing.T) {
+		rep := audit(t)
+		if len(rep.Violations) != 0 || !slices.Contains(rep.Checked, Count{model.Funds, 0}) {
+			t.Errorf("a clean ledger: checked %v, violations %v; want funds run and nothing found", rep.Checked, rep.Violations)
+		}
+		if m := rep.Money; m.Accounts != 1 || m.Credits != 1 || m.Held != 1 || m.Released != 1 || m.Settled != 0 || m.Deposited != 1_000_000_000 {
+			t.Errorf("money read: %+v; want one account, one credit of 1000 USDT, one hold held and one released", m)
+		}
+	}) {
+		return
+	}
+
+	t.Run("hold released twice", func(t *testing.T) {
+		// A second release of the cancelled withdrawal's hold: an event
+		// saying so (events_guard refuses any event on a terminal row), and
+		// the balance credited again out of held, the in-flight hold's
+		// share, so that the account still adds up.
+		exec(t, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, note, hold_action)
+			SELECT id, 'failed', 'failed', token, 'planted', updated_at_ns + 1, 'planted: a second release', 'release'
+			FROM operations WHERE id = '`+string(cancelled)+`';
+			UPDATE accounts SET balance = balance + 200000000, held = held - 200000000 WHERE customer = '`+string(customer)+`';
+			COMMIT`)
+		found(t, audit(t), []string{model.AuditLog, model.NoOperationalFailure}, "releases the hold a second time (already released at event #",
+			"the store's account is balance 1000000000, held 0, paid 0; by the operations' states it must be balance 800000000, held 200000000, paid 0")
+		exec(t, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			DELETE FROM events WHERE worker = 'planted';
+			UPDATE accounts SET balance = balance - 200000000, held = held + 200000000 WHERE customer = '`+string(customer)+`';
+			COMMIT`)
+		clean(t)
+	})
+
+	t.Run("paid without a confirmation", func(t *testing.T) {
+		// Consistent but wrong: every number in range and the account
+		// balanced, so no trigger or CHECK refuses it (paid may grow).
+		exec(t, `UPDATE accounts SET balance = balance - 5000000, paid = paid + 5000000 WHERE customer = '`+string(customer)+`'`)
+		found(t, audit(t), nil, "paid 5000000; by the operations' states it must be balance 800000000, held 200000000, paid 0")
+		// accounts_guard refuses paid going back.
+		exec(t, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			UPDATE accounts SET balance = balance + 5000000, paid = paid - 5000000 WHERE customer = '`+string(customer)+`';
+			COMMIT`)
+		clean(t)
+	})
+
+	t.Run("account that does not add up", func(t *testing.T) {
+		exec(t, `ALTER TABLE accounts DROP CONSTRAINT accounts_balanced;
+			UPDATE accounts SET balance = balance + 3 WHERE customer = '`+string(customer)+`'`)
+		found(t, audit(t), nil, "did not add up at the audit's read: account c1 has balance 800000003 + held 200000000 + paid 0 != deposited 1000000000")
+		exec(t, `UPDATE accounts SET balance = balance - 3 WHERE customer = '`+string(customer)+`';
+			ALTER TABLE accounts ADD CONSTRAINT accounts_balanced CHECK (balance + held + paid = deposited)`)
+		clean(t)
+	})
 }

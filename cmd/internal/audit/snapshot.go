@@ -8,16 +8,19 @@ import (
 	"sluicesim/sluice/tron/nodehttp"
 )
 
-// Snapshot assembles what the model's checkers look at from the store and
-// the node's ground truth; the caller adds what it alone knows (the live
-// check: the clients' history, the heal point, the liveness budget).
+// Snapshot assembles what the model's checkers look at from the store, the
+// ledger and the node's ground truth; the caller adds what it alone knows
+// (the live check: the clients' history, the heal point, the liveness
+// budget, and its own record of the deposits it made).
 //
 // A live system cannot watch who claimed what (Claims stays nil, so
 // one-writer has nothing to judge) nor every envelope stored: the database
 // keeps only each row's current one. The model gets those, the ones a
 // failure after a spent build budget retires, and the configuration `sluice
-// serve` runs with.
-func Snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth) *model.Snapshot {
+// serve` runs with. The ledger, when read (nil: none), gives the accounts
+// and holds as the store keeps them and the credits table as the deposits;
+// its rows and log are not used here (Ledger.Snapshot is funds' own view).
+func Snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Truth, ledger *Ledger) *model.Snapshot {
 	cfg := sluice.DefaultConfig()
 	var envelopes []sluice.Envelope
 	for _, op := range ops {
@@ -25,10 +28,12 @@ func Snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Trut
 			envelopes = append(envelopes, op.Envelope)
 		}
 	}
-	return &model.Snapshot{
+	s := &model.Snapshot{
 		Envelopes:    envelopes,
 		SafetyMargin: cfg.SafetyMargin,
-		BuildsMax:    cfg.BuildsMax,
+		BuildsMax:    cfg.Stuck.Rebuilds + 1,
+		Stuck:        cfg.Stuck,
+		ParkLimit:    cfg.ParkLimit,
 		Operations:   ops,
 		Events:       events,
 		Wire:         truth.Wire,
@@ -38,6 +43,26 @@ func Snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Trut
 		SolidNumber:  truth.Solid.Number,
 		HotWallet:    truth.HotWallet,
 	}
+	if ledger != nil {
+		s.Deposits, s.Accounts, s.Holds = ledger.Credits, ledger.Accounts, ledger.Holds
+	}
+	return s
+}
+
+// parksOf stands the rows' park counts (Operation.Parks: every park that
+// landed, a count that never goes back) in for the parks an observer of a
+// run sees land. It is the store's own record, so it serves only where a
+// park can add a finding and never excuse one: no-operational-failure,
+// where a failure after a park is an operational failure. Progress, where
+// a park excuses a review, is not run on a live system.
+func parksOf(ops []sluice.Operation) []model.ReleaseRecord {
+	var out []model.ReleaseRecord
+	for _, op := range ops {
+		for range op.Parks {
+			out = append(out, model.ReleaseRecord{Op: op.ID})
+		}
+	}
+	return out
 }
 
 // owned is every txid some operation's history names, by the model's rule

@@ -32,8 +32,9 @@ func TestDatabaseClock(t *testing.T) {
 
 	const lease = 1500 * time.Millisecond
 	s := New(pool, Options{Lease: lease}) // no Clock: the database's
+	fund(t, s)
 	op := sluice.NewOperation{ID: "00000000-0000-4000-8000-000000000001", RequestHash: "h",
-		Request: sluice.Request{To: [21]byte{0x41, 1}, Amount: 1, Asset: sluice.Asset}}
+		Request: sluice.Request{Customer: payer, To: [21]byte{0x41, 1}, Amount: 1, Asset: sluice.Asset}}
 	before := time.Now()
 	row, created, err := s.Insert(ctx, op)
 	if err != nil || !created {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"sluicesim/sluice"
-	"sluicesim/sluice/intake"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
@@ -57,10 +56,12 @@ func wantLostAnswer(t *testing.T, p *lossyProxy, err error, lost int, last func(
 // error while its whole effect is durable, and retrying it does not apply it
 // twice. Method: the caller's store runs through lossyProxy; every check
 // re-reads through another pool, on connections the proxy never touched.
-// An intake create (the 2nd COMMIT armed for: the 1st goes through); a
-// Claim, which is one statement outside a transaction and so commits at its
-// Sync; and a CAS with an envelope (row, event and txid ownership in one
-// transaction).
+// A create (the 2nd COMMIT armed for: the 1st goes through; the row, its
+// event, its hold and the account's move in one transaction); a Claim,
+// which is one statement outside a transaction and so commits at its Sync;
+// and a CAS with an envelope (row, event and txid ownership in one
+// transaction). The create is the store's Insert, intake's one store call:
+// its replay is what makes a retried submission safe.
 func TestLostCommitAnswerIsDurable(t *testing.T) {
 	ctx := context.Background()
 	const lease = time.Minute
@@ -69,18 +70,18 @@ func TestLostCommitAnswerIsDurable(t *testing.T) {
 	lossy, proxy := lossyPool(t, direct)
 	s := New(lossy, Options{Lease: lease, Clock: clock})      // the caller's, through the proxy
 	truth := New(direct, Options{Lease: lease, Clock: clock}) // the re-reads
-	svc := &intake.Service{Store: s}
-	sub := func(n int) intake.Submission {
-		return intake.Submission{OperationID: string(opID(n)), Amount: "1.000001", Asset: sluice.Asset,
-			ToAddress: tron.AddressFromBytes20([20]byte{0xbb, 1}).String()}
+	fund(t, truth)
+	account, err := truth.Account(ctx, payer)
+	if err != nil {
+		t.Fatal(err)
 	}
 
-	// Intake: the second create's commit answer is lost.
+	// The second create's commit answer is lost.
 	proxy.loseAnswer(isCommit, 2)
-	if res, err := svc.Submit(ctx, sub(1)); err != nil || !res.Created {
-		t.Fatalf("Submit(1) = created %v, %v; want created (its commit was not armed)", res.Created, err)
+	if _, created, err := s.Insert(ctx, newOp(1)); err != nil || !created {
+		t.Fatalf("Insert(1) = created %v, %v; want created (its commit was not armed)", created, err)
 	}
-	_, err := svc.Submit(ctx, sub(2))
+	_, _, err = s.Insert(ctx, newOp(2))
 	wantLostAnswer(t, proxy, err, 1, isCommit)
 	row, err := truth.Get(ctx, opID(2))
 	if err != nil {
@@ -90,13 +91,28 @@ func TestLostCommitAnswerIsDurable(t *testing.T) {
 	if err != nil || len(evs) != 1 || evs[0].To != sluice.Requested || row.State != sluice.Requested {
 		t.Fatalf("after the lost create: row %s, events %v (%v); want requested with one creation event", row.State, evs, err)
 	}
-	// The client's retry is a replay of the row its lost call created.
-	res, err := svc.Submit(ctx, sub(2))
-	if err != nil || res.Created || !reflect.DeepEqual(res.Operation, row) {
-		t.Fatalf("retried create = created %v, %+v, %v; want the stored row %+v as a replay", res.Created, res.Operation, err, row)
+	// The whole create: the hold and the account's move with the row.
+	amount := newOp(2).Request.Amount
+	account.Balance -= 2 * amount
+	account.Held += 2 * amount
+	hold, err := truth.Hold(ctx, opID(2))
+	if err != nil || hold.State != sluice.HoldHeld || hold.Amount != amount {
+		t.Fatalf("after the lost create: hold %+v (%v); want held, %d", hold, err, amount)
+	}
+	if got, err := truth.Account(ctx, payer); err != nil || got != account {
+		t.Fatalf("after the lost create: account %+v (%v); want %+v", got, err, account)
+	}
+	// The client's retry is a replay of the row its lost call created: no
+	// second row, no second hold.
+	again, created, err := s.Insert(ctx, newOp(2))
+	if err != nil || created || !reflect.DeepEqual(again, row) {
+		t.Fatalf("retried create = created %v, %+v, %v; want the stored row %+v as a replay", created, again, err, row)
 	}
 	if again, _ := truth.Events(ctx, opID(2)); !reflect.DeepEqual(again, evs) {
 		t.Fatalf("the replay changed the log: %v, was %v", again, evs)
+	}
+	if got, err := truth.Account(ctx, payer); err != nil || got != account {
+		t.Fatalf("after the replay: account %+v (%v); want %+v (held once)", got, err, account)
 	}
 
 	// Claim: the answer to the claim statement is lost.
@@ -293,6 +309,7 @@ func TestLostCommitAnswerWorkerRecovers(t *testing.T) {
 			direct := freshPool(t)
 			lossy, proxy := lossyPool(t, direct)
 			truth := New(direct, Options{Lease: lease, Clock: clock})
+			fund(t, truth)
 			hot := tron.AddressFromBytes20([20]byte{0xaa, 7})
 			to := tron.AddressFromBytes20([20]byte{0xbb, 7})
 			signer := tron.NewHMACSigner([]byte("commit-lost test key"))
@@ -301,7 +318,7 @@ func TestLostCommitAnswerWorkerRecovers(t *testing.T) {
 			const amount = 1_500_000
 			id := opID(1)
 			if _, _, err := truth.Insert(ctx, sluice.NewOperation{ID: id, RequestHash: "h",
-				Request: sluice.Request{To: to, Amount: amount, Asset: sluice.Asset}}); err != nil {
+				Request: sluice.Request{Customer: payer, To: to, Amount: amount, Asset: sluice.Asset}}); err != nil {
 				t.Fatal(err)
 			}
 			st := &losingStore{Store: New(lossy, Options{Lease: lease, Clock: clock}), proxy: proxy,
@@ -380,6 +397,13 @@ func TestLostCommitAnswerWorkerRecovers(t *testing.T) {
 			}
 			if op.State != sluice.Confirmed || op.Builds != 1 {
 				t.Fatalf("ended %s after %d builds (reason %q), want confirmed on the first:\n%s", op.State, op.Builds, op.Reason, dump())
+			}
+			// Paid once in the ledger too.
+			if h, err := truth.Hold(ctx, id); err != nil || h.State != sluice.HoldSettled {
+				t.Errorf("hold %+v (%v), want settled", h, err)
+			}
+			if a, err := truth.Account(ctx, payer); err != nil || a.Paid != amount || a.Held != 0 || !a.Balanced() {
+				t.Errorf("account %+v (%v), want %d paid, nothing held, balanced", a, err, amount)
 			}
 			txid := op.Envelope.Txid
 

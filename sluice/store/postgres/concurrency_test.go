@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
 )
@@ -25,7 +26,7 @@ func newOp(n int) sluice.NewOperation {
 	sum := sha256.Sum256([]byte(opID(n)))
 	return sluice.NewOperation{
 		ID:          opID(n),
-		Request:     sluice.Request{To: tron.AddressFromBytes20([20]byte{0xbb, 1}), Amount: 1_000_001, Asset: sluice.Asset},
+		Request:     sluice.Request{Customer: payer, To: tron.AddressFromBytes20([20]byte{0xbb, 1}), Amount: 1_000_001, Asset: sluice.Asset},
 		RequestHash: hex.EncodeToString(sum[:]),
 	}
 }
@@ -189,7 +190,7 @@ func TestStaleTokenUpdatesZeroRows(t *testing.T) {
 		var n int64
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, casUpdateSQL, int64(0), string(opID(1)), int64(token), "requested", "validated",
-				false, nil, nil, nil, 0, "", int64(time.Minute))
+				false, nil, nil, nil, 0, "", int64(time.Minute), nil)
 			n = tag.RowsAffected()
 			if err != nil {
 				return err
@@ -355,4 +356,172 @@ func TestRawSQLCannotReuseRetiredTxid(t *testing.T) {
 	if got := sqlState(err); got != codeForbidden {
 		t.Errorf("raw UPDATE of txid_owners: SQLSTATE %q (err %v), want %s", got, err, codeForbidden)
 	}
+}
+
+// Goal: concurrent withdrawals of one customer never take more than the
+// balance: the account row's lock makes them take turns at it. Method: a
+// balance for exactly 5 withdrawals, 16 distinct ones racing on separate
+// connections; exactly 5 are created, the rest refused with
+// ErrInsufficientFunds and leave nothing, and the account balances with 5
+// amounts held.
+func TestConcurrentInsertsNeverOverdraw(t *testing.T) {
+	const racers, fit = 16, 5
+	const amount money.Amount = 1_000_001
+	const c sluice.CustomerID = "racing-customer"
+	ctx := context.Background()
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	if _, _, err := s.Credit(ctx, sluice.Credit{Ref: "race", Customer: c, Amount: fit * amount}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg               sync.WaitGroup
+		mu               sync.Mutex
+		created, refused int
+	)
+	start := make(chan struct{})
+	for i := range racers {
+		wg.Go(func() {
+			op := newOp(100 + i)
+			op.Request.Customer = c
+			<-start
+			_, ok, err := s.Insert(ctx, op)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && ok:
+				created++
+			case errors.Is(err, sluice.ErrInsufficientFunds):
+				refused++
+			default:
+				t.Errorf("Insert(%s) = created %v, %v", op.ID, ok, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if created != fit || refused != racers-fit {
+		t.Errorf("%d created and %d refused for funds, want %d and %d", created, refused, fit, racers-fit)
+	}
+	want := sluice.Account{Customer: c, Held: fit * amount, Deposited: fit * amount}
+	if got, err := s.Account(ctx, c); err != nil || got != want {
+		t.Errorf("account after the race: %+v (%v), want %+v", got, err, want)
+	}
+	var rows, holds, events int
+	if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM operations WHERE customer = $1),
+		(SELECT count(*) FROM holds WHERE customer = $1 AND state = 'held'),
+		(SELECT count(*) FROM events e JOIN operations o ON o.id = e.operation_id WHERE o.customer = $1)`, string(c)).Scan(&rows, &holds, &events); err != nil {
+		t.Fatal(err)
+	}
+	if rows != fit || holds != fit || events != fit {
+		t.Errorf("after the race: %d rows, %d holds, %d events; want %d of each", rows, holds, events, fit)
+	}
+}
+
+// Goal: concurrent credits are applied once per ref and never lost:
+// 16 racers with one ref credit once; 16 with their own refs, for a
+// customer that has no account yet, all credit, and the account they
+// create together holds every one.
+func TestConcurrentCredits(t *testing.T) {
+	const racers = 16
+	ctx := context.Background()
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	race := func(c sluice.CustomerID, ref func(int) string) (credited int) {
+		var (
+			wg sync.WaitGroup
+			mu sync.Mutex
+		)
+		start := make(chan struct{})
+		for i := range racers {
+			wg.Go(func() {
+				<-start
+				_, ok, err := s.Credit(ctx, sluice.Credit{Ref: ref(i), Customer: c, Amount: 7})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					t.Errorf("Credit(%s): %v", ref(i), err)
+				}
+				if ok {
+					credited++
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		return credited
+	}
+	if n := race("one-ref", func(int) string { return "same" }); n != 1 {
+		t.Errorf("%d of %d racing credits of one ref credited, want 1", n, racers)
+	}
+	if a, err := s.Account(ctx, "one-ref"); err != nil || a.Deposited != 7 || a.Balance != 7 {
+		t.Errorf("account after racing one ref: %+v (%v), want 7 deposited once", a, err)
+	}
+	if n := race("many-refs", func(i int) string { return fmt.Sprintf("ref-%d", i) }); n != racers {
+		t.Errorf("%d of %d racing credits with their own refs credited, want all", n, racers)
+	}
+	if a, err := s.Account(ctx, "many-refs"); err != nil || a.Deposited != 7*racers || !a.Balanced() {
+		t.Errorf("account after racing many refs: %+v (%v), want %d deposited", a, err, 7*racers)
+	}
+}
+
+// Goal: an operator's cancel racing the holder's confirmation closes the
+// hold once: exactly one of them wins, the other is fenced, and the
+// account shows the winner's close only. Run over several rounds so that
+// both orders happen.
+func TestResolveRacesCAS(t *testing.T) {
+	const rounds = 12
+	ctx := context.Background()
+	clock := &storetest.Clock{}
+	s := newStore(t, clock, time.Minute)
+	wins := map[string]int{}
+	for n := 1; n <= rounds; n++ {
+		op := drivePG(t, s, clock, n, sluice.Broadcast)
+		before, err := s.Account(ctx, payer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var casErr, resolveErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			_, casErr = s.CAS(ctx, sluice.Change{ID: op.ID, Token: op.Token, Worker: "w1", From: sluice.Broadcast, To: sluice.Confirmed,
+				Hold: sluice.HoldSettle, Note: "confirmed"})
+		})
+		wg.Go(func() {
+			<-start
+			_, resolveErr = s.Resolve(ctx, sluice.Resolution{ID: op.ID, From: sluice.Broadcast, To: sluice.Failed, Operator: "alice",
+				Why: "race", Hold: sluice.HoldRelease})
+		})
+		close(start)
+		wg.Wait()
+		want := before
+		want.Held -= op.Request.Amount
+		switch {
+		case casErr == nil && errors.Is(resolveErr, sluice.ErrFenced):
+			wins["worker"]++
+			want.Paid += op.Request.Amount
+		case resolveErr == nil && errors.Is(casErr, sluice.ErrFenced):
+			wins["operator"]++
+			want.Balance += op.Request.Amount
+		default:
+			t.Fatalf("round %d: CAS %v, Resolve %v; want exactly one to win and the other fenced", n, casErr, resolveErr)
+		}
+		if got, err := s.Account(ctx, payer); err != nil || got != want {
+			t.Errorf("round %d: account %+v (%v), want %+v", n, got, err, want)
+		}
+		evs, err := s.Events(ctx, op.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closes := 0
+		for _, e := range evs {
+			if e.Hold != sluice.HoldKeep {
+				closes++
+			}
+		}
+		if closes != 1 {
+			t.Errorf("round %d: %d closing events, want 1", n, closes)
+		}
+	}
+	t.Logf("wins: %v", wins)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store/storetest"
 )
 
@@ -65,15 +66,34 @@ func emptyPool(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
-// newStore is a migrated, empty store on the suite's manual clock.
+// payer pays for the operations this package's own tests insert (newOp);
+// newStore credits it with funds for all of them.
+const (
+	payer      sluice.CustomerID = "pg-test-payer"
+	payerFunds money.Amount      = 1_000_000_000_000
+)
+
+// newStore is a migrated store on the suite's manual clock, empty but for
+// payer's account.
 func newStore(t *testing.T, clock sluice.Clock, lease time.Duration) *Store {
 	t.Helper()
-	return New(freshPool(t), Options{Lease: lease, Clock: clock})
+	s := New(freshPool(t), Options{Lease: lease, Clock: clock})
+	fund(t, s)
+	return s
 }
 
-// TestConformance runs the Store contract, the same one store.Memory passes.
+// fund credits payer with payerFunds.
+func fund(t *testing.T, s *Store) {
+	t.Helper()
+	if _, _, err := s.Credit(context.Background(), sluice.Credit{Ref: "pg-test:fund", Customer: payer, Amount: payerFunds}); err != nil {
+		t.Fatalf("fund: %v", err)
+	}
+}
+
+// TestConformance runs the Store contract, the same one store.Memory passes,
+// each subtest on a new, empty schema.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock sluice.Clock, lease time.Duration) sluice.Store {
-		return newStore(t, clock, lease)
+		return New(freshPool(t), Options{Lease: lease, Clock: clock})
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,22 +22,26 @@ import (
 // compare them, in order, with sluice.Transitions(); compare the enum (its
 // CREATE TYPE and every ADD VALUE after it) with sluice.States too.
 func TestMigrationTransitionsMatchGo(t *testing.T) {
-	var got, gotStates []string
+	var got, gotOperator, gotStates []string
 	enums := 0
-	for _, m := range mustMigrations(t) {
-		sql := m.sql
+	pairs := func(sql, table string) (out []string) {
 		for rest := sql; ; {
-			start := strings.Index(rest, "INSERT INTO state_transitions")
+			start := strings.Index(rest, "INSERT INTO "+table)
 			if start < 0 {
-				break
+				return out
 			}
 			block := rest[start:]
 			block = block[:strings.Index(block, ";")]
 			for _, m := range regexp.MustCompile(`\('([a-z]+)',\s*'([a-z]+)'\)`).FindAllStringSubmatch(block, -1) {
-				got = append(got, m[1]+"->"+m[2])
+				out = append(out, m[1]+"->"+m[2])
 			}
 			rest = rest[start+len(block):]
 		}
+	}
+	for _, m := range mustMigrations(t) {
+		sql := m.sql
+		got = append(got, pairs(sql, "state_transitions")...)
+		gotOperator = append(gotOperator, pairs(sql, "operator_transitions")...)
 		if enum := regexp.MustCompile(`(?s)CREATE TYPE op_state AS ENUM \((.*?)\);`).FindStringSubmatch(sql); enum != nil {
 			enums++
 			for _, m := range regexp.MustCompile(`'([a-z]+)'`).FindAllStringSubmatch(enum[1], -1) {
@@ -59,6 +64,13 @@ func TestMigrationTransitionsMatchGo(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("migration transitions:\n got %v\nwant %v (sluice.Transitions)", got, want)
+	}
+	var wantOperator []string
+	for _, tr := range sluice.OperatorTransitions() {
+		wantOperator = append(wantOperator, tr.From.String()+"->"+tr.To.String())
+	}
+	if len(wantOperator) == 0 || strings.Join(gotOperator, " ") != strings.Join(wantOperator, " ") {
+		t.Errorf("migration operator transitions:\n got %v\nwant %v (sluice.OperatorTransitions)", gotOperator, wantOperator)
 	}
 	var wantStates []string
 	for _, s := range sluice.States {
@@ -93,8 +105,8 @@ var pathTo = map[sluice.State][]sluice.State{
 	sluice.Review:       {sluice.Validated, sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast, sluice.Review},
 }
 
-const rawInsertSQL = `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
-	VALUES ($1, decode(repeat('41', 21), 'hex'), $2::numeric, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`
+const rawInsertSQL = `INSERT INTO operations (id, customer, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+	VALUES ($1, 'raw-customer', decode(repeat('41', 21), 'hex'), $2::numeric, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`
 
 // sqlState is the SQLSTATE of a database error, "" for anything else.
 func sqlState(err error) string {
@@ -109,10 +121,15 @@ func sqlState(err error) string {
 // machine: a raw SQL session can make exactly the legal moves. Method: for
 // every (from, to) pair of real states, reach from along a legal path with
 // raw UPDATEs (which checks the legal direction), then try from -> to on the
-// row and as an event-log row; each must pass exactly when the Go table
-// allows it. A same-state update (what a claim or release does) passes on a
-// live row; a terminal row refuses every update, even one that changes no
-// state.
+// row and as an event-log row; each must pass exactly when some writer may
+// take it. The row's trigger cannot tell who writes, so it allows the union
+// of the automation edges and the operator's (CAS keeps workers off the
+// operator's in code); the log can: an operator-only edge, or a retry
+// (from = to on a live row), is allowed only under an operator's name. An
+// event carries the hold action its target needs (a close exactly into a
+// closing state), or is refused. A same-state update (what a claim, release
+// or retry does) passes on a live row; a terminal row refuses every update
+// but an operator's edge out of it, even one that changes no state.
 func TestTriggerEnforcesTransitionMatrix(t *testing.T) {
 	pool := freshPool(t)
 	ctx := context.Background()
@@ -135,7 +152,8 @@ func TestTriggerEnforcesTransitionMatrix(t *testing.T) {
 					}
 					prev = s
 				}
-				wantRow := sluice.CanTransition(from, to) || (from == to && !from.Terminal())
+				operatorMay := sluice.OperatorCanTransition(from, to) || (from == to && !from.Terminal())
+				wantRow := sluice.CanTransition(from, to) || operatorMay
 				_, err := tx.Exec(ctx, `SAVEPOINT p; UPDATE operations SET state = '`+to.String()+`' WHERE id = '`+id+`'`)
 				switch {
 				case wantRow && err != nil:
@@ -146,17 +164,34 @@ func TestTriggerEnforcesTransitionMatrix(t *testing.T) {
 				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT p`); err != nil {
 					return err
 				}
-				wantEvent := sluice.CanTransition(from, to)
-				_, err = tx.Exec(ctx, `SAVEPOINT q; INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, note)
-					VALUES ('`+id+`', '`+from.String()+`', '`+to.String()+`', 0, 'raw', 0, 'raw')`)
-				switch {
-				case wantEvent && err != nil:
-					t.Errorf("raw event %s->%s: %v, want it allowed", from, to, err)
-				case !wantEvent && sqlState(err) != codeIllegal:
-					t.Errorf("raw event %s->%s: err = %v, want SQLSTATE %s (refused by the trigger)", from, to, err, codeIllegal)
+				hold, wrongHold := "NULL", "'settle'"
+				if a := sluice.HoldFor(to); a != sluice.HoldKeep {
+					hold, wrongHold = "'"+a.String()+"'", "NULL"
 				}
-				if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT q`); err != nil {
+				event := func(worker, hold string) error {
+					_, err := tx.Exec(ctx, `SAVEPOINT q; INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, note, hold_action)
+						VALUES ('`+id+`', '`+from.String()+`', '`+to.String()+`', 0, '`+worker+`', 0, 'raw', `+hold+`)`)
+					if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT q`); rerr != nil {
+						t.Fatal(rerr)
+					}
 					return err
+				}
+				for _, w := range []struct {
+					worker string
+					want   bool
+				}{{"raw", sluice.CanTransition(from, to)}, {"operator:raw", sluice.CanTransition(from, to) || operatorMay}} {
+					err := event(w.worker, hold)
+					switch {
+					case w.want && err != nil:
+						t.Errorf("raw event %s->%s by %s: %v, want it allowed", from, to, w.worker, err)
+					case !w.want && sqlState(err) != codeIllegal:
+						t.Errorf("raw event %s->%s by %s: err = %v, want SQLSTATE %s (refused by the trigger)", from, to, w.worker, err, codeIllegal)
+					}
+					if w.want {
+						if err := event(w.worker, wrongHold); sqlState(err) != codeHoldAction {
+							t.Errorf("raw event %s->%s by %s with hold action %s: err = %v, want SQLSTATE %s", from, to, w.worker, wrongHold, err, codeHoldAction)
+						}
+					}
 				}
 				if from.Terminal() {
 					_, err := tx.Exec(ctx, `SAVEPOINT r; UPDATE operations SET reason = 'tamper' WHERE id = '`+id+`'`)
@@ -197,20 +232,29 @@ func TestRawSQLGuards(t *testing.T) {
 		name, sql string
 		code      string
 	}{
-		{"born signed", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
-			VALUES ('00000000-0000-4000-8000-000000000002', decode(repeat('41', 21), 'hex'), 1, 'USDT-TRC20', 'h', 'signed', 0, 0, 0)`, codeForbidden},
+		{"born signed", `INSERT INTO operations (id, customer, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000002', 'c', decode(repeat('41', 21), 'hex'), 1, 'USDT-TRC20', 'h', 'signed', 0, 0, 0)`, codeForbidden},
 		{"amount changed", `UPDATE operations SET amount = 6 WHERE id = '` + id + `'`, codeForbidden},
 		{"token back", `UPDATE operations SET token = 2 WHERE id = '` + id + `'`, codeForbidden},
 		{"event updated", `UPDATE events SET note = 'x'`, codeForbidden},
 		{"event deleted", `DELETE FROM events`, codeForbidden},
-		{"events truncated", `TRUNCATE events`, codeForbidden},
+		// CASCADE: plain TRUNCATE is refused already because holds refer
+		// to events; with CASCADE only the triggers stand in the way.
+		{"events truncated", `TRUNCATE events CASCADE`, codeForbidden},
 		{"txid not its hash", `UPDATE operations SET txid = decode(repeat('00', 32), 'hex'), raw_data = '\x01' WHERE id = '` + id + `'`, "23514"},
-		{"zero amount", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
-			VALUES ('00000000-0000-4000-8000-000000000003', decode(repeat('41', 21), 'hex'), 0, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
-		{"negative amount", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
-			VALUES ('00000000-0000-4000-8000-000000000004', decode(repeat('41', 21), 'hex'), -1, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
-		{"0.4 rounds to 0 and is refused", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
-			VALUES ('00000000-0000-4000-8000-000000000005', decode(repeat('41', 21), 'hex'), 0.4, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"zero amount", `INSERT INTO operations (id, customer, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000003', 'c', decode(repeat('41', 21), 'hex'), 0, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"negative amount", `INSERT INTO operations (id, customer, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000004', 'c', decode(repeat('41', 21), 'hex'), -1, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"0.4 rounds to 0 and is refused", `INSERT INTO operations (id, customer, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000005', 'c', decode(repeat('41', 21), 'hex'), 0.4, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"no customer", `INSERT INTO operations (id, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000006', decode(repeat('41', 21), 'hex'), 1, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23502"},
+		{"not a customer id", `INSERT INTO operations (id, customer, to_address, amount, asset, request_hash, state, not_before_ns, created_at_ns, updated_at_ns)
+			VALUES ('00000000-0000-4000-8000-000000000007', 'a b', decode(repeat('41', 21), 'hex'), 1, 'USDT-TRC20', 'h', 'requested', 0, 0, 0)`, "23514"},
+		{"park count back", `UPDATE operations SET parks = parks + 2 WHERE id = '` + id + `'; UPDATE operations SET parks = parks - 1 WHERE id = '` + id + `'`, codeForbidden},
+		{"first send rewritten", `UPDATE operations SET first_sent_at_ns = 5 WHERE id = '` + id + `'; UPDATE operations SET first_sent_at_ns = 6 WHERE id = '` + id + `'`, codeForbidden},
+		{"first send cleared", `UPDATE operations SET first_sent_at_ns = 5 WHERE id = '` + id + `'; UPDATE operations SET first_sent_at_ns = NULL WHERE id = '` + id + `'`, codeForbidden},
 	} {
 		_, err := pool.Exec(ctx, tc.sql)
 		if got := sqlState(err); got != tc.code {
@@ -255,9 +299,10 @@ func TestNumericRoundTripsExactly(t *testing.T) {
 // TestRawSQLRequestColumnsImmutable, so a new column gets a decision.
 var operationColumns = map[string]bool{ // true: part of the request
 	"id": true, "seq": true, "to_address": true, "amount": true, "asset": true,
-	"request_hash": true, "created_at_ns": true,
+	"request_hash": true, "created_at_ns": true, "customer": true,
 	"state": false, "token": false, "claimed_by": false, "lease_until_ns": false, "not_before_ns": false,
 	"txid": false, "raw_data": false, "signature": false, "builds": false, "reason": false, "updated_at_ns": false,
+	"first_sent_at_ns": false, "parks": false, "park_reason": false, "parked_since_ns": false,
 }
 
 // Goal: the request never changes after intake, whichever column a raw SQL
@@ -316,8 +361,8 @@ func TestRawSQLRequestColumnsImmutable(t *testing.T) {
 			t.Errorf("raw UPDATE of request column %s: err = %v, want SQLSTATE %s (the request never changes)", c.name, err, codeForbidden)
 		}
 	}
-	if tried != 7 {
-		t.Errorf("tried %d request columns, want the 7 operationColumns names", tried)
+	if tried != 8 {
+		t.Errorf("tried %d request columns, want the 8 operationColumns names", tried)
 	}
 }
 
@@ -328,6 +373,8 @@ func TestRawSQLRequestColumnsImmutable(t *testing.T) {
 // be written; some of these (the index predicate, the lease constraint)
 // change no result a test can see, so the lists are compared as text too.
 // A later migration may redefine an object: its newest definition counts.
+// The one list of other states, hold_closing_state's, is exactly the
+// states sluice.HoldFor closes the hold on.
 func TestTerminalStateListsMatchGo(t *testing.T) {
 	var want []string
 	for _, s := range sluice.States {
@@ -343,8 +390,19 @@ func TestTerminalStateListsMatchGo(t *testing.T) {
 		}
 		return strings.Join(got, " ")
 	}
+	// The one other list: the states whose entry closes the hold.
+	var closing []string
+	for _, s := range sluice.States {
+		if sluice.HoldFor(s) != sluice.HoldKeep {
+			closing = append(closing, s.String())
+		}
+	}
+	wants := map[string]string{
+		"terminal_unleased": strings.Join(want, " "), "operations_live": strings.Join(want, " "),
+		"operations_guard": strings.Join(want, " "), "hold_closing_state": strings.Join(closing, " "),
+	}
 	// Each list in a migration belongs to the object named last before it.
-	objects := []string{"terminal_unleased", "operations_live", "operations_guard"}
+	objects := []string{"terminal_unleased", "operations_live", "operations_guard", "hold_closing_state"}
 	newest := map[string]string{}
 	for _, m := range mustMigrations(t) {
 		for _, loc := range list.FindAllStringSubmatchIndex(m.sql, -1) {
@@ -363,23 +421,32 @@ func TestTerminalStateListsMatchGo(t *testing.T) {
 	}
 	for _, o := range objects {
 		if got, ok := newest[o]; !ok {
-			t.Errorf("no migration lists the terminal states for %s", o)
-		} else if got != strings.Join(want, " ") {
-			t.Errorf("%s (newest definition): states %s, want the terminal states %v", o, got, want)
+			t.Errorf("no migration lists the states for %s", o)
+		} else if got != wants[o] {
+			t.Errorf("%s (newest definition): states %s, want %s", o, got, wants[o])
 		}
 	}
-	b, err := os.ReadFile("store.go")
+	sources, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := 0
-	for _, m := range list.FindAllStringSubmatch(string(b), -1) {
-		found++
-		if got := names(m[1]); got != strings.Join(want, " ") {
-			t.Errorf("store.go: state list %s, want the terminal states %v", m[0], want)
+	for _, name := range sources {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range list.FindAllStringSubmatch(string(b), -1) {
+			found++
+			if got := names(m[1]); got != strings.Join(want, " ") {
+				t.Errorf("%s: state list %s, want the terminal states %v", name, m[0], want)
+			}
 		}
 	}
 	if found != 1 {
-		t.Errorf("store.go: found %d lists of terminal states, want 1 (terminalSQL)", found)
+		t.Errorf("the store's Go source: found %d lists of terminal states, want 1 (terminalSQL)", found)
 	}
 }

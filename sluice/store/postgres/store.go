@@ -51,8 +51,10 @@ func New(pool *pgxpool.Pool, opt Options) *Store {
 
 // SQLSTATEs raised by the schema's triggers (see the migration).
 const (
-	codeIllegal   = "SL001" // illegal transition, or a write to a terminal row
-	codeForbidden = "SL002" // any other write the schema refuses
+	codeIllegal    = "SL001" // illegal transition, or a write to a terminal row
+	codeForbidden  = "SL002" // any other write the schema refuses
+	codeHoldClosed = "SL003" // a close of a closed hold (sluice.ErrHoldClosed)
+	codeHoldAction = "SL004" // an event whose hold action does not fit its state (sluice.ErrHoldAction)
 )
 
 // nowSQL is the store's clock in SQL: the injected instant if there is one,
@@ -73,15 +75,26 @@ func (s *Store) nowArg() any {
 const terminalSQL = `('confirmed', 'failed', 'rejected', 'review')`
 
 // opColumns are read by scanOperation, in this order.
-const opColumns = `o.id::text, o.to_address, o.amount::text, o.asset, o.request_hash, o.state::text,
+const opColumns = `o.id::text, o.customer, o.to_address, o.amount::text, o.asset, o.request_hash, o.state::text,
 	o.token, o.claimed_by, o.lease_until_ns, o.not_before_ns,
-	o.txid, o.raw_data, o.signature, o.builds, o.reason, o.created_at_ns, o.updated_at_ns, o.seq`
+	o.txid, o.raw_data, o.signature, o.builds, o.reason,
+	o.first_sent_at_ns, o.parks, o.park_reason, o.parked_since_ns,
+	o.created_at_ns, o.updated_at_ns, o.seq`
 
-// Insert creates the operation in state requested with its creation event, or
-// returns the existing row unchanged. An argument sluice.CheckNewOperation
-// refuses is refused before any SQL runs, even for an existing id. ON
-// CONFLICT DO NOTHING makes concurrent inserts of one id collapse into one
-// row and exactly one "created".
+// Insert creates the operation in state requested with its creation event
+// and its hold, or returns the existing row unchanged. An argument
+// sluice.CheckNewOperation refuses is refused before any SQL runs, even for
+// an existing id. ON CONFLICT DO NOTHING makes concurrent inserts of one id
+// collapse into one row and exactly one "created".
+//
+// One transaction: the row first, so that an existing id is a replay (a
+// read, which needs no funds) whatever the customer's balance; then the
+// customer's account, locked FOR UPDATE so that concurrent inserts for one
+// customer take turns at the balance, checked, and moved from balance to
+// held; then the event and the hold. A short balance or no account rolls
+// it all back: ErrInsufficientFunds, nothing created. Every transaction
+// that touches both locks the operation before the account (CAS and Resolve
+// too), so they cannot deadlock on each other.
 func (s *Store) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Operation, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, false, fmt.Errorf("insert %s: %w", op.ID, err)
@@ -96,15 +109,16 @@ func (s *Store) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Oper
 		created bool
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		amount := strconv.FormatUint(uint64(op.Request.Amount), 10)
 		row := tx.QueryRow(ctx, `
 			WITH n AS (SELECT `+nowSQL+` AS now)
-			INSERT INTO operations AS o (id, to_address, amount, asset, request_hash, state,
+			INSERT INTO operations AS o (id, customer, to_address, amount, asset, request_hash, state,
 				not_before_ns, created_at_ns, updated_at_ns)
-			SELECT $2::uuid, $3, $4::numeric, $5, $6, 'requested', n.now, n.now, n.now FROM n
+			SELECT $2::uuid, $7, $3, $4::numeric, $5, $6, 'requested', n.now, n.now, n.now FROM n
 			ON CONFLICT (id) DO NOTHING
 			RETURNING `+opColumns,
-			s.nowArg(), string(op.ID), op.Request.To[:], strconv.FormatUint(uint64(op.Request.Amount), 10),
-			op.Request.Asset, op.RequestHash)
+			s.nowArg(), string(op.ID), op.Request.To[:], amount,
+			op.Request.Asset, op.RequestHash, string(op.Request.Customer))
 		got, err := scanOperation(row)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// The id exists (perhaps committed a moment ago by a concurrent
@@ -119,10 +133,32 @@ func (s *Store) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Oper
 		if err != nil {
 			return err
 		}
+		var (
+			enough  bool
+			balance string
+		)
+		err = tx.QueryRow(ctx, `SELECT balance >= $2::numeric, balance::text FROM accounts WHERE customer = $1 FOR UPDATE`,
+			string(op.Request.Customer), amount).Scan(&enough, &balance)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("customer %s has no account, the withdrawal needs %s: %w", op.Request.Customer, amount, sluice.ErrInsufficientFunds)
+		case err != nil:
+			return err
+		case !enough:
+			return fmt.Errorf("customer %s has balance %s, the withdrawal needs %s: %w", op.Request.Customer, balance, amount, sluice.ErrInsufficientFunds)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET balance = balance - $2::numeric, held = held + $2::numeric WHERE customer = $1`,
+			string(op.Request.Customer), amount); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, note)
 			VALUES ($1, NULL, 'requested', 0, '', $2, 'created')`,
 			string(op.ID), got.CreatedAt.UnixNano()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO holds (operation_id, customer, amount) VALUES ($1, $2, $3::numeric)`,
+			string(op.ID), string(op.Request.Customer), amount); err != nil {
 			return err
 		}
 		out, created = got, true
@@ -227,7 +263,8 @@ const casLockSQL = `SELECT ` + nowSQL + ` FROM operations WHERE ` + fenceSQL + `
 // casUpdateSQL writes the transition. A row released under the token is
 // still writable with it (the token alone decides), but such a write renews
 // no lease: it must not invent one that nobody holds. A terminal state
-// clears the lease in the same write.
+// clears the lease in the same write. A first send stamps FirstSentAt
+// with the store's clock only while unset; every transition ends the park spell (the count stays).
 const casUpdateSQL = `
 	UPDATE operations o SET
 		state = $5::op_state,
@@ -236,6 +273,8 @@ const casUpdateSQL = `
 		signature = CASE WHEN $6::boolean THEN $9::bytea ELSE o.signature END,
 		builds = CASE WHEN $10::integer = 0 THEN o.builds ELSE $10::integer END,
 		reason = CASE WHEN $11::text = '' THEN o.reason ELSE $11::text END,
+		first_sent_at_ns = CASE WHEN $13::boolean THEN COALESCE(o.first_sent_at_ns, $1::bigint) ELSE o.first_sent_at_ns END,
+		park_reason = '', parked_since_ns = NULL,
 		updated_at_ns = $1::bigint,
 		claimed_by = CASE WHEN $5::op_state IN ` + terminalSQL + ` THEN NULL ELSE o.claimed_by END,
 		lease_until_ns = CASE
@@ -272,10 +311,16 @@ func (s *Store) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, err
 		if err != nil {
 			return err
 		}
-		// The trigger enforces the table too (against raw SQL); checking
-		// here first keeps the contract's order: transition before txid.
+		// The trigger enforces the table too (against raw SQL), but it
+		// allows the operator's edges as well, since it cannot tell who
+		// writes: this check is what keeps a worker off them. Checking here
+		// first also keeps the contract's order: transition, hold, txid.
 		if !sluice.CanTransition(c.From, c.To) {
 			return fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, sluice.ErrIllegalTransition)
+		}
+		hold, err := checkHold(ctx, tx, c.ID, c.To, c.Hold)
+		if err != nil {
+			return fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, err)
 		}
 		var txid, raw, sig []byte
 		if c.Envelope != nil {
@@ -293,7 +338,7 @@ func (s *Store) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, err
 		}
 		got, err := scanOperation(tx.QueryRow(ctx, casUpdateSQL,
 			now, string(c.ID), token, c.From.String(), c.To.String(),
-			c.Envelope != nil, txid, raw, sig, c.Builds, c.Reason, s.lease.Nanoseconds()))
+			c.Envelope != nil, txid, raw, sig, c.Builds, c.Reason, s.lease.Nanoseconds(), c.FirstSend))
 		if errors.Is(err, pgx.ErrNoRows) {
 			// The row is locked under the predicate; only a broken
 			// predicate gets here.
@@ -302,7 +347,14 @@ func (s *Store) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, err
 		if err != nil {
 			return err
 		}
-		if err := insertEvent(ctx, tx, c, now, got.Envelope.Txid); err != nil {
+		seq, err := insertEvent(ctx, tx, event{
+			id: c.ID, from: c.From, to: c.To, token: int64(c.Token), worker: string(c.Worker), now: now,
+			txid: got.Envelope.Txid, retired: c.RetiredTxid, evidence: c.Evidence, hold: c.Hold, decision: c.Decision, note: c.Note,
+		})
+		if err != nil {
+			return err
+		}
+		if err := closeHold(ctx, tx, hold, c.Hold, seq); err != nil {
 			return err
 		}
 		if c.Envelope != nil {
@@ -363,39 +415,82 @@ func casError(c sluice.Change, err error) error {
 		switch {
 		case pg.Code == codeIllegal:
 			return fmt.Errorf("cas %s %s->%s: %s: %w", c.ID, c.From, c.To, pg.Message, sluice.ErrIllegalTransition)
+		case pg.Code == codeHoldClosed:
+			return fmt.Errorf("cas %s %s->%s: %s: %w", c.ID, c.From, c.To, pg.Message, sluice.ErrHoldClosed)
+		case pg.Code == codeHoldAction:
+			return fmt.Errorf("cas %s %s->%s: %s: %w", c.ID, c.From, c.To, pg.Message, sluice.ErrHoldAction)
 		case pg.Code == "23505" && pg.ConstraintName == "operations_txid",
 			pg.Code == "23503" && pg.ConstraintName == "operations_txid_owner":
 			return fmt.Errorf("cas %s: txid owned by another operation (%s): %w", c.ID, pg.ConstraintName, sluice.ErrTxidTaken)
 		}
 	}
 	if errors.Is(err, sluice.ErrFenced) || errors.Is(err, sluice.ErrNotFound) ||
-		errors.Is(err, sluice.ErrIllegalTransition) || errors.Is(err, sluice.ErrTxidTaken) {
+		errors.Is(err, sluice.ErrIllegalTransition) || errors.Is(err, sluice.ErrTxidTaken) ||
+		errors.Is(err, sluice.ErrHoldAction) || errors.Is(err, sluice.ErrHoldClosed) {
 		return err
 	}
 	return fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, err)
 }
 
-func insertEvent(ctx context.Context, tx pgx.Tx, c sluice.Change, now int64, txid tron.Txid) error {
+// event is one row of the log as CAS and Resolve write it.
+type event struct {
+	id            sluice.OperationID
+	from, to      sluice.State
+	token         int64
+	worker        string
+	now           int64
+	txid, retired tron.Txid
+	evidence      *sluice.Evidence
+	hold          sluice.HoldAction
+	decision      *sluice.Decision
+	note          string
+}
+
+// insertEvent appends e and returns its seq.
+func insertEvent(ctx context.Context, tx pgx.Tx, e event) (int64, error) {
 	var (
 		evTxid                       []byte
 		evExp, evMargin, evSolidTime *int64
 		evSolidNumber, evLookupSolid *int64
 		evLookup                     *int32
+		evReceipt                    *string
+		evBlock                      *int64
+		hold, decAction, decReason   *string
+		decWaited                    *int64
+		decRebuilds                  *int32
 	)
-	if e := c.Evidence; e != nil {
-		evTxid = append([]byte(nil), e.Txid[:]...)
-		evExp, evSolidTime = nsOrNil(e.Expiration), nsOrNil(e.SolidTime)
-		margin, number, lookup, lookupSolid := int64(e.Margin), e.SolidNumber, int32(e.Lookup), e.LookupSolid
+	if ev := e.evidence; ev != nil {
+		evTxid = append([]byte(nil), ev.Txid[:]...)
+		evExp, evSolidTime = nsOrNil(ev.Expiration), nsOrNil(ev.SolidTime)
+		margin, number, lookup, lookupSolid := int64(ev.Margin), ev.SolidNumber, int32(ev.Lookup), ev.LookupSolid
 		evMargin, evSolidNumber, evLookup, evLookupSolid = &margin, &number, &lookup, &lookupSolid
+		receipt, block := ev.Receipt, ev.BlockNumber
+		evReceipt, evBlock = &receipt, &block
 	}
-	_, err := tx.Exec(ctx, `
+	if e.hold != sluice.HoldKeep {
+		// Checked before (checkHold): only settle and release get here.
+		h := e.hold.String()
+		hold = &h
+	}
+	if d := e.decision; d != nil {
+		action, reason, waited, rebuilds := d.Action.String(), d.Reason, int64(d.Waited), int32(d.Rebuilds)
+		decAction, decReason, decWaited, decRebuilds = &action, &reason, &waited, &rebuilds
+	}
+	var seq int64
+	err := tx.QueryRow(ctx, `
 		INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, txid, retired_txid, note,
-			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid)
-		VALUES ($1, $2::op_state, $3::op_state, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-		string(c.ID), c.From.String(), c.To.String(), int64(c.Token), string(c.Worker), now,
-		txidOrNil(txid), txidOrNil(c.RetiredTxid), c.Note,
-		c.Evidence != nil, evTxid, evExp, evMargin, evSolidNumber, evSolidTime, evLookup, evLookupSolid)
-	return err
+			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid,
+			ev_receipt, ev_block_number, hold_action,
+			has_decision, dec_action, dec_reason, dec_waited_ns, dec_rebuilds)
+		VALUES ($1, $2::op_state, $3::op_state, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+			$18, $19, $20::hold_action, $21, $22::decision_action, $23, $24, $25)
+		RETURNING seq`,
+		string(e.id), e.from.String(), e.to.String(), e.token, e.worker, e.now,
+		txidOrNil(e.txid), txidOrNil(e.retired), e.note,
+		e.evidence != nil, evTxid, evExp, evMargin, evSolidNumber, evSolidTime, evLookup, evLookupSolid,
+		evReceipt, evBlock, hold,
+		e.decision != nil, decAction, decReason, decWaited, decRebuilds).Scan(&seq)
+	return seq, err
 }
 
 // Release gives up the lease held under token. A stale release is a no-op,
@@ -436,7 +531,9 @@ func (s *Store) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Eve
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT seq, operation_id::text, from_state::text, to_state::text, token, worker, at_ns, txid, retired_txid, note,
-			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid
+			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid,
+			ev_receipt, ev_block_number, hold_action::text,
+			has_decision, dec_action::text, dec_reason, dec_waited_ns, dec_rebuilds
 		FROM events WHERE operation_id = $1 ORDER BY seq`, string(id))
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", id, err)
@@ -461,10 +558,15 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 		hasEv                                  bool
 		evExp, evMargin, evNumber, evSolidTime *int64
 		evLookup                               *int32
-		evLookupSolid                          *int64
+		evLookupSolid, evBlock                 *int64
+		evReceipt, hold, decAction, decReason  *string
+		hasDec                                 bool
+		decWaited                              *int64
+		decRebuilds                            *int32
 	)
 	if err := row.Scan(&e.Seq, &opID, &from, &to, &token, &worker, &at, &txid, &retired, &note,
-		&hasEv, &evTxid, &evExp, &evMargin, &evNumber, &evSolidTime, &evLookup, &evLookupSolid); err != nil {
+		&hasEv, &evTxid, &evExp, &evMargin, &evNumber, &evSolidTime, &evLookup, &evLookupSolid,
+		&evReceipt, &evBlock, &hold, &hasDec, &decAction, &decReason, &decWaited, &decRebuilds); err != nil {
 		return e, err
 	}
 	var err error
@@ -497,7 +599,27 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 		if evLookupSolid != nil {
 			ev.LookupSolid = *evLookupSolid
 		}
+		// NULL on events written before these columns existed.
+		if evReceipt != nil {
+			ev.Receipt = *evReceipt
+		}
+		if evBlock != nil {
+			ev.BlockNumber = *evBlock
+		}
 		e.Evidence = ev
+	}
+	if hold != nil {
+		if e.Hold, err = sluice.ParseHoldAction(*hold); err != nil {
+			return e, err
+		}
+	}
+	if hasDec {
+		// decision_whole: all four are set.
+		d := &sluice.Decision{Reason: *decReason, Waited: time.Duration(*decWaited), Rebuilds: int(*decRebuilds)}
+		if err := d.Action.UnmarshalText([]byte(*decAction)); err != nil {
+			return e, err
+		}
+		e.Decision = d
 	}
 	return e, nil
 }
@@ -510,32 +632,33 @@ func scanOperation(row pgx.Row) (sluice.Operation, error) {
 // scanOperationSeq reads opColumns; seq is the row's insertion order.
 func scanOperationSeq(row pgx.Row, seq *int64) (sluice.Operation, error) {
 	var (
-		op                        sluice.Operation
-		id, amount, state         string
-		to, txid, raw, sig        []byte
-		token, notBefore          int64
-		createdAt, updatedAt      int64
-		claimedBy                 *string
-		leaseUntil                *int64
-		builds                    int32
-		asset, requestHash, reasn string
+		op                          sluice.Operation
+		id, customer, amount, state string
+		to, txid, raw, sig          []byte
+		token, notBefore            int64
+		createdAt, updatedAt        int64
+		claimedBy                   *string
+		leaseUntil                  *int64
+		builds, parks               int32
+		asset, requestHash, reasn   string
+		firstSent, parkedSince      *int64
+		parkReason                  string
 	)
-	if err := row.Scan(&id, &to, &amount, &asset, &requestHash, &state, &token, &claimedBy, &leaseUntil, &notBefore,
-		&txid, &raw, &sig, &builds, &reasn, &createdAt, &updatedAt, seq); err != nil {
+	if err := row.Scan(&id, &customer, &to, &amount, &asset, &requestHash, &state, &token, &claimedBy, &leaseUntil, &notBefore,
+		&txid, &raw, &sig, &builds, &reasn, &firstSent, &parks, &parkReason, &parkedSince, &createdAt, &updatedAt, seq); err != nil {
 		return op, err
 	}
 	op.ID = sluice.OperationID(id)
+	op.Request.Customer = sluice.CustomerID(customer)
 	if len(to) != len(op.Request.To) {
 		return op, fmt.Errorf("operation %s: to_address has %d bytes", id, len(to))
 	}
 	copy(op.Request.To[:], to)
-	a, err := strconv.ParseUint(amount, 10, 64)
+	a, err := parseAmount(amount)
 	if err != nil {
-		// NUMERIC(38,0) holds more than sluice's uint64 amounts; a row
-		// written by raw SQL beyond that is refused, never truncated.
-		return op, fmt.Errorf("operation %s: amount %s does not fit in base units: %w", id, amount, err)
+		return op, fmt.Errorf("operation %s: %w", id, err)
 	}
-	op.Request.Amount = money.Amount(a)
+	op.Request.Amount = a
 	op.Request.Asset, op.RequestHash, op.Reason = asset, requestHash, reasn
 	if op.State, err = sluice.ParseState(state); err != nil {
 		return op, err
@@ -560,8 +683,26 @@ func scanOperationSeq(row pgx.Row, seq *int64) (sluice.Operation, error) {
 		}
 	}
 	op.Builds = int(builds)
+	if firstSent != nil {
+		op.FirstSentAt = fromNS(*firstSent)
+	}
+	op.Parks, op.ParkReason = int(parks), parkReason
+	if parkedSince != nil {
+		op.ParkedSince = fromNS(*parkedSince)
+	}
 	op.CreatedAt, op.UpdatedAt = fromNS(createdAt), fromNS(updatedAt)
 	return op, nil
+}
+
+// parseAmount reads a NUMERIC(38,0) as base units. NUMERIC(38,0) holds more
+// than sluice's uint64 amounts; a value written by raw SQL beyond that is
+// refused, never truncated.
+func parseAmount(s string) (money.Amount, error) {
+	a, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("amount %s does not fit in base units: %w", s, err)
+	}
+	return money.Amount(a), nil
 }
 
 // fromNS is the inverse of time.Time.UnixNano for the store's columns.

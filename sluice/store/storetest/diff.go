@@ -31,6 +31,10 @@ func diffOperation(got, want sluice.Operation) []string {
 	d.bytes("Envelope.Signature", got.Envelope.Signature, want.Envelope.Signature)
 	d.eq("Builds", got.Builds, want.Builds)
 	d.eq("Reason", got.Reason, want.Reason)
+	d.time("FirstSentAt", got.FirstSentAt, want.FirstSentAt)
+	d.eq("Parks", got.Parks, want.Parks)
+	d.eq("ParkReason", got.ParkReason, want.ParkReason)
+	d.time("ParkedSince", got.ParkedSince, want.ParkedSince)
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
 	d.time("UpdatedAt", got.UpdatedAt, want.UpdatedAt)
 	return d
@@ -59,8 +63,35 @@ func diffEvent(got, want sluice.Event) []string {
 		d.eq("Evidence.SolidNumber", g.SolidNumber, w.SolidNumber)
 		d.time("Evidence.SolidTime", g.SolidTime, w.SolidTime)
 		d.eq("Evidence.Lookup", g.Lookup, w.Lookup)
+		d.eq("Evidence.LookupSolid", g.LookupSolid, w.LookupSolid)
+		d.eq("Evidence.Receipt", g.Receipt, w.Receipt)
+		d.eq("Evidence.BlockNumber", g.BlockNumber, w.BlockNumber)
+	}
+	d.eq("Hold", got.Hold, want.Hold)
+	switch {
+	case got.Decision == nil && want.Decision == nil:
+	case got.Decision == nil || want.Decision == nil:
+		d.add("Decision", got.Decision, want.Decision)
+	default:
+		// Every field by name, so that a field added to Decision and not
+		// stored shows up here as soon as a test sets it.
+		d.eq("Decision", *got.Decision, *want.Decision)
 	}
 	d.eq("Note", got.Note, want.Note)
+	return d
+}
+
+// diffHold and diffAccount compare plain values: every field is a number, a
+// string or an enum, so equality is meaning.
+func diffHold(got, want sluice.Hold) []string {
+	var d diffs
+	d.eq("Hold", got, want)
+	return d
+}
+
+func diffAccount(got, want sluice.Account) []string {
+	var d diffs
+	d.eq("Account", got, want)
 	return d
 }
 
@@ -104,7 +135,8 @@ func (d *diffs) bytes(field string, got, want []byte) {
 // isSentinel reports whether err is one of sluice's operating conditions,
 // which a caller would act on; a caller's bug must not look like one.
 func isSentinel(err error) bool {
-	for _, s := range []error{sluice.ErrFenced, sluice.ErrIllegalTransition, sluice.ErrTxidTaken, sluice.ErrNotFound, sluice.ErrPayloadMismatch} {
+	for _, s := range []error{sluice.ErrFenced, sluice.ErrIllegalTransition, sluice.ErrTxidTaken, sluice.ErrNotFound, sluice.ErrPayloadMismatch,
+		sluice.ErrInsufficientFunds, sluice.ErrHoldClosed, sluice.ErrHoldAction} {
 		if errors.Is(err, s) {
 			return true
 		}
@@ -128,6 +160,10 @@ func cloneEvents(evs []sluice.Event) []sluice.Event {
 		if ev.Evidence != nil {
 			e := *ev.Evidence
 			ev.Evidence = &e
+		}
+		if ev.Decision != nil {
+			d := *ev.Decision
+			ev.Decision = &d
 		}
 		out[i] = ev
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/tron"
 )
 
@@ -26,6 +27,10 @@ const Lease = 30 * time.Second
 func Run(t *testing.T, newStore Factory) {
 	all := append(cases[:len(cases):len(cases)], perStateCases()...)
 	all = append(all, refusedInsertCases()...)
+	all = append(all, ledgerCases...)
+	all = append(all, parkCases...)
+	all = append(all, resolveCases()...)
+	all = append(all, listCases...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &Clock{}
@@ -33,15 +38,20 @@ func Run(t *testing.T, newStore Factory) {
 			if s == nil {
 				t.Fatal("factory returned a nil store")
 			}
-			tc.run(&env{t: t, ctx: t.Context(), clock: clock, s: s})
+			e := &env{t: t, ctx: t.Context(), clock: clock, s: s}
+			e.fund()
+			tc.run(e)
 		})
 	}
 }
 
-var cases = []struct {
+// testCase is one subtest of Run.
+type testCase = struct {
 	name string
 	run  func(*env)
-}{
+}
+
+var cases = []testCase{
 	{"Insert/CreatesRequestedRowAndEvent", testInsertCreates},
 	{"Insert/ReplayChangesNothing", testInsertReplay},
 	{"UnknownOperation", testUnknownOperation},
@@ -89,6 +99,29 @@ var (
 	recipient = tron.AddressFromBytes20([20]byte{0xbb, 0x04, 0x05, 0x06})
 )
 
+// customer pays for every operation newOp makes. Run credits it with
+// fixtureFunds before each subtest, enough for every insert a subtest makes;
+// the ledger tests use customers of their own, whose every number they
+// know.
+const (
+	customer     sluice.CustomerID = "storetest-customer"
+	fixtureFunds money.Amount      = 1_000_000_000_000
+	fixtureRef   string            = "storetest:fixture"
+)
+
+// fund credits customer with fixtureFunds.
+func (e *env) fund() {
+	e.t.Helper()
+	acct, credited, err := e.s.Credit(e.ctx, sluice.Credit{Ref: fixtureRef, Customer: customer, Amount: fixtureFunds})
+	if err != nil || !credited {
+		e.t.Fatalf("fixture: Credit(%s, %d) = credited %v, %v", customer, fixtureFunds, credited, err)
+	}
+	want := sluice.Account{Customer: customer, Balance: fixtureFunds, Deposited: fixtureFunds}
+	for _, d := range diffAccount(acct, want) {
+		e.t.Fatalf("fixture: Credit returned %s", d)
+	}
+}
+
 // id is a canonical lowercase UUID, as intake mints them, so a store that
 // keeps ids in a uuid column accepts it.
 func id(n int) sluice.OperationID {
@@ -99,7 +132,7 @@ func newOp(n int) sluice.NewOperation {
 	sum := sha256.Sum256([]byte(id(n)))
 	return sluice.NewOperation{
 		ID:          id(n),
-		Request:     sluice.Request{To: recipient, Amount: 1_000_000 + 1, Asset: sluice.Asset},
+		Request:     sluice.Request{Customer: customer, To: recipient, Amount: 1_000_000 + 1, Asset: sluice.Asset},
 		RequestHash: hex.EncodeToString(sum[:]),
 	}
 }
@@ -107,11 +140,27 @@ func newOp(n int) sluice.NewOperation {
 // insert creates operation n, which must be new.
 func (e *env) insert(n int) sluice.Operation {
 	e.t.Helper()
-	op, created, err := e.s.Insert(e.ctx, newOp(n))
+	return e.insertOp(newOp(n))
+}
+
+// insertOp creates op, which must be new.
+func (e *env) insertOp(op sluice.NewOperation) sluice.Operation {
+	e.t.Helper()
+	row, created, err := e.s.Insert(e.ctx, op)
 	if err != nil || !created {
-		e.t.Fatalf("Insert(%s) = created %v, err %v; want a new row", id(n), created, err)
+		e.t.Fatalf("Insert(%s) = created %v, err %v; want a new row", op.ID, created, err)
 	}
-	return op
+	return row
+}
+
+// credit deposits amount to c under ref, which must be new.
+func (e *env) credit(ref string, c sluice.CustomerID, amount money.Amount) sluice.Account {
+	e.t.Helper()
+	acct, credited, err := e.s.Credit(e.ctx, sluice.Credit{Ref: ref, Customer: c, Amount: amount})
+	if err != nil || !credited {
+		e.t.Fatalf("Credit(%s, %s, %d) = credited %v, %v; want a new credit", ref, c, amount, credited, err)
+	}
+	return acct
 }
 
 func (e *env) get(id sluice.OperationID) sluice.Operation {
@@ -209,6 +258,9 @@ func (e *env) change(op sluice.Operation, worker sluice.WorkerID, to sluice.Stat
 		To:     to,
 		Note:   fmt.Sprintf("%s->%s", op.State, to),
 	}
+	// The hold action the pipeline gives the edge: the tests that mean to
+	// break the hold rules set another one.
+	c.Hold = sluice.HoldFor(to)
 	switch to {
 	case sluice.Signing:
 		env := e.envelope(op.ID)
@@ -283,21 +335,32 @@ func (e *env) drive(n int, worker sluice.WorkerID, state sluice.State) sluice.Op
 	return op
 }
 
-// record is a row and its event log at one moment, to prove that a refused
-// call changed nothing.
+// record is a row, its event log, its hold and its customer's account at
+// one moment, to prove that a refused call changed nothing.
 type record struct {
-	op     sluice.Operation
-	events []sluice.Event
+	op      sluice.Operation
+	events  []sluice.Event
+	hold    sluice.Hold
+	holdErr bool // the store had no hold to read
+	account sluice.Account
 }
 
 func (e *env) record(id sluice.OperationID) record {
 	e.t.Helper()
 	// Deep copies, so that a store handing out its own slices cannot make a
 	// change invisible by changing the record too.
-	return record{op: cloneOperation(e.get(id)), events: cloneEvents(e.events(id))}
+	r := record{op: cloneOperation(e.get(id)), events: cloneEvents(e.events(id))}
+	h, err := e.s.Hold(e.ctx, id)
+	if err != nil && !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Fatalf("Hold(%s): %v", id, err)
+	}
+	r.hold, r.holdErr = h, err != nil
+	r.account = e.account(r.op.Request.Customer)
+	return r
 }
 
-// unchanged reports every difference between the row and log now and before.
+// unchanged reports every difference between the row, log, hold and account
+// now and before.
 func (e *env) unchanged(what string, id sluice.OperationID, before record) {
 	e.t.Helper()
 	now := e.record(id)
@@ -307,6 +370,37 @@ func (e *env) unchanged(what string, id sluice.OperationID, before record) {
 	for _, d := range diffEvents(now.events, before.events) {
 		e.t.Errorf("after %s: events %s", what, d)
 	}
+	if now.holdErr != before.holdErr {
+		e.t.Errorf("after %s: hold found %v, before %v", what, !now.holdErr, !before.holdErr)
+	}
+	for _, d := range diffHold(now.hold, before.hold) {
+		e.t.Errorf("after %s: %s", what, d)
+	}
+	for _, d := range diffAccount(now.account, before.account) {
+		e.t.Errorf("after %s: %s", what, d)
+	}
+}
+
+// account reads c's account, which must exist, and requires it balanced.
+func (e *env) account(c sluice.CustomerID) sluice.Account {
+	e.t.Helper()
+	a, err := e.s.Account(e.ctx, c)
+	if err != nil {
+		e.t.Fatalf("Account(%s): %v", c, err)
+	}
+	if !a.Balanced() {
+		e.t.Errorf("Account(%s) = %+v: balance + held + paid != deposited", c, a)
+	}
+	return a
+}
+
+func (e *env) hold(id sluice.OperationID) sluice.Hold {
+	e.t.Helper()
+	h, err := e.s.Hold(e.ctx, id)
+	if err != nil {
+		e.t.Fatalf("Hold(%s): %v", id, err)
+	}
+	return h
 }
 
 func ids(ops []sluice.Operation) []sluice.OperationID {
@@ -352,6 +446,15 @@ func testInsertCreates(e *env) {
 	if evs[0].Seq <= 0 {
 		e.t.Errorf("creation event Seq = %d, want > 0", evs[0].Seq)
 	}
+	amount := newOp(1).Request.Amount
+	wantHold := sluice.Hold{Operation: id(1), Customer: customer, Amount: amount, State: sluice.HoldHeld}
+	for _, d := range diffHold(e.hold(id(1)), wantHold) {
+		e.t.Errorf("after Insert: %s", d)
+	}
+	wantAcct := sluice.Account{Customer: customer, Balance: fixtureFunds - amount, Held: amount, Deposited: fixtureFunds}
+	for _, d := range diffAccount(e.account(customer), wantAcct) {
+		e.t.Errorf("after Insert: %s", d)
+	}
 }
 
 // Goal: intake is idempotent because a replayed insert is a read. Method:
@@ -359,7 +462,7 @@ func testInsertCreates(e *env) {
 // judge payloads; intake does), then after the row has moved on; each replay
 // must return the current row and write nothing.
 func testInsertReplay(e *env) {
-	first := e.insert(1)
+	e.insert(1)
 	e.clock.Advance(time.Second)
 
 	check := func(what string, op sluice.NewOperation, want record) {
@@ -377,12 +480,29 @@ func testInsertReplay(e *env) {
 		e.unchanged(what, op.ID, want)
 	}
 
-	check("same payload replay", newOp(1), record{op: first, events: e.events(id(1))})
+	check("same payload replay", newOp(1), e.record(id(1)))
 
 	other := newOp(1)
 	other.Request.Amount = 7
 	other.RequestHash = newOp(2).RequestHash
-	check("different payload replay", other, record{op: first, events: e.events(id(1))})
+	check("different payload replay", other, e.record(id(1)))
+
+	// Another customer, with money enough: the replay must not hold any
+	// of it, nor touch the first customer's hold.
+	const rich sluice.CustomerID = "another-customer"
+	e.credit("replay:rich", rich, 10*newOp(1).Request.Amount)
+	richBefore := e.account(rich)
+	other = newOp(1)
+	other.Request.Customer = rich
+	other.Request.Amount++
+	check("replay for another customer and amount", other, e.record(id(1)))
+	for _, d := range diffAccount(e.account(rich), richBefore) {
+		e.t.Errorf("the other customer's account after the replay: %s", d)
+	}
+	// And a customer with no account at all: a replay is a read, not a
+	// withdrawal, so it is not refused for funds.
+	other.Request.Customer = "nobody-at-all"
+	check("replay for a customer with no account", other, e.record(id(1)))
 
 	op := e.claimID("w1", id(1))
 	e.step(op, "w1", sluice.Validated)
@@ -414,25 +534,22 @@ var badInserts = []struct {
 	{"ID/Long", func(op *sluice.NewOperation) { op.ID = sluice.OperationID(strings.Repeat("a", 1000)) }},
 	{"ID/Nil", func(op *sluice.NewOperation) { op.ID = "00000000-0000-0000-0000-000000000000" }},
 	{"RequestHash/Empty", func(op *sluice.NewOperation) { op.RequestHash = "" }},
+	{"Customer/Empty", func(op *sluice.NewOperation) { op.Request.Customer = "" }},
+	{"Customer/TooLong", func(op *sluice.NewOperation) {
+		op.Request.Customer = sluice.CustomerID(strings.Repeat("c", sluice.CustomerMax+1))
+	}},
+	{"Customer/Space", func(op *sluice.NewOperation) { op.Request.Customer = "two words" }},
+	{"Customer/Slash", func(op *sluice.NewOperation) { op.Request.Customer = "a/b" }},
 	{"Asset/Empty", func(op *sluice.NewOperation) { op.Request.Asset = "" }},
 	{"Amount/Zero", func(op *sluice.NewOperation) { op.Request.Amount = 0 }},
 	{"To/ZeroAddress", func(op *sluice.NewOperation) { op.Request.To = tron.Address{} }},
 }
 
 // refusedInsertCases makes one subtest per row of badInserts.
-func refusedInsertCases() []struct {
-	name string
-	run  func(*env)
-} {
-	var out []struct {
-		name string
-		run  func(*env)
-	}
+func refusedInsertCases() []testCase {
+	var out []testCase
 	for _, bad := range badInserts {
-		out = append(out, struct {
-			name string
-			run  func(*env)
-		}{"Insert/Refuses/" + bad.name, func(e *env) { testInsertRefused(e, bad.mutate) }})
+		out = append(out, testCase{"Insert/Refuses/" + bad.name, func(e *env) { testInsertRefused(e, bad.mutate) }})
 	}
 	return out
 }
@@ -488,6 +605,14 @@ func testInsertRefused(e *env, mutate func(*sluice.NewOperation)) {
 	if ops := e.claim("w1", 100); len(ops) != 1 || ops[0].ID != id(1) {
 		e.t.Errorf("Claim(w1, 100) after the refused insert = %v, want only %s: the refused insert left a row", ids(ops), id(1))
 	}
+	if _, err := e.s.Hold(e.ctx, id(2)); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("Hold(%s) after the refused insert: err = %v, want ErrNotFound", id(2), err)
+	}
+	if fresh.Request.Customer != customer {
+		if _, err := e.s.Account(e.ctx, fresh.Request.Customer); !errors.Is(err, sluice.ErrNotFound) {
+			e.t.Errorf("Account(%.40q) after the refused insert: err = %v, want ErrNotFound", fresh.Request.Customer, err)
+		}
+	}
 }
 
 // Goal: every read and write of an unknown id says so; Release, a no-op
@@ -507,6 +632,23 @@ func testUnknownOperation(e *env) {
 	}
 	if err := e.s.Release(e.ctx, ghost, 1, 0); err != nil {
 		e.t.Errorf("Release(unknown) = %v, want nil", err)
+	}
+	for _, ghost := range []sluice.OperationID{ghost, "not-a-uuid", ""} {
+		if _, err := e.s.Park(e.ctx, sluice.Park{ID: ghost, Token: 1, Worker: "w1", After: time.Second, Reason: "r"}); !errors.Is(err, sluice.ErrNotFound) {
+			e.t.Errorf("Park(%q) err = %v, want ErrNotFound", ghost, err)
+		}
+		r := sluice.Resolution{ID: ghost, From: sluice.Requested, To: sluice.Requested, Operator: "op", Why: "why"}
+		if _, err := e.s.Resolve(e.ctx, r); !errors.Is(err, sluice.ErrNotFound) {
+			e.t.Errorf("Resolve(%q) err = %v, want ErrNotFound", ghost, err)
+		}
+		if _, err := e.s.Hold(e.ctx, ghost); !errors.Is(err, sluice.ErrNotFound) {
+			e.t.Errorf("Hold(%q) err = %v, want ErrNotFound", ghost, err)
+		}
+	}
+	for _, c := range []sluice.CustomerID{"nobody", "", "not a customer id"} {
+		if _, err := e.s.Account(e.ctx, c); !errors.Is(err, sluice.ErrNotFound) {
+			e.t.Errorf("Account(%q) err = %v, want ErrNotFound", c, err)
+		}
 	}
 }
 
@@ -806,6 +948,8 @@ func testCASFencingFirst(e *env) {
 	stale := func(c sluice.Change) sluice.Change { c.Token = b.Token; return c }
 	wrongFrom := func(c sluice.Change) sluice.Change { c.From = sluice.Requested; return c }
 	taken := func(c sluice.Change) sluice.Change { env := a.Envelope; c.Envelope = &env; return c }
+	settle := func(c sluice.Change) sluice.Change { c.Hold = sluice.HoldSettle; return c }
+	keep := func(c sluice.Change) sluice.Change { c.Hold = sluice.HoldKeep; return c }
 	mismatched := func(c sluice.Change) sluice.Change {
 		env := *c.Envelope
 		env.Txid = a.Envelope.Txid
@@ -821,6 +965,8 @@ func testCASFencingFirst(e *env) {
 		{"stale token, mismatched envelope", mismatched(stale(e.change(b2, "w1", sluice.Signing)))},
 		{"wrong from, illegal transition", wrongFrom(e.change(b2, "w2", sluice.Confirmed))},
 		{"wrong from, taken txid", taken(wrongFrom(e.change(b2, "w2", sluice.Validated)))},
+		{"stale token, hold closed on a non-closing edge", settle(stale(e.change(b2, "w1", sluice.Signing)))},
+		{"wrong from, no hold close on a closing edge", keep(wrongFrom(e.change(b2, "w2", sluice.Rejected)))},
 	} {
 		_, err := e.s.CAS(e.ctx, tc.c)
 		if !errors.Is(err, sluice.ErrFenced) {
@@ -851,6 +997,19 @@ func testCASIllegal(e *env) {
 		e.t.Errorf("CAS requested->signing with a taken txid: err = %v, want ErrIllegalTransition (checked before the txid)", err)
 	}
 	e.unchanged("illegal CAS with a taken txid", id(2), before)
+	// The transition is checked before the hold action: an illegal edge
+	// is illegal whatever it would do to the hold.
+	for _, tc := range []struct {
+		to   sluice.State
+		hold sluice.HoldAction
+	}{{sluice.Confirmed, sluice.HoldKeep}, {sluice.Signing, sluice.HoldRelease}, {sluice.Failed, sluice.HoldSettle}} {
+		c := e.change(b, "w1", tc.to)
+		c.Hold = tc.hold
+		if _, err := e.s.CAS(e.ctx, c); !errors.Is(err, sluice.ErrIllegalTransition) {
+			e.t.Errorf("CAS requested->%s with hold action %q: err = %v, want ErrIllegalTransition (checked before the hold)", tc.to, tc.hold, err)
+		}
+		e.unchanged("illegal CAS with a hold action", id(2), before)
+	}
 }
 
 // Goal: the store enforces exactly sluice.CanTransition, no more and no
@@ -1275,6 +1434,32 @@ func testNoAliasing(e *env) {
 	for _, d := range diffEvents(e.events(id(1)), wantEvs) {
 		e.t.Errorf("after mutating evidence Events returned: events %s", d)
 	}
+
+	// Decision pointers, in and out, through CAS and Resolve.
+	op = e.get(id(1))
+	c = e.change(op, "w2", sluice.Signed)
+	c.Decision = &sluice.Decision{Action: sluice.Rebuild, Reason: "kept", Waited: time.Minute, Rebuilds: 1}
+	op = e.cas(c)
+	r := sluice.Resolution{ID: op.ID, From: op.State, To: op.State, Operator: "alice", Why: "retry",
+		Decision: &sluice.Decision{Action: sluice.Wait, Reason: "kept too", Waited: time.Hour, Rebuilds: 2}}
+	if _, err := e.s.Resolve(e.ctx, r); err != nil {
+		e.t.Fatalf("Resolve: %v", err)
+	}
+	wantEvs = cloneEvents(e.events(id(1)))
+	c.Decision.Reason, r.Decision.Reason = "changed", "changed"
+	for _, d := range diffEvents(e.events(id(1)), wantEvs) {
+		e.t.Errorf("after mutating the decisions given: events %s", d)
+	}
+	evs = e.events(id(1))
+	for _, ev := range evs[len(evs)-2:] {
+		if ev.Decision == nil {
+			e.t.Fatalf("event %s->%s lost its decision", ev.From, ev.To)
+		}
+		ev.Decision.Reason = "scribbled"
+	}
+	for _, d := range diffEvents(e.events(id(1)), wantEvs) {
+		e.t.Errorf("after mutating decisions Events returned: events %s", d)
+	}
 }
 
 // Goal: a call whose context is already canceled fails and writes nothing,
@@ -1304,6 +1489,37 @@ func testCanceledContext(e *env) {
 		e.t.Error("Release with a canceled context: err = nil, want an error")
 	}
 	e.unchanged("canceled Release", id(1), before)
+	if _, err := e.s.Park(ctx, sluice.Park{ID: id(1), Token: op.Token, Worker: "w1", After: time.Hour, Reason: "r"}); err == nil {
+		e.t.Error("Park with a canceled context: err = nil, want an error")
+	}
+	e.unchanged("canceled Park", id(1), before)
+	r := sluice.Resolution{ID: id(1), From: sluice.Requested, To: sluice.Failed, Operator: "op", Why: "why", Hold: sluice.HoldRelease}
+	if _, err := e.s.Resolve(ctx, r); err == nil {
+		e.t.Error("Resolve with a canceled context: err = nil, want an error")
+	}
+	e.unchanged("canceled Resolve", id(1), before)
+	if _, _, err := e.s.Credit(ctx, sluice.Credit{Ref: "canceled", Customer: customer, Amount: 5}); err == nil {
+		e.t.Error("Credit with a canceled context: err = nil, want an error")
+	}
+	e.unchanged("canceled Credit", id(1), before)
+	if _, _, err := e.s.Credit(ctx, sluice.Credit{Ref: "canceled-new", Customer: "new-customer", Amount: 5}); err == nil {
+		e.t.Error("Credit of a new customer with a canceled context: err = nil, want an error")
+	}
+	if _, err := e.s.Account(e.ctx, "new-customer"); !errors.Is(err, sluice.ErrNotFound) {
+		e.t.Errorf("Account after a canceled first Credit: err = %v, want ErrNotFound", err)
+	}
+	if _, err := e.s.List(ctx, sluice.ListFilter{Limit: 10}); err == nil {
+		e.t.Error("List with a canceled context: err = nil, want an error")
+	}
+	if _, err := e.s.Census(ctx); err == nil {
+		e.t.Error("Census with a canceled context: err = nil, want an error")
+	}
+	if _, err := e.s.Account(ctx, customer); err == nil {
+		e.t.Error("Account with a canceled context: err = nil, want an error")
+	}
+	if _, err := e.s.Hold(ctx, id(1)); err == nil {
+		e.t.Error("Hold with a canceled context: err = nil, want an error")
+	}
 }
 
 // ---------------------------------------------------------------------------
@@ -1313,20 +1529,9 @@ func testCanceledContext(e *env) {
 // transition table, generated from it: a rule about states is only tested
 // if it is tested in every state, and a state added to the table is covered
 // without anyone remembering to.
-func perStateCases() []struct {
-	name string
-	run  func(*env)
-} {
-	var out []struct {
-		name string
-		run  func(*env)
-	}
-	add := func(name string, run func(*env)) {
-		out = append(out, struct {
-			name string
-			run  func(*env)
-		}{name, run})
-	}
+func perStateCases() []testCase {
+	var out []testCase
+	add := func(name string, run func(*env)) { out = append(out, testCase{name, run}) }
 	for _, s := range sluice.States {
 		add("PerState/"+s.String()+"/ClaimableOnceTheLeaseLapses", func(e *env) { testStateClaimable(e, s) })
 		if s.Terminal() {

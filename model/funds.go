@@ -1,0 +1,233 @@
+package model
+
+import (
+	"fmt"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/money"
+)
+
+// CheckFunds checks the customers' money: for every customer, balance +
+// held + paid out = what was deposited, at every point of the run and at
+// the end; no hold closed twice; no hold left open on an operation that is
+// confirmed, failed or rejected; every hold carrying the numbers its client
+// asked for.
+//
+// The model computes the ledger itself, never from the store's accounts:
+//
+//   - Deposits are the world's own record of the credits it made. The
+//     store's Deposited must equal them (a credit nobody made, say a
+//     release paid out twice, shows here).
+//   - At every point: the world checks each account after every write that
+//     touches money (LedgerBreaks), and the model replays the event log in
+//     Seq order: a creation holds its client's amount (refused if the
+//     balance could not cover it: an overdraft), an event that closes the
+//     hold settles or releases it, and a second close, a close on an event
+//     that does not enter confirmed, failed or rejected, a settle that does
+//     not enter confirmed or a release that enters confirmed are each a
+//     violation. Entering confirmed, failed or rejected without a close
+//     leaves a hold on a terminal operation.
+//   - At the end: each customer's expected numbers follow from the rows'
+//     states and the clients' intents alone (paid: confirmed; held: open or
+//     in review; balance: the rest of the deposits), and the store's account
+//     must equal them to the unit; each operation's hold must exist, carry
+//     its intent's customer and amount, and be settled exactly when the row
+//     is confirmed, released exactly when failed or rejected, held
+//     otherwise. Whether a confirmed operation really paid, and a failed one
+//     really moved nothing, is the chain's to say: conservation and
+//     at-most-once check that against the ledger of the chain, so that a
+//     settled hold stands for money that moved and a released one for money
+//     that did not.
+func CheckFunds(s *Snapshot) []Violation {
+	var vs []Violation
+	add := func(id sluice.OperationID, format string, args ...any) {
+		vs = append(vs, Violation{Invariant: Funds, Operation: id, Message: fmt.Sprintf(format, args...)})
+	}
+	if len(s.Deposits) == 0 && len(s.Accounts) == 0 && len(s.Holds) == 0 {
+		// A snapshot without a ledger (hand-built, or from before holds):
+		// nothing to judge.
+		return nil
+	}
+	for _, b := range s.LedgerBreaks {
+		add("", "the store's ledger did not add up %s", b)
+	}
+
+	deposited := make(map[sluice.CustomerID]money.Amount)
+	for _, d := range s.Deposits {
+		deposited[d.Customer] += d.Amount
+	}
+	meant := intents(s)
+	rows := rowsByID(s)
+	// want is the hold an operation must carry: its client's customer and
+	// amount (the row's request only when no client is known).
+	type holdWant struct {
+		customer sluice.CustomerID
+		amount   money.Amount
+	}
+	want := func(id sluice.OperationID) holdWant {
+		if in, ok := meant[id]; ok {
+			return holdWant{in.Customer, money.Amount(in.Units)}
+		}
+		if row := rows[id]; row != nil {
+			return holdWant{row.Request.Customer, row.Request.Amount}
+		}
+		return holdWant{}
+	}
+
+	// The replay: every point of the run, in the log's order.
+	type ledger struct{ balance, held, paid int64 }
+	books := make(map[sluice.CustomerID]*ledger)
+	book := func(c sluice.CustomerID) *ledger {
+		if books[c] == nil {
+			books[c] = &ledger{balance: int64(deposited[c])}
+		}
+		return books[c]
+	}
+	closed := make(map[sluice.OperationID]sluice.HoldAction)
+	closedAt := make(map[sluice.OperationID]int64)
+	for _, e := range s.Events {
+		id := e.OperationID
+		at := lazyAt{id, e}
+		if e.From == sluice.None {
+			h := want(id)
+			l := book(h.customer)
+			if l.balance < int64(h.amount) {
+				add(id, "%s holds %d units of customer %s, whose balance was only %d: an overdraft", at, h.amount, h.customer, l.balance)
+			}
+			l.balance -= int64(h.amount)
+			l.held += int64(h.amount)
+			continue
+		}
+		entersClose := e.To == sluice.Confirmed || e.To == sluice.Failed || e.To == sluice.Rejected
+		switch {
+		case e.Hold == sluice.HoldKeep && entersClose && e.From != e.To:
+			add(id, "%s enters %s but leaves the hold open", at, e.To)
+		case e.Hold == sluice.HoldKeep:
+		case !entersClose:
+			add(id, "%s %ss the hold without entering confirmed, failed or rejected", at, e.Hold)
+		case closed[id] != sluice.HoldKeep:
+			add(id, "%s %ss the hold a second time (already %sd at event #%d)", at, e.Hold, closed[id], closedAt[id])
+		case e.Hold == sluice.HoldSettle && e.To != sluice.Confirmed:
+			add(id, "%s settles the hold (the customer pays) without a confirmation", at)
+		case e.Hold == sluice.HoldRelease && e.To == sluice.Confirmed:
+			add(id, "%s releases the hold (the customer is refunded) on a confirmation", at)
+		}
+		if e.Hold == sluice.HoldKeep || closed[id] != sluice.HoldKeep {
+			continue
+		}
+		closed[id], closedAt[id] = e.Hold, e.Seq
+		h := want(id)
+		l := book(h.customer)
+		l.held -= int64(h.amount)
+		if e.Hold == sluice.HoldSettle {
+			l.paid += int64(h.amount)
+		} else {
+			l.balance += int64(h.amount)
+		}
+	}
+
+	// The end: the model's own books from states and intents.
+	expect := make(map[sluice.CustomerID]*ledger)
+	for c, d := range deposited {
+		expect[c] = &ledger{balance: int64(d)}
+	}
+	holds := make(map[sluice.OperationID]sluice.Hold, len(s.Holds))
+	for _, h := range s.Holds {
+		if _, dup := holds[h.Operation]; dup {
+			add(h.Operation, "op %s has two holds", h.Operation)
+		}
+		holds[h.Operation] = h
+	}
+	seen := make(map[sluice.OperationID]bool)
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		if seen[op.ID] {
+			continue
+		}
+		seen[op.ID] = true
+		w := want(op.ID)
+		l := expect[w.customer]
+		if l == nil {
+			l = &ledger{}
+			expect[w.customer] = l
+		}
+		wantState := sluice.HoldHeld
+		switch op.State {
+		case sluice.Confirmed:
+			l.paid += int64(w.amount)
+			wantState = sluice.HoldSettled
+		case sluice.Failed, sluice.Rejected:
+			wantState = sluice.HoldReleased
+		default:
+			l.held += int64(w.amount)
+		}
+		if wantState != sluice.HoldReleased {
+			l.balance -= int64(w.amount)
+		}
+		h, ok := holds[op.ID]
+		switch {
+		case !ok:
+			add(op.ID, "op %s (%s) has no hold", op.ID, op.State)
+			continue
+		case h.Customer != w.customer || h.Amount != w.amount:
+			add(op.ID, "op %s's hold is %d units of customer %s, but its client asked for %d units of customer %s",
+				op.ID, h.Amount, h.Customer, w.amount, w.customer)
+		}
+		if h.State != wantState {
+			add(op.ID, "op %s is %s but its hold is %s (want %s)", op.ID, op.State, h.State, wantState)
+		}
+		delete(holds, op.ID)
+	}
+	for _, id := range sortedKeys(holdsByID(holds)) {
+		add(id, "a hold of %d units of customer %s names operation %s, which has no row", holds[id].Amount, holds[id].Customer, id)
+	}
+
+	accounts := make(map[sluice.CustomerID]sluice.Account, len(s.Accounts))
+	for _, a := range s.Accounts {
+		accounts[a.Customer] = a
+	}
+	for _, c := range sortedKeys(expect) {
+		l, a := expect[c], accounts[c]
+		if l.balance < 0 {
+			add("", "customer %s: the operations the store accepted hold or paid %d units more than was deposited (%d)", c, -l.balance, deposited[c])
+		}
+		if a.Deposited != deposited[c] {
+			add("", "customer %s: the store says %d units were deposited, the world deposited %d", c, a.Deposited, deposited[c])
+		}
+		if int64(a.Balance) != l.balance || int64(a.Held) != l.held || int64(a.Paid) != l.paid {
+			add("", "customer %s: the store's account is balance %d, held %d, paid %d; by the operations' states it must be balance %d, held %d, paid %d",
+				c, a.Balance, a.Held, a.Paid, l.balance, l.held, l.paid)
+		}
+	}
+	for _, c := range sortedKeys(accountsByID(accounts)) {
+		if _, ok := expect[c]; ok {
+			continue
+		}
+		// Nothing deposited and no operation: the books are all zeros, and
+		// a balance credited without a deposit is money too.
+		switch a := accounts[c]; {
+		case a.Deposited != 0:
+			add("", "customer %s has an account with %d deposited, but the world deposited nothing for it", c, a.Deposited)
+		case a.Balance != 0 || a.Held != 0 || a.Paid != 0:
+			add("", "customer %s has an account of balance %d, held %d, paid %d, deposited 0, but the world deposited nothing for it and no operation holds or pays from it",
+				c, a.Balance, a.Held, a.Paid)
+		}
+	}
+	return finish(vs)
+}
+
+func holdsByID(m map[sluice.OperationID]sluice.Hold) map[sluice.OperationID]bool {
+	out := make(map[sluice.OperationID]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func accountsByID(m map[sluice.CustomerID]sluice.Account) map[sluice.CustomerID]bool {
+	out := make(map[sluice.CustomerID]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+
+	"sluicesim/model"
+	"sluicesim/sim"
+	"sluicesim/sluice"
+	"sluicesim/sluice/operator"
+	"sluicesim/sluice/tron"
+)
+
+// operatorName is the operator process, and its node client.
+const operatorName = "operator"
+
+// operatorLoop is a person on call: every OperatorEvery it reads the queue
+// (review and parked operations) through the real operator service and, for
+// each item, does one thing chosen on the tape: nothing, retry it, cancel
+// it, or resolve a review as paid by its txid. The service refuses what the
+// row or the chain does not allow (a cancel without proof of death, a
+// resolution the chain does not bear out); what it lets through is checked
+// like every other write.
+func (w *world) operatorLoop(p *sim.Proc) {
+	a := &actor{w: w, p: p}
+	n := w.node.Client(operatorName)
+	if w.cfg.Nodes > 1 {
+		n = w.net.Balancer(operatorName, w.router(operatorName))
+	}
+	var on tron.Node = node{a: a, inner: n}
+	if m, ok := mutant(w.cfg.Mutant); ok && m.operatorNode != nil {
+		on = m.operatorNode(on)
+	}
+	svc := &operator.Service{
+		Store: storeView{a}, Node: on, HotWallet: w.hot,
+		Clock: clock{a}, Config: w.cfg.Sluice,
+	}
+	for {
+		p.Sleep(w.cfg.OperatorEvery.D())
+		page, err := svc.Queue(w.ctx, "", operatorBatch)
+		if err != nil {
+			continue // the store failed the read: look again next round
+		}
+		for _, it := range page.Items {
+			op := it.Operation
+			act := operator.Act{Operator: "sim", Why: "on call"}
+			var err error
+			kind := ""
+			switch w.s.Choose("operator-act", 4) {
+			case 0:
+				continue
+			case 1:
+				kind = "retry"
+				_, err = svc.Retry(w.ctx, op.ID, act)
+			case 2:
+				kind = "cancel"
+				_, err = svc.Cancel(w.ctx, op.ID, act)
+			case 3:
+				kind = "resolve"
+				_, err = svc.ResolvePaid(w.ctx, op.ID, op.Envelope.Txid, act)
+			}
+			switch {
+			case err == nil:
+				w.tally["operator-"+kind]++
+			case errors.Is(err, operator.ErrRefused) || errors.Is(err, operator.ErrInvalid) ||
+				errors.Is(err, operator.ErrNodeUnavailable) || errors.Is(err, errStoreDown) || errors.Is(err, sluice.ErrFenced):
+				w.tally["operator-"+kind+"-refused"]++
+			default:
+				panic(fmt.Sprintf("operator %s %s: %v", kind, w.name(op.ID), err))
+			}
+			if w.s.Tracing() {
+				answer := "done"
+				if err != nil {
+					answer = err.Error()
+				}
+				w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(op.ID), Answer: kind + ": " + answer})
+			}
+		}
+	}
+}
+
+// operatorBatch is how many queue items the operator looks at per round.
+const operatorBatch = 20

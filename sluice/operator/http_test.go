@@ -1,0 +1,199 @@
+package operator_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/operator"
+)
+
+const token = "0123456789abcdef-test-token"
+
+func (w *world) handler() http.Handler {
+	w.t.Helper()
+	metrics := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		rw.Write([]byte("sluice_test 1\n"))
+	})
+	h, err := operator.NewHandler(w.svc, token, metrics)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return h
+}
+
+// do sends one request with the right token unless auth is given ("-" for
+// none) and returns the status and the body, which must be JSON unless
+// the path is /metrics.
+func do(t *testing.T, h http.Handler, method, path, body, auth string) (int, map[string]any, http.Header) {
+	t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	switch auth {
+	case "":
+		r.Header.Set("Authorization", "Bearer "+token)
+	case "-":
+	default:
+		r.Header.Set("Authorization", auth)
+	}
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if path == "/metrics" && rec.Code == http.StatusOK {
+		return rec.Code, map[string]any{"text": rec.Body.String()}, rec.Header()
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: Content-Type %q, want application/json; body %q", method, path, ct, rec.Body.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatalf("%s %s: body %q is not a JSON object: %v", method, path, rec.Body.String(), err)
+	}
+	return rec.Code, m, rec.Header()
+}
+
+// Goal: every request needs the bearer token, on every path (unknown ones
+// and /metrics too): 401 without it or malformed, 403 wrong, and the token
+// is refused at startup when it is too short to be a secret.
+func TestAuth(t *testing.T) {
+	w := newWorld(t, nil)
+	h := w.handler()
+	for _, c := range []struct {
+		name, auth string
+		status     int
+	}{
+		{"no header", "-", http.StatusUnauthorized},
+		{"empty", "Bearer ", http.StatusUnauthorized},
+		{"basic", "Basic " + token, http.StatusUnauthorized},
+		{"no scheme", token, http.StatusUnauthorized},
+		{"two tokens", "Bearer " + token + " " + token, http.StatusUnauthorized},
+		{"wrong", "Bearer " + strings.ToUpper(token), http.StatusForbidden},
+		{"prefix", "Bearer " + token[:len(token)-1], http.StatusForbidden},
+		{"longer", "Bearer " + token + "x", http.StatusForbidden},
+		{"right", "Bearer " + token, http.StatusOK},
+		{"scheme in lower case", "bearer " + token, http.StatusOK},
+	} {
+		for _, path := range []string{"/v1/queue", "/metrics", "/nope"} {
+			want := c.status
+			if path == "/nope" && want == http.StatusOK {
+				want = http.StatusNotFound
+			}
+			code, body, hdr := do(t, h, http.MethodGet, path, "", c.auth)
+			if code != want {
+				t.Errorf("%s on %s: %d %v, want %d", c.name, path, code, body, want)
+			}
+			if code == http.StatusUnauthorized && !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s on %s: 401 without WWW-Authenticate: Bearer", c.name, path)
+			}
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/v1/queue", nil)
+	r.Header.Add("Authorization", "Bearer "+token)
+	r.Header.Add("Authorization", "Bearer "+token)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("two Authorization headers: %d, want 401", rec.Code)
+	}
+	for _, bad := range []string{"", "short", strings.Repeat("x", operator.TokenMin-1), "has a space in it, long enough", "tab\tin-it-long-enough"} {
+		if _, err := operator.NewHandler(w.svc, bad, nil); err == nil {
+			t.Errorf("NewHandler with token %q: no error", bad)
+		}
+	}
+}
+
+// Goal: the API end to end: the queue lists a parked operation with its
+// actions; a cancel without proof is a 409 that says why; malformed input
+// is a 422 naming the field and changes nothing; a credit is 201, its
+// replay 200, a conflicting reuse 409; every answer is JSON, unknown paths
+// and wrong methods included.
+func TestHandler(t *testing.T) {
+	w := newWorld(t, nil)
+	h := w.handler()
+	code, body, _ := do(t, h, http.MethodPost, "/v1/credits", `{"operator":"alice","why":"deposit","ref":"dep-1","customer":"cust-1","amount":"100.50"}`, "")
+	if code != http.StatusCreated || body["credited"] != true {
+		t.Fatalf("credit: %d %v, want 201 credited", code, body)
+	}
+	if code, body, _ = do(t, h, http.MethodPost, "/v1/credits", `{"operator":"bob","why":"again","ref":"dep-1","customer":"cust-1","amount":"100.5"}`, ""); code != http.StatusOK || body["credited"] != false {
+		t.Errorf("credit replay: %d %v, want 200 not credited", code, body)
+	}
+	if code, body, _ = do(t, h, http.MethodPost, "/v1/credits", `{"operator":"bob","why":"x","ref":"dep-1","customer":"cust-1","amount":"7"}`, ""); code != http.StatusConflict || body["field"] != "ref" {
+		t.Errorf("credit reusing a ref: %d %v, want 409 on ref", code, body)
+	}
+	code, body, _ = do(t, h, http.MethodGet, "/v1/accounts/cust-1", "", "")
+	if code != http.StatusOK || body["balance"] != "100.5" || body["deposited"] != "100.5" {
+		t.Errorf("account: %d %v, want 200 with balance 100.5", code, body)
+	}
+
+	id := w.parkedInBroadcasting("cust-1")
+	code, body, _ = do(t, h, http.MethodGet, "/v1/queue", "", "")
+	items, _ := body["items"].([]any)
+	if code != http.StatusOK || len(items) != 1 {
+		t.Fatalf("queue: %d %v, want one item", code, body)
+	}
+	item := items[0].(map[string]any)
+	if item["operation_id"] != string(id) || item["parked"] != true || item["customer"] != "cust-1" || item["park_reason"] == "" {
+		t.Errorf("queue item %v, want %s parked for cust-1 with its reason", item, id)
+	}
+
+	path := "/v1/operations/" + string(id)
+	events := len(w.events(id))
+	for _, c := range []struct {
+		name, method, path, body string
+		status                   int
+		field, says              string
+	}{
+		{"cancel without proof", http.MethodPost, path + "/cancel", `{"operator":"alice","why":"customer asked"}`, http.StatusConflict, "", "cancel refused: txid"},
+		{"no operator", http.MethodPost, path + "/cancel", `{"why":"customer asked"}`, http.StatusUnprocessableEntity, "operator", "missing"},
+		{"unknown field", http.MethodPost, path + "/cancel", `{"operator":"alice","why":"x","force":"yes"}`, http.StatusUnprocessableEntity, "force", "unknown field"},
+		{"duplicate field", http.MethodPost, path + "/cancel", `{"operator":"alice","operator":"eve","why":"x"}`, http.StatusUnprocessableEntity, "operator", "duplicate"},
+		{"number", http.MethodPost, path + "/cancel", `{"operator":"alice","why":1}`, http.StatusUnprocessableEntity, "why", "JSON string"},
+		{"trailing", http.MethodPost, path + "/retry", `{"operator":"alice","why":"x"} {}`, http.StatusUnprocessableEntity, "body", "trailing"},
+		{"not json", http.MethodPost, path + "/retry", `operator=alice`, http.StatusUnprocessableEntity, "body", "malformed"},
+		{"resolve without txid", http.MethodPost, path + "/resolve", `{"operator":"alice","why":"x"}`, http.StatusUnprocessableEntity, "txid", "missing"},
+		{"resolve bad txid", http.MethodPost, path + "/resolve", `{"operator":"alice","why":"x","txid":"abc"}`, http.StatusUnprocessableEntity, "txid", "64 hex"},
+		{"resolve a parked one", http.MethodPost, path + "/resolve", `{"operator":"alice","why":"x","txid":"` + w.get(id).Envelope.Txid.String() + `"}`, http.StatusConflict, "", "only a review"},
+		{"bad id", http.MethodPost, "/v1/operations/nope/retry", `{"operator":"alice","why":"x"}`, http.StatusUnprocessableEntity, "operation_id", "UUID"},
+		{"unknown id", http.MethodPost, "/v1/operations/00000000-0000-4000-8000-999999999999/retry", `{"operator":"alice","why":"x"}`, http.StatusNotFound, "", "no such operation"},
+		{"unknown action", http.MethodPost, path + "/pay", `{"operator":"alice","why":"x"}`, http.StatusNotFound, "", "no such action"},
+		{"GET an action", http.MethodGet, path + "/retry", "", http.StatusMethodNotAllowed, "", "use POST"},
+		{"DELETE the queue", http.MethodDelete, "/v1/queue", "", http.StatusMethodNotAllowed, "", "use GET"},
+		{"queue limit", http.MethodGet, "/v1/queue?limit=0", "", http.StatusUnprocessableEntity, "limit", "whole number"},
+		{"queue param", http.MethodGet, "/v1/queue?state=review", "", http.StatusUnprocessableEntity, "state", "unknown query parameter"},
+		{"bad customer", http.MethodGet, "/v1/accounts/a%20b", "", http.StatusUnprocessableEntity, "customer", "not a letter"},
+		{"no account", http.MethodGet, "/v1/accounts/nobody", "", http.StatusNotFound, "", "no such account"},
+		{"credit amount", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"r","customer":"c","amount":"1.0000001"}`, http.StatusUnprocessableEntity, "amount", "amount"},
+		{"credit number", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"r","customer":"c","amount":5}`, http.StatusUnprocessableEntity, "amount", "JSON string"},
+		{"unknown path", http.MethodGet, "/v2/queue", "", http.StatusNotFound, "", "no such endpoint"},
+		{"unclean path", http.MethodGet, "/v1//queue", "", http.StatusTemporaryRedirect, "", "/v1/queue"},
+		{"POST metrics", http.MethodPost, "/metrics", "", http.StatusMethodNotAllowed, "", "use GET"},
+	} {
+		code, body, _ := do(t, h, c.method, c.path, c.body, "")
+		msg, _ := body["error"].(string)
+		field, _ := body["field"].(string)
+		if code != c.status || field != c.field || !strings.Contains(msg, c.says) {
+			t.Errorf("%s: %d %v, want %d on field %q saying %q", c.name, code, body, c.status, c.field, c.says)
+		}
+	}
+	if n := len(w.events(id)); n != events || !w.get(id).Parked() {
+		t.Errorf("refused requests changed the operation: %d events (was %d), parked=%v", n, events, w.get(id).Parked())
+	}
+
+	code, body, _ = do(t, h, http.MethodPost, path+"/retry", `{"operator":"alice","why":"bandwidth topped up"}`, "")
+	if code != http.StatusOK || body["parked"] != false || body["state"] != "broadcasting" {
+		t.Errorf("retry: %d %v, want 200, broadcasting, not parked", code, body)
+	}
+	w.idle(time.Second)
+	if code, body, _ = do(t, h, http.MethodGet, "/metrics", "", ""); code != http.StatusOK || body["text"] != "sluice_test 1\n" {
+		t.Errorf("metrics: %d %v, want the metrics handler's answer", code, body)
+	}
+	if e := w.events(id); e[len(e)-1].Worker != sluice.WorkerID(sluice.OperatorPrefix+"alice") {
+		t.Errorf("retry event by %q, want operator:alice", e[len(e)-1].Worker)
+	}
+}

@@ -1,0 +1,160 @@
+package sluice_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
+)
+
+// recorder is an Observer that keeps every observation.
+type recorder struct{ obs []sluice.Observation }
+
+func (r *recorder) Observe(o sluice.Observation) { r.obs = append(r.obs, o) }
+
+// Goal: the Observer hears every step the worker takes, parks and the park
+// that ends in review included, with the row before and after it, so logs
+// and metrics built on it miss nothing. The hot wallet is short of bandwidth
+// for good: the operation is parked twice, then, past ParkLimit, goes to
+// review, and the observation of that last step still says why.
+func TestObserverSeesEveryStep(t *testing.T) {
+	w := newWorld(t)
+	w.cfg.ParkLimit = 2
+	id := w.submit("7")
+	w.node.SetFaults(func(c mocknode.Call) mocknode.Fault {
+		if c.Kind == mocknode.Broadcast {
+			return mocknode.BandwidthExhausted
+		}
+		return mocknode.None
+	})
+	a := w.spawn("a")
+	rec := &recorder{}
+	a.worker.Observer = rec
+	steps := 0
+	for i := 0; i < 600 && !w.settled(); i++ {
+		rep, _ := a.tick()
+		steps += rep.Steps
+		w.clock.Advance(time.Second)
+	}
+	final := w.wantState(id, sluice.Review)
+
+	if len(rec.obs) != steps {
+		t.Fatalf("%d observations for %d steps", len(rec.obs), steps)
+	}
+	var parks []sluice.Observation
+	for i, o := range rec.obs {
+		if o.Worker != "a" || o.Before.ID != id || o.After.ID != id || o.Err != nil {
+			t.Errorf("observation %d: worker %q, before %q, after %q, err %v", i, o.Worker, o.Before.ID, o.After.ID, o.Err)
+		}
+		if o.Why == "" {
+			t.Errorf("observation %d (%s -> %s) does not say what the step saw", i, o.Before.State, o.After.State)
+		}
+		if i > 0 {
+			prev := rec.obs[i-1].After
+			if o.Before.State != prev.State || o.Before.Builds != prev.Builds || o.Before.Parks != prev.Parks {
+				t.Errorf("observation %d starts from %s builds=%d parks=%d, the one before ended at %s builds=%d parks=%d: a step went unobserved",
+					i, o.Before.State, o.Before.Builds, o.Before.Parks, prev.State, prev.Builds, prev.Parks)
+			}
+		}
+		if o.Park != "" {
+			parks = append(parks, o)
+		}
+	}
+	if last := rec.obs[len(rec.obs)-1].After; last.State != final.State || last.Token != final.Token || last.Parks != final.Parks {
+		t.Errorf("the last observation ends at %s token=%d parks=%d, the row is %s token=%d parks=%d",
+			last.State, last.Token, last.Parks, final.State, final.Token, final.Parks)
+	}
+	if len(parks) != 3 {
+		t.Fatalf("%d observations carry a park reason, want 3 (two parks, then review past ParkLimit 2)", len(parks))
+	}
+	for i, o := range parks {
+		if !strings.Contains(o.Park, string(tron.CodeBandwidthError)) {
+			t.Errorf("park %d reason %q does not name BANDWITH_ERROR", i+1, o.Park)
+		}
+		if i < 2 && (o.After.Parks != o.Before.Parks+1 || !o.After.Parked() || o.Wait <= 0) {
+			t.Errorf("park %d: parks %d -> %d, parked %v, wait %s", i+1, o.Before.Parks, o.After.Parks, o.After.Parked(), o.Wait)
+		}
+	}
+	if o := parks[2]; o.After.State != sluice.Review || !strings.Contains(o.After.Reason, "the limit is 2") {
+		t.Errorf("the last park observation ends at %s (%q), want review past the limit", o.After.State, o.After.Reason)
+	}
+	// Parks after the first send come from reconcile, which asked the stuck
+	// policy: the decision (wait, no proof) rides along with the park.
+	if d := parks[1].Decision; d == nil || d.Action != sluice.Wait {
+		t.Errorf("the second park's observation carries decision %v, want the policy's wait", d)
+	}
+}
+
+// Goal: a failed receipt is proof of death only in a block at or below the
+// solid block the evidence cites. The node answering the lookup may call
+// the block solid while the solid block came from a node behind it (a
+// balancer): then the worker waits for the cited solid block to catch up
+// instead of filing a rebuild whose evidence proves nothing.
+func TestFailedReceiptAboveTheCitedSolidBlockWaits(t *testing.T) {
+	w := newWorld(t)
+	id := w.submit("9")
+	a := w.spawn("a")
+	a.tick()
+	first := w.wantState(id, sluice.Broadcast).Envelope.Txid
+	w.node.SetOutcome(first, tron.ReceiptRevert)
+	// Let the failed transaction land and turn solid while nobody looks,
+	// then answer SolidBlock from a node five blocks behind.
+	for i := 0; i < 600 && !w.node.TxInfo(first).Solid; i++ {
+		w.clock.Advance(time.Second)
+	}
+	if w.node.TxInfo(first).Receipt != tron.ReceiptRevert {
+		t.Fatalf("fixture: %s landed with %+v", first.Short(), w.node.TxInfo(first))
+	}
+	a.node.solidLag = 5
+	for i := 0; i < 600 && w.op(id).Builds == 1; i++ {
+		a.tick()
+		w.clock.Advance(time.Second)
+	}
+	rb := w.rebuilds(id)
+	if len(rb) != 1 {
+		t.Fatalf("rebuilds = %d, want 1\n%s", len(rb), w.dump())
+	}
+	w.checkEvidence(rb[0])
+	if rb[0].Evidence.Lookup != tron.Included || rb[0].Evidence.Receipt != tron.ReceiptRevert {
+		t.Errorf("rebuild evidence %s is not the REVERT receipt", rb[0].Evidence)
+	}
+	a.node.solidLag = 0
+	w.run(settleBudget, a)
+	w.wantState(id, sluice.Confirmed)
+}
+
+// Goal: ParkFor is judged on one clock. ParkedSince is the store's time; a
+// worker whose wall clock runs ahead of the store's (here by two hours) must
+// not find a spell of seconds already past an hour's bound and send the
+// operation to review at its second park. The spell still ends in review
+// once it has really lasted ParkFor. The signer never answers, so the first
+// envelope is never signed: nothing but the park bounds can end the story.
+func TestParkForIsJudgedOnTheStoresClock(t *testing.T) {
+	w := newWorld(t)
+	w.cfg.ParkFor, w.cfg.ParkLimit = time.Hour, 1000
+	id := w.submit("6")
+	a := w.spawn("a")
+	a.signer.fail = errors.New("kms: deadline exceeded")
+	a.worker.Pipeline.Clock = skewed{w.clock, 2 * time.Hour}
+	start := w.clock.Now()
+	for w.clock.Now().Before(start.Add(50*time.Minute)) && !w.settled() {
+		a.tick()
+		w.clock.Advance(time.Second)
+	}
+	op := w.op(id)
+	if op.State == sluice.Review || op.Parks < 3 {
+		t.Fatalf("after 50 minutes of a shortage: %s after %d parks (%q); want still parked, ParkFor is an hour", op.State, op.Parks, op.Reason)
+	}
+	w.run(time.Hour, a)
+	op = w.wantState(id, sluice.Review)
+	if !strings.Contains(op.Reason, "at or past ParkFor 1h0m0s") {
+		t.Errorf("review reason %q does not name ParkFor", op.Reason)
+	}
+	if spell := op.UpdatedAt.Sub(op.CreatedAt); spell < time.Hour {
+		t.Errorf("sent to review %s after creation, before a spell of ParkFor could pass", spell)
+	}
+}
