@@ -170,11 +170,11 @@ func TestMutantTraceReplays(t *testing.T) {
 	cfg := Chaos()
 	cfg.Mutant = "check-then-insert"
 	var res *Result
-	for seed := uint64(1); seed <= 20 && (res == nil || !res.Failed()); seed++ {
+	for seed := uint64(1); seed <= 40 && (res == nil || !res.Failed()); seed++ {
 		res = Run(cfg, seed, Options{Tracing: true})
 	}
 	if !res.Failed() {
-		t.Fatal("check-then-insert should fail within 20 chaos seeds")
+		t.Fatal("check-then-insert should fail within 40 chaos seeds")
 	}
 	tr, err := sim.ReadTrace(bytes.NewReader(res.Trace.Bytes()))
 	if err != nil {
