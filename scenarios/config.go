@@ -51,6 +51,11 @@ type Config struct {
 	// RejectEvery: every Nth request is well formed but to the hot wallet
 	// itself, which only the pipeline refuses (rejected, hold released).
 	RejectEvery int `json:",omitempty"`
+	// ThinCustomer adds a fourth customer funded for about two
+	// withdrawals: its balance runs out during the run, so intake answers
+	// it 402 for new ids while its earlier ones replay, are retried and
+	// settle or release.
+	ThinCustomer bool `json:",omitempty"`
 	// HostileEvery: every Nth request comes from the hostile-client
 	// generator (package hostile), drawn from the Hostile categories (all
 	// of them when empty); the model decides which are valid.
@@ -486,7 +491,19 @@ func Pair2() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes}
+// Ledger is chaos with a customer whose balance runs out: intake must
+// refuse its new withdrawals for want of funds (nothing stored) while
+// replaying, to the letter, the ones it already holds, and a release must
+// make the money available again.
+func Ledger() Config {
+	c := Chaos()
+	c.Name = "ledger"
+	c.Withdrawals = 30
+	c.ThinCustomer = true
+	return c
+}
+
+var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

@@ -335,6 +335,14 @@ func (w *world) fund() error {
 		w.customers = append(w.customers, c.Customer)
 		w.deposits = append(w.deposits, c)
 	}
+	if w.cfg.ThinCustomer {
+		c := sluice.Credit{Ref: "deposit-thin", Customer: "cust-thin", Amount: 2 * amountMax}
+		if _, _, err := w.store.Credit(w.ctx, c); err != nil {
+			return fmt.Errorf("funding %s: %w", c.Customer, err)
+		}
+		w.customers = append(w.customers, c.Customer)
+		w.deposits = append(w.deposits, c)
+	}
 	return nil
 }
 
