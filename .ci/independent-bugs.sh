@@ -25,7 +25,7 @@ for patch in "${patches[@]}"; do
 	fi
 	(cd "$dir" && go build -o explore.bin ./cmd/explore) || { echo "$name: does not build"; continue; }
 	line="$name: $units"
-	for spec in "calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "storefaults 1000"; do
+	for spec in "calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "storefaults 1000" "ledger 1000"; do
 		set -- $spec
 		out=$(cd "$dir" && ./explore.bin -world "$1" -seeds "$2" -trace /dev/null 2>&1)
 		code=$?
