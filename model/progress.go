@@ -100,6 +100,7 @@ type judge struct {
 	accepted  map[tron.Txid]bool
 	raw       map[tron.Txid]tron.RawData
 	last      map[sluice.OperationID]sluice.Event // lastEvent's, built on first use
+	sent      map[sluice.OperationID]time.Time    // firstWriteAhead's, built with last
 	parked    map[sluice.OperationID]int          // parks the world saw land
 }
 
@@ -277,23 +278,30 @@ func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID
 
 // lastEvent is op's last event (zero if it has none).
 func (j *judge) lastEvent(id sluice.OperationID) sluice.Event {
-	if j.last == nil {
-		j.last = make(map[sluice.OperationID]sluice.Event, len(j.s.Operations))
-		for _, e := range j.s.Events {
-			j.last[e.OperationID] = e
-		}
-	}
+	j.indexEvents()
 	return j.last[id]
 }
 
 // firstWriteAhead is when op first entered broadcasting (store clock).
 func (j *judge) firstWriteAhead(id sluice.OperationID) (time.Time, bool) {
+	j.indexEvents()
+	at, ok := j.sent[id]
+	return at, ok
+}
+
+// indexEvents reads the log once for lastEvent and firstWriteAhead.
+func (j *judge) indexEvents() {
+	if j.last != nil {
+		return
+	}
+	j.last = make(map[sluice.OperationID]sluice.Event, len(j.s.Operations))
+	j.sent = make(map[sluice.OperationID]time.Time, len(j.s.Operations))
 	for _, e := range j.s.Events {
-		if e.OperationID == id && e.To == sluice.Broadcasting {
-			return e.At, true
+		j.last[e.OperationID] = e
+		if _, seen := j.sent[e.OperationID]; !seen && e.To == sluice.Broadcasting {
+			j.sent[e.OperationID] = e.At
 		}
 	}
-	return time.Time{}, false
 }
 
 // failedOnChain reports whether t is on chain with a failed receipt only.
