@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"testing"
 	"time"
 
@@ -20,8 +21,12 @@ type manualClock struct{ now time.Time }
 func (c *manualClock) Now() time.Time { return c.now }
 
 // runDirect does the calm world's work with direct calls: the same 60
-// withdrawals through intake, 6 workers ticking round-robin, one second of
-// manual time whenever nobody had work. No scheduler, no yields, no tape.
+// withdrawals, drawn from the same data stream, posted through the same
+// HTTP handler with the same requests, for the same three customers; the
+// same three-node network with each worker calling through a balancer; 6
+// workers ticking round-robin, one second of manual time whenever nobody
+// had work. No scheduler, no yields, no tape, no checking: what the
+// simulator's overhead is measured against.
 func runDirect(seed uint64) int {
 	cfg := Calm()
 	ctx := context.Background()
@@ -30,30 +35,46 @@ func runDirect(seed uint64) int {
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	hot := tron.AddressFromBytes20([20]byte{0x40, 0x7e, 0x11})
 	db := store.NewMemory(clk, cfg.Lease.D())
-	node := mocknode.New(clk, mocknode.Config{Genesis: epoch.Add(-10 * time.Minute), HotWallet: hot,
-		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax), Verifier: signer})
-	svc := &intake.Service{Store: db}
-	// Funded as the world funds its customers (fund), before any post.
-	const customer = "cust-0"
-	if _, _, err := db.Credit(ctx, sluice.Credit{Ref: "deposit-0", Customer: customer,
-		Amount: money.Amount(cfg.Withdrawals+1) * amountMax}); err != nil {
-		panic(err)
+	net := mocknode.NewNetwork(clk, mocknode.Config{Genesis: epoch.Add(-10 * time.Minute), HotWallet: hot,
+		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax), Verifier: signer}, cfg.Nodes)
+	handler := intake.NewHandler(&intake.Service{Store: db})
+	var customers []sluice.CustomerID
+	for i := range customersN {
+		c := sluice.Credit{Ref: fmt.Sprintf("deposit-%d", i), Customer: sluice.CustomerID(fmt.Sprintf("cust-%d", i)),
+			Amount: money.Amount(cfg.Withdrawals+1) * amountMax}
+		if _, _, err := db.Credit(ctx, c); err != nil {
+			panic(err)
+		}
+		customers = append(customers, c.Customer)
 	}
 	for i := range cfg.Withdrawals {
-		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(data.Uint32())})
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", data.Uint32(), i+1)
 		amount := money.Amount(1 + data.Int64N(int64(amountMax)))
-		sub := intake.Submission{OperationID: fmt.Sprintf("%08x-0000-4000-8000-%012x", data.Uint32(), i+1), Customer: customer,
-			ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
-		if _, err := svc.Submit(ctx, sub); err != nil {
-			panic(err)
+		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(data.Uint32())})
+		customer := customers[data.IntN(len(customers))]
+		post := tidyPost(intake.Submission{OperationID: id, Customer: string(customer), ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset})
+		rec := recorder{code: http.StatusOK}
+		handler.ServeHTTP(&rec, serverRequest(ctx, http.MethodPost, "/v1/withdrawals", post.body, post.contentType))
+		if rec.code != http.StatusCreated {
+			panic(fmt.Sprintf("post %d: %d %s", i, rec.code, rec.body))
 		}
 	}
 	var workers []*sluice.Worker
 	for k := range cfg.Workers {
 		name := fmt.Sprintf("w%d", k+1)
+		home := k % cfg.Nodes
+		node := net.Balancer(name, func(r mocknode.Route) int {
+			if r.Attempt > 0 {
+				if r.Attempt >= cfg.Nodes {
+					return mocknode.Stop
+				}
+				home = (r.Prev + 1) % cfg.Nodes
+			}
+			return home
+		})
 		workers = append(workers, &sluice.Worker{ID: sluice.WorkerID(name),
-			Pipeline: &sluice.Pipeline{Store: db, Node: node.Client(name), Signer: signer, Clock: clk, HotWallet: hot, Config: cfg.Sluice},
-			Rand:     rand.New(rand.NewPCG(seed, uint64(k)))})
+			Pipeline: &sluice.Pipeline{Store: db, Node: node, Signer: signer, Clock: clk, HotWallet: hot, Config: cfg.Sluice},
+			Rand:     rand.New(rand.NewPCG(data.Uint64(), uint64(k)))})
 	}
 	ticks := 0
 	for db.Open() > 0 {
@@ -92,6 +113,7 @@ func TestDirectBaselineSettles(t *testing.T) {
 // and with the scheduler (coroutines, yield points, tape): their ratio is the
 // simulator's overhead.
 func BenchmarkCalmDirect(b *testing.B) {
+	defer BatchGC()()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		runDirect(uint64(i + 1))
@@ -99,6 +121,7 @@ func BenchmarkCalmDirect(b *testing.B) {
 }
 
 func BenchmarkCalmSimulated(b *testing.B) {
+	defer BatchGC()()
 	cfg := Calm()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -30,7 +30,7 @@ func TestFingerprints(t *testing.T) {
 	var buf bytes.Buffer
 	line := func(cfg Config, seed uint64) {
 		traced := Run(cfg, seed, Options{Tracing: true})
-		plain := Run(cfg, seed, Options{})
+		plain := Run(cfg, seed, Options{keepTape: true})
 		summary, err := json.Marshal(struct {
 			Tape     any
 			Verdict  any

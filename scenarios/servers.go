@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"sluicesim/sim"
@@ -34,26 +33,13 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
 		act := &actor{w: w, p: p, server: true}
 		p.Local = act
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		// A server-side request built directly: httptest.NewRequest parses
-		// a whole HTTP request from text, a tenth of the run in profiles.
-		req, err := http.NewRequestWithContext(w.ctx, method, path, rd)
-		if err != nil {
-			panic(fmt.Sprintf("building %s %s: %v", method, path, err))
-		}
-		req.RequestURI = path
+		req := serverRequest(w.ctx, method, path, body, contentType)
 		if w.rawBody {
 			req = req.WithContext(context.WithValue(w.ctx, rawBodyKey{}, bodyDigest(body)))
 		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		rec := httptest.NewRecorder()
-		w.handler.ServeHTTP(rec, req)
-		resp = response{code: rec.Code, replay: rec.Header().Get("X-Idempotent-Replay") == "true", body: rec.Body.Bytes(), ret: w.tick(),
+		rec := recorder{code: http.StatusOK}
+		w.handler.ServeHTTP(&rec, req)
+		resp = response{code: rec.code, replay: rec.header.Get("X-Idempotent-Replay") == "true", body: rec.body, ret: w.tick(),
 			storeFailed: act.storeFailed}
 		if logOf != "" {
 			resp.retLog = w.logLen(logOf)
@@ -66,6 +52,59 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 	client.Wait(w.cfg.ClientTimeout.D())
 	waiting = false
 	return resp, done
+}
+
+// serverRequest is the request a server receives, built directly:
+// httptest.NewRequest parses a whole HTTP request from text, a tenth of the
+// run in profiles.
+func serverRequest(ctx context.Context, method, path string, body []byte, contentType string) *http.Request {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	if err != nil {
+		panic(fmt.Sprintf("building %s %s: %v", method, path, err))
+	}
+	req.RequestURI = path
+	if contentType != "" {
+		req.Header = http.Header{"Content-Type": {contentType}}
+	}
+	return req
+}
+
+// recorder is the http.ResponseWriter a server process answers into: the
+// status, the headers as they stood when the status was written, and the
+// body, which is all the world reads. httptest.ResponseRecorder keeps a
+// second copy of the headers and a result to build, which the world never
+// asks for.
+type recorder struct {
+	header http.Header
+	code   int // 200 until WriteHeader says otherwise
+	wrote  bool
+	body   []byte
+}
+
+func (r *recorder) Header() http.Header {
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	return r.header
+}
+
+// WriteHeader keeps the first status, as net/http does.
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.code, r.wrote = code, true
+	}
+}
+
+// Write sends the body; without a WriteHeader first, the status is 200
+// (the recorder's starting code), as net/http has it.
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	r.body = append(r.body, b...)
+	return len(b), nil
 }
 
 // newHandler builds the one HTTP handler of the run. Its store routes each

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"sluicesim/model"
@@ -78,6 +79,7 @@ type Options struct {
 
 	observer     sim.Observer // exhaustive search's footprint observer
 	keepSnapshot bool         // keep Result.Snapshot without tracing
+	keepTape     bool         // keep Result.tape without tracing or an observer
 	// extraChoice, for tests, is a choice kind a probe process asks once:
 	// a fault whose injection site has no row in the fault table.
 	extraChoice string
@@ -200,7 +202,16 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if m.configure != nil {
 		m.configure(&cfg)
 	}
-	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing, Observer: o.observer})
+	// The tape's storage is reused from run to run unless someone keeps it
+	// (a trace, exhaustive search): a chaos tape is about 300 KB.
+	keepTape := tracing || o.observer != nil || o.keepTape
+	var tapeBuf []sim.Choice
+	if !keepTape {
+		if b, ok := tapes.Get().(*[]sim.Choice); ok {
+			tapeBuf = *b
+		}
+	}
+	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing, Observer: o.observer, Tape: tapeBuf})
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	w := &world{
 		cfg:    cfg,
@@ -271,7 +282,15 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 
 	err := s.Run()
-	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), tape: s.Tape()}
+	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed()}
+	if keepTape {
+		res.tape = s.Tape()
+	} else {
+		defer func() {
+			t := s.Tape()[:0]
+			tapes.Put(&t)
+		}()
+	}
 	if errors.Is(err, sim.ErrPruned) {
 		res.Pruned = true
 		return res
@@ -312,6 +331,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	return res
 }
+
+// tapes holds tape storage between runs that do not keep their tapes.
+var tapes sync.Pool
 
 func (w *world) faulty() bool { return w.s.Now().Before(w.healAt) }
 

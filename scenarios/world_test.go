@@ -115,6 +115,7 @@ func TestConfigValidate(t *testing.T) {
 // BenchmarkChaosSeed measures seeds per second on chaos through the
 // scheduler (untraced, as exploration runs them).
 func BenchmarkChaosSeed(b *testing.B) {
+	defer BatchGC()()
 	cfg := Chaos()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -125,6 +126,7 @@ func BenchmarkChaosSeed(b *testing.B) {
 // BenchmarkJudge is what the model costs per chaos seed: every invariant
 // and the outcome count over seed 1's snapshot (part of BenchmarkChaosSeed).
 func BenchmarkJudge(b *testing.B) {
+	defer BatchGC()()
 	snap := Run(Chaos(), 1, Options{keepSnapshot: true}).Snapshot
 	b.ReportAllocs()
 	for b.Loop() {
@@ -134,6 +136,7 @@ func BenchmarkJudge(b *testing.B) {
 
 // BenchmarkChaosSeedTraced is the cost of a failing seed's re-run.
 func BenchmarkChaosSeedTraced(b *testing.B) {
+	defer BatchGC()()
 	cfg := Chaos()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

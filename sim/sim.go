@@ -1,11 +1,9 @@
 package sim
 
 import (
-	"container/heap"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"runtime/debug"
 	"time"
 )
@@ -74,6 +72,10 @@ type Options struct {
 	StepsMax int       // scheduling steps before the run fails with ErrBudget
 	Tracing  bool      // record events (Event) as well as choices
 	Observer Observer  // told each step's footprint (see Touch)
+	// Tape, if not nil, is storage for the tape: the run appends to
+	// Tape[:0], so a caller that runs seed after seed can hand back the
+	// last run's tape once it no longer needs it.
+	Tape []Choice
 }
 
 // ErrBudget is returned when the run did not settle within its step budget.
@@ -85,10 +87,14 @@ func New(strategy Strategy, o Options) *Sim {
 	if o.StepsMax <= 0 {
 		panic(fmt.Sprintf("sim.New: StepsMax %d must be positive", o.StepsMax))
 	}
-	// A chaos run makes several thousand choices; growing the tape from
+	// A chaos run makes about ten thousand choices; growing the tape from
 	// nothing showed up as a sixth of the run time.
+	tape := o.Tape[:0]
+	if tape == nil {
+		tape = make([]Choice, 0, 8192)
+	}
 	return &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
-		tape: make([]Choice, 0, 8192), observer: o.Observer, last: -1}
+		tape: tape, observer: o.Observer, last: -1}
 }
 
 // Now is virtual time. It is the clock of everything inside the run.
@@ -185,23 +191,40 @@ func (s *Sim) fail(err error) {
 
 // Spawn creates a process that starts running fn at the current instant.
 func (s *Sim) Spawn(name string, fn func(p *Proc)) *Proc {
-	p := &Proc{sim: s, name: name, id: len(s.procs)}
-	body := func(yield func(struct{}) bool) {
-		p.yield = yield
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(killed); ok {
-					return
-				}
-				s.fail(&PanicError{Proc: name, Value: r, Stack: string(debug.Stack())})
-			}
-		}()
-		fn(p)
-	}
-	p.next, p.stop = iter.Pull(body)
+	p := &Proc{sim: s, name: name, id: len(s.procs), fn: fn}
 	s.procs = append(s.procs, p)
 	s.ready = append(s.ready, p)
 	return p
+}
+
+// body runs the process's function on its coroutine, turning a panic into
+// the run's failure (the kernel's own kill sentinel aside), and marks the
+// process finished when the function is over.
+func (p *Proc) body() {
+	defer func() {
+		p.finished = true
+		if r := recover(); r != nil {
+			if _, ok := r.(killed); ok {
+				return
+			}
+			p.sim.fail(&PanicError{Proc: p.name, Value: r, Stack: string(debug.Stack())})
+		}
+	}()
+	p.fn(p)
+}
+
+// resume runs p until it yields or finishes; its first resume takes a
+// coroutine from the pool, and finishing gives it back.
+func (p *Proc) resume() {
+	if p.c == nil {
+		p.c = getCoro()
+		p.c.job = p.body
+	}
+	p.c.next()
+	if p.finished {
+		putCoro(p.c)
+		p.c = nil
+	}
 }
 
 // Run schedules processes until Stop, a failure, or quiescence (nothing
@@ -214,7 +237,7 @@ func (s *Sim) Run() error {
 			// Timers of sleeps that Wake ended early are dropped without
 			// moving the clock.
 			for len(s.timers) > 0 && s.timers[0].stale() {
-				heap.Pop(&s.timers)
+				s.timers.pop()
 			}
 			if len(s.timers) == 0 {
 				break
@@ -222,7 +245,7 @@ func (s *Sim) Run() error {
 			// Time moves only when nothing is runnable now.
 			s.now = s.timers[0].at
 			for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
-				t := heap.Pop(&s.timers).(timer)
+				t := s.timers.pop()
 				if t.stale() {
 					continue
 				}
@@ -255,7 +278,7 @@ func (s *Sim) Run() error {
 		s.ready = append(s.ready[:i], s.ready[i+1:]...)
 		s.steps++
 		s.cur = p
-		_, alive := p.next()
+		p.resume()
 		s.cur = nil
 		s.last = p.id
 		if s.observer != nil {
@@ -263,7 +286,7 @@ func (s *Sim) Run() error {
 			s.stepFP = s.stepFP[:0]
 		}
 		switch {
-		case !alive:
+		case p.finished:
 			p.done = true
 		case p.sleeping:
 			// on the timer heap
@@ -273,8 +296,13 @@ func (s *Sim) Run() error {
 	}
 	for _, p := range s.procs {
 		if !p.done {
+			// A process that has run unwinds from its yield point (park
+			// panics with killed, which body recovers); one that never ran
+			// never starts.
 			p.dead = true
-			p.stop()
+			if p.c != nil {
+				p.resume()
+			}
 			p.done = true
 		}
 	}
@@ -293,9 +321,9 @@ type Proc struct {
 	// say); the kernel never looks at it.
 	Local any
 
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
+	fn       func(p *Proc)
+	c        *coro // the coroutine running it, from its first step to its end
+	finished bool  // fn has returned (or unwound)
 
 	sleeping bool
 	timerSeq int64 // the timer of the current sleep
@@ -328,7 +356,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	s := p.sim
 	s.seq++
 	p.sleeping, p.timerSeq, p.woken = true, s.seq, false
-	heap.Push(&s.timers, timer{at: s.now.Add(d), seq: s.seq, p: p})
+	s.timers.push(timer{at: s.now.Add(d), seq: s.seq, p: p})
 	p.park()
 }
 
@@ -370,7 +398,7 @@ func (p *Proc) park() {
 	if p.sim.cur != p {
 		panic(fmt.Sprintf("sim: process %s yielded while not running", p.name))
 	}
-	if !p.yield(struct{}{}) || p.dead {
+	if !p.c.yield(struct{}{}) || p.dead {
 		panic(killed{})
 	}
 }
@@ -394,20 +422,53 @@ type timer struct {
 // stale reports whether the timer's sleep was already ended by Wake.
 func (t timer) stale() bool { return !t.p.sleeping || t.p.timerSeq != t.seq }
 
+// timerHeap is a binary min-heap of timers by (at, seq), written out rather
+// than through container/heap, whose interface boxes every timer pushed or
+// popped (an allocation per Sleep). seq is unique, so the order in which
+// timers come out is fully determined whatever the heap's shape.
 type timerHeap []timer
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
+func (h timerHeap) less(i, j int) bool {
 	if !h[i].at.Equal(h[j].at) {
 		return h[i].at.Before(h[j].at)
 	}
 	return h[i].seq < h[j].seq
 }
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return t
+
+func (h *timerHeap) push(t timer) {
+	*h = append(*h, t)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *timerHeap) pop() timer {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = timer{}
+	q = q[:last]
+	for i := 0; ; {
+		small, l, r := i, 2*i+1, 2*i+2
+		if l < len(q) && q.less(l, small) {
+			small = l
+		}
+		if r < len(q) && q.less(r, small) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		q[i], q[small] = q[small], q[i]
+		i = small
+	}
+	*h = q
+	return top
 }
