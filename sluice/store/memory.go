@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -22,12 +21,17 @@ type Memory struct {
 
 	mu sync.Mutex
 	// rows is in insertion order, which is also "oldest first" for Claim;
-	// index only looks rows up, so map order never reaches a result.
+	// index only looks rows up, so map order never reaches a result. meta
+	// is parallel to rows.
 	rows  []*sluice.Operation
+	meta  []rowMeta
 	index map[sluice.OperationID]int
-	// events is the whole log in Seq order; byOp holds positions in it.
-	events []sluice.Event
-	byOp   map[sluice.OperationID][]int
+	// open is Claim's index: every non-terminal row, in insertion order,
+	// with the fields its claimability depends on (see gate).
+	open []gate
+	// events is the whole log in Seq order; each event links to its
+	// operation's previous one, and meta to the newest.
+	events eventLog
 	// owners is never cleared: a retired txid still belongs to its
 	// operation, or a rebuild of another operation could reuse it and two
 	// withdrawals would share one on-chain fate.
@@ -58,7 +62,6 @@ func NewMemory(clock sluice.Clock, lease time.Duration) *Memory {
 		clock:   clock,
 		lease:   lease,
 		index:   make(map[sluice.OperationID]int),
-		byOp:    make(map[sluice.OperationID][]int),
 		owners:  make(map[tron.Txid]sluice.OperationID),
 		acctIdx: make(map[sluice.CustomerID]int),
 		credits: make(map[string]sluice.Credit),
@@ -106,9 +109,12 @@ func (m *Memory) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Ope
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
-	m.index[op.ID] = len(m.rows)
+	i := len(m.rows)
+	m.index[op.ID] = i
 	m.rows = append(m.rows, row)
-	m.appendEvent(sluice.Event{
+	m.meta = append(m.meta, rowMeta{lastEvent: -1})
+	m.regate(i)
+	m.appendEvent(i, sluice.Event{
 		OperationID: op.ID,
 		From:        sluice.None,
 		To:          sluice.Requested,
@@ -125,7 +131,7 @@ func (m *Memory) Get(ctx context.Context, id sluice.OperationID) (sluice.Operati
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	row, err := m.row(id)
+	_, row, err := m.row(id)
 	if err != nil {
 		return sluice.Operation{}, fmt.Errorf("get: %w", err)
 	}
@@ -145,19 +151,34 @@ func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
-	var out []sluice.Operation
-	for _, row := range m.rows {
-		if len(out) == limit {
+	// open holds exactly the non-terminal rows in insertion order, so this
+	// picks the same rows, in the same order, as a scan of every row with
+	// row.Claimable(now) would, without touching a row it does not take.
+	// It picks first and takes after, to allocate the answer to size.
+	var buf [16]int
+	picked := buf[:0]
+	for k := range m.open {
+		if len(picked) == limit {
 			break
 		}
-		if !row.Claimable(now) {
-			continue
+		if m.open[k].claimable(now) {
+			picked = append(picked, k)
 		}
+	}
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	out := make([]sluice.Operation, len(picked))
+	for j, k := range picked {
+		g := &m.open[k]
+		row := m.rows[g.row]
 		row.Token++
 		row.ClaimedBy = worker
 		row.LeaseUntil = now.Add(m.lease)
-		out = append(out, copyOperation(*row))
+		g.claimed, g.leaseUntil = true, row.LeaseUntil
+		out[j] = *row
 	}
+	copyOperations(out)
 	return out, nil
 }
 
@@ -170,7 +191,7 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	row, err := m.row(c.ID)
+	i, row, err := m.row(c.ID)
 	if err != nil {
 		return sluice.Operation{}, fmt.Errorf("cas: %w", err)
 	}
@@ -228,7 +249,8 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	case row.ClaimedBy != "":
 		row.LeaseUntil = now.Add(m.lease)
 	}
-	m.appendEvent(copyEvent(sluice.Event{
+	m.regate(i)
+	m.appendEvent(i, copyEvent(sluice.Event{
 		OperationID: c.ID,
 		From:        c.From,
 		To:          c.To,
@@ -286,7 +308,7 @@ func (m *Memory) closeHold(h *sluice.Hold, a sluice.HoldAction) {
 		h.State = sluice.HoldReleased
 		acct.Balance += h.Amount
 	}
-	h.ClosedSeq = int64(len(m.events))
+	h.ClosedSeq = int64(m.events.len())
 }
 
 // account must be called with mu held; nil when the customer has none.
@@ -323,6 +345,7 @@ func (m *Memory) Release(ctx context.Context, id sluice.OperationID, token sluic
 	row.ClaimedBy = ""
 	row.LeaseUntil = time.Time{}
 	row.NotBefore = m.clock.Now().Add(after)
+	m.regate(i)
 	return nil
 }
 
@@ -333,7 +356,7 @@ func (m *Memory) Park(ctx context.Context, p sluice.Park) (sluice.Operation, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	row, err := m.row(p.ID)
+	i, row, err := m.row(p.ID)
 	if err != nil {
 		return sluice.Operation{}, fmt.Errorf("park: %w", err)
 	}
@@ -351,6 +374,7 @@ func (m *Memory) Park(ctx context.Context, p sluice.Park) (sluice.Operation, err
 	row.LeaseUntil = time.Time{}
 	row.NotBefore = now.Add(max(p.After, 0))
 	row.UpdatedAt = now
+	m.regate(i)
 	return copyOperation(*row), nil
 }
 
@@ -364,7 +388,7 @@ func (m *Memory) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Opera
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	row, err := m.row(r.ID)
+	i, row, err := m.row(r.ID)
 	if err != nil {
 		return sluice.Operation{}, fmt.Errorf("resolve: %w", err)
 	}
@@ -394,8 +418,9 @@ func (m *Memory) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Opera
 	if r.To == sluice.Failed {
 		row.Reason = "cancelled by operator " + r.Operator + ": " + r.Why
 	}
+	m.regate(i)
 	txid := row.Envelope.Txid
-	m.appendEvent(copyEvent(sluice.Event{
+	m.appendEvent(i, copyEvent(sluice.Event{
 		OperationID: r.ID,
 		From:        r.From,
 		To:          r.To,
@@ -432,9 +457,7 @@ func (m *Memory) List(ctx context.Context, f sluice.ListFilter) ([]sluice.Operat
 	if len(out) > f.Limit {
 		out = out[:f.Limit]
 	}
-	for i := range out {
-		out[i] = copyOperation(out[i])
-	}
+	copyOperations(out)
 	return out, nil
 }
 
@@ -523,13 +546,19 @@ func (m *Memory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Ev
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, err := m.row(id); err != nil {
+	i, _, err := m.row(id)
+	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
-	pos := m.byOp[id]
-	out := make([]sluice.Event, len(pos))
-	for k, p := range pos {
-		out[k] = copyEvent(m.events[p])
+	// Walk the operation's chain from its newest event back, filling out
+	// from the end, so it comes out in Seq order.
+	meta := m.meta[i]
+	out := make([]sluice.Event, meta.events)
+	p := meta.lastEvent
+	for k := len(out) - 1; k >= 0; k-- {
+		e := m.events.at(p)
+		out[k] = copyEvent(e.Event)
+		p = e.prev
 	}
 	return out, nil
 }
@@ -551,18 +580,28 @@ func (m *Memory) Snapshot() Snapshot {
 	defer m.mu.Unlock()
 	s := Snapshot{
 		Operations: make([]sluice.Operation, len(m.rows)),
-		Events:     make([]sluice.Event, len(m.events)),
+		Events:     make([]sluice.Event, 0, m.events.len()),
 	}
 	for i, row := range m.rows {
-		s.Operations[i] = copyOperation(*row)
+		s.Operations[i] = *row
 	}
-	for i, e := range m.events {
-		s.Events[i] = copyEvent(e)
+	copyOperations(s.Operations)
+	for _, chunk := range m.events.chunks {
+		for _, e := range chunk {
+			s.Events = append(s.Events, copyEvent(e.Event))
+		}
+	}
+	// Accounts and Holds stay nil when empty, as they always were.
+	if len(m.accounts) > 0 {
+		s.Accounts = make([]sluice.Account, 0, len(m.accounts))
 	}
 	for _, a := range m.accounts {
 		s.Accounts = append(s.Accounts, *a)
 	}
 	s.Credits = slices.Clone(m.creditLs)
+	if len(m.holds) > 0 {
+		s.Holds = make([]sluice.Hold, 0, len(m.holds)) // one per row that has one
+	}
 	for _, row := range m.rows {
 		if h := m.holds[row.ID]; h != nil {
 			s.Holds = append(s.Holds, *h)
@@ -576,13 +615,7 @@ func (m *Memory) Snapshot() Snapshot {
 func (m *Memory) Open() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	for _, row := range m.rows {
-		if !row.State.Terminal() {
-			n++
-		}
-	}
-	return n
+	return len(m.open)
 }
 
 // TxidOwner reports which operation a txid belongs to, current or retired.
@@ -593,13 +626,13 @@ func (m *Memory) TxidOwner(txid tron.Txid) (sluice.OperationID, bool) {
 	return id, ok
 }
 
-// row must be called with mu held.
-func (m *Memory) row(id sluice.OperationID) (*sluice.Operation, error) {
+// row must be called with mu held; it returns the row's position too.
+func (m *Memory) row(id sluice.OperationID) (int, *sluice.Operation, error) {
 	i, ok := m.index[id]
 	if !ok {
-		return nil, fmt.Errorf("operation %q: %w", id, sluice.ErrNotFound)
+		return 0, nil, fmt.Errorf("operation %q: %w", id, sluice.ErrNotFound)
 	}
-	return m.rows[i], nil
+	return i, m.rows[i], nil
 }
 
 // LastSeq is the Seq of the newest event (0 before any). A caller that
@@ -608,26 +641,18 @@ func (m *Memory) row(id sluice.OperationID) (*sluice.Operation, error) {
 func (m *Memory) LastSeq() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return int64(len(m.events))
+	return int64(m.events.len())
 }
 
-// appendEvent must be called with mu held; it assigns the next Seq.
-func (m *Memory) appendEvent(e sluice.Event) {
-	e.Seq = int64(len(m.events)) + 1
-	m.byOp[e.OperationID] = append(m.byOp[e.OperationID], len(m.events))
-	m.events = append(m.events, e)
-}
-
-func copyOperation(op sluice.Operation) sluice.Operation {
-	op.Envelope = copyEnvelope(op.Envelope)
-	return op
-}
-
-func copyEnvelope(e sluice.Envelope) sluice.Envelope {
-	e.Signature = bytes.Clone(e.Signature)
-	e.Raw.Memo = bytes.Clone(e.Raw.Memo)
-	e.Raw.Contract.Data = bytes.Clone(e.Raw.Contract.Data)
-	return e
+// appendEvent must be called with mu held, for the row at position i (the
+// event's operation); it assigns the next Seq.
+func (m *Memory) appendEvent(i int, e sluice.Event) {
+	p := m.events.len()
+	e.Seq = int64(p) + 1
+	meta := &m.meta[i]
+	m.events.append(loggedEvent{Event: e, prev: meta.lastEvent})
+	meta.lastEvent = p
+	meta.events++
 }
 
 func copyEvent(e sluice.Event) sluice.Event {

@@ -1,8 +1,8 @@
 package tron
 
 import (
-	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -44,10 +44,13 @@ func ParseAddress(s string) (Address, error) {
 	if len(s) > 64 {
 		return a, fmt.Errorf("too long (%d characters): %w", len(s), ErrBadAddress)
 	}
-	// Decode into a fixed big-endian buffer: intake parses an address on
+	// Decode into a fixed big-endian number: intake parses an address on
 	// every request, and big.Int arithmetic showed up in profiles. 25 bytes
-	// is all a valid address holds; anything longer overflows and is refused.
-	var buf [25]byte
+	// (200 bits) is all a valid address holds; anything longer overflows
+	// and is refused at the digit that makes it overflow. The number is
+	// kept as 32-bit limbs, most significant first, the first holding the
+	// top byte only, so each digit costs 7 multiply-adds rather than 25.
+	var limbs [7]uint32
 	zeros := 0
 	for zeros < len(s) && s[zeros] == '1' {
 		zeros++
@@ -57,15 +60,20 @@ func ParseAddress(s string) (Address, error) {
 		if d < 0 {
 			return a, fmt.Errorf("character %q at %d is not base58: %w", s[i], i, ErrBadAddress)
 		}
-		carry := int(d)
-		for j := len(buf) - 1; j >= 0; j-- {
-			carry += 58 * int(buf[j])
-			buf[j] = byte(carry)
-			carry >>= 8
+		carry := uint64(d)
+		for j := len(limbs) - 1; j >= 0; j-- {
+			cur := uint64(limbs[j])*58 + carry
+			limbs[j] = uint32(cur)
+			carry = cur >> 32
 		}
-		if carry != 0 {
+		if carry != 0 || limbs[0] > 0xff {
 			return a, fmt.Errorf("decodes to more than 25 bytes, want 25: %w", ErrBadAddress)
 		}
+	}
+	var buf [25]byte
+	buf[0] = byte(limbs[0])
+	for j := 1; j < len(limbs); j++ {
+		binary.BigEndian.PutUint32(buf[1+4*(j-1):], limbs[j])
 	}
 	// The significant bytes plus one zero byte per leading '1' must make
 	// exactly 25 bytes.
@@ -77,7 +85,7 @@ func ParseAddress(s string) (Address, error) {
 		return a, fmt.Errorf("decodes to %d bytes, want 25: %w", n, ErrBadAddress)
 	}
 	payload, sum := buf[:21], buf[21:]
-	if !bytes.Equal(checksum(payload), sum) {
+	if checksum(payload) != [4]byte(sum) {
 		return a, fmt.Errorf("checksum mismatch: %w", ErrBadAddress)
 	}
 	if payload[0] != AddressPrefix {
@@ -116,43 +124,68 @@ func (a Address) Bytes20() [20]byte {
 func (a Address) IsZero() bool { return a == Address{} }
 
 // String is the base58check form.
+//
+// It runs for every address a request, a trace or a log line shows, so it
+// allocates only the string: the 25 bytes are divided by 58^5 (which fits
+// in 32 bits) as seven 32-bit limbs, five digits a division, instead of by
+// 58 a byte at a time. TestAddressStringMatchesReference holds it to the
+// plain byte-at-a-time definition.
 func (a Address) String() string {
 	var raw [25]byte
 	copy(raw[:], a[:])
-	copy(raw[21:], checksum(a[:]))
-	// Repeated division of the big-endian number by 58, digits collected
-	// least significant first; 25 bytes need at most 35 digits.
+	sum := checksum(a[:])
+	copy(raw[21:], sum[:])
+	// The 200-bit number as limbs, most significant first: the first
+	// byte alone, then six 4-byte limbs.
+	var limbs [7]uint32
+	limbs[0] = uint32(raw[0])
+	for i := 1; i < len(limbs); i++ {
+		limbs[i] = binary.BigEndian.Uint32(raw[1+4*(i-1):])
+	}
+	// Digits collected least significant first; 7 divisions give 35
+	// digits, the most 25 bytes need, some of them leading zeros.
+	const base = 58 * 58 * 58 * 58 * 58
 	var digits [35]byte
 	n := 0
-	num := raw
 	start := 0
-	for start < len(num) && num[start] == 0 {
+	for start < len(limbs) && limbs[start] == 0 {
 		start++
 	}
-	for start < len(num) {
-		rem := 0
-		for j := start; j < len(num); j++ {
-			cur := rem<<8 | int(num[j])
-			num[j] = byte(cur / 58)
-			rem = cur % 58
+	for start < len(limbs) {
+		var rem uint64
+		for j := start; j < len(limbs); j++ {
+			cur := rem<<32 | uint64(limbs[j])
+			limbs[j] = uint32(cur / base)
+			rem = cur % base
 		}
-		digits[n] = base58Alphabet[rem]
-		n++
-		for start < len(num) && num[start] == 0 {
+		for range 5 {
+			digits[n] = byte(rem % 58)
+			rem /= 58
+			n++
+		}
+		for start < len(limbs) && limbs[start] == 0 {
 			start++
 		}
 	}
-	out := make([]byte, 0, n+1)
+	for n > 0 && digits[n-1] == 0 { // leading zero digits of the number
+		n--
+	}
+	// One '1' per leading zero byte, then the digits most significant
+	// first.
+	var out [len(raw) + len(digits)]byte
+	k := 0
 	for _, b := range raw {
 		if b != 0 {
 			break
 		}
-		out = append(out, '1')
+		out[k] = '1'
+		k++
 	}
 	for i := n - 1; i >= 0; i-- {
-		out = append(out, digits[i])
+		out[k] = base58Alphabet[digits[i]]
+		k++
 	}
-	return string(out)
+	return string(out[:k])
 }
 
 // MarshalText makes addresses appear in base58 form in JSON. The zero
@@ -178,8 +211,10 @@ func (a *Address) UnmarshalText(b []byte) error {
 	return nil
 }
 
-func checksum(payload []byte) []byte {
+// checksum is the first 4 bytes of double-sha256 of payload, by value so
+// that nothing escapes to the heap.
+func checksum(payload []byte) [4]byte {
 	h1 := sha256.Sum256(payload)
 	h2 := sha256.Sum256(h1[:])
-	return h2[:4]
+	return [4]byte(h2[:4])
 }

@@ -20,27 +20,51 @@ type Verifier interface {
 
 // HMACSigner is a deterministic mock signer: HMAC-SHA256 over the txid.
 type HMACSigner struct {
-	key []byte
+	// The key's inner and outer pads (RFC 2104), computed once: every
+	// signature and every node's verification costs two hashes and no
+	// allocation instead of a new crypto/hmac state. Read-only after
+	// NewHMACSigner, so a signer is safe for concurrent use.
+	ipad, opad [sha256.BlockSize]byte
 }
 
 // NewHMACSigner returns a signer with the given key (copied).
 func NewHMACSigner(key []byte) *HMACSigner {
-	return &HMACSigner{key: append([]byte(nil), key...)}
+	k := key
+	if len(k) > sha256.BlockSize {
+		sum := sha256.Sum256(k)
+		k = sum[:]
+	}
+	s := &HMACSigner{}
+	copy(s.ipad[:], k)
+	copy(s.opad[:], k)
+	for i := range s.ipad {
+		s.ipad[i] ^= 0x36
+		s.opad[i] ^= 0x5c
+	}
+	return s
 }
 
 // Sign returns HMAC-SHA256(key, txid).
 func (s *HMACSigner) Sign(_ context.Context, raw RawData) ([]byte, error) {
-	return s.mac(raw), nil
+	sum := s.mac(raw)
+	return sum[:], nil
 }
 
 // Verify reports whether sig is this key's signature of raw.
 func (s *HMACSigner) Verify(raw RawData, sig []byte) bool {
-	return hmac.Equal(s.mac(raw), sig)
+	sum := s.mac(raw)
+	return hmac.Equal(sum[:], sig)
 }
 
-func (s *HMACSigner) mac(raw RawData) []byte {
+// mac is HMAC-SHA256(key, txid) = H(opad || H(ipad || txid)), as
+// crypto/hmac computes it (TestHMACSignerMatchesCryptoHMAC).
+func (s *HMACSigner) mac(raw RawData) [sha256.Size]byte {
 	id := raw.Txid()
-	m := hmac.New(sha256.New, s.key)
-	m.Write(id[:])
-	return m.Sum(nil)
+	var buf [sha256.BlockSize + sha256.Size]byte
+	copy(buf[:], s.ipad[:])
+	copy(buf[sha256.BlockSize:], id[:])
+	inner := sha256.Sum256(buf[:])
+	copy(buf[:], s.opad[:])
+	copy(buf[sha256.BlockSize:], inner[:])
+	return sha256.Sum256(buf[:])
 }

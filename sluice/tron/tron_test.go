@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -497,13 +498,46 @@ func TestBase58MatchesBigIntCodec(t *testing.T) {
 			body[0], body[1] = 0, 0
 		}
 		a := AddressFromBytes20(body)
-		want := bigIntBase58(append(a[:], checksum(a[:])...))
+		sum := checksum(a[:])
+		want := bigIntBase58(append(a[:], sum[:]...))
 		if got := a.String(); got != want {
 			t.Fatalf("String() = %s, want %s", got, want)
 		}
 		back, err := ParseAddress(want)
 		if err != nil || back != a {
 			t.Fatalf("ParseAddress(%s) = %v, %v", want, back, err)
+		}
+	}
+}
+
+// Goal: String agrees with the big-integer codec for every Address value,
+// not only mainnet ones: any first byte (the zero Address, other
+// networks' prefixes), runs of leading zero bytes of every length, and the
+// extremes. Method: seeded random bytes with a random number of leading
+// zeros, plus all-zero and all-0xff.
+func TestAddressStringMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := []Address{{}, {0x41}, {0: 0x00, 20: 0x01}}
+	var ff Address
+	for i := range ff {
+		ff[i] = 0xff
+	}
+	cases = append(cases, ff)
+	for range 5000 {
+		var a Address
+		for i := range a {
+			a[i] = byte(r.Uint32())
+		}
+		for i := range r.IntN(len(a) + 1) {
+			a[i] = 0
+		}
+		cases = append(cases, a)
+	}
+	for _, a := range cases {
+		sum := checksum(a[:])
+		want := bigIntBase58(append(a[:], sum[:]...))
+		if got := a.String(); got != want {
+			t.Fatalf("Address(%x).String() = %s, want %s", a[:], got, want)
 		}
 	}
 }

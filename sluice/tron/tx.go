@@ -14,11 +14,20 @@ import (
 // recovery design rests on.
 type Txid [32]byte
 
-// String is the lowercase hex form used by TRON's APIs.
-func (t Txid) String() string { return hex.EncodeToString(t[:]) }
+// String is the lowercase hex form used by TRON's APIs. (hex.EncodeToString
+// would allocate twice: its buffer, then the string.)
+func (t Txid) String() string {
+	var buf [2 * len(t)]byte
+	hex.Encode(buf[:], t[:])
+	return string(buf[:])
+}
 
 // Short is the first 8 hex characters, for logs and traces.
-func (t Txid) Short() string { return hex.EncodeToString(t[:4]) }
+func (t Txid) Short() string {
+	var buf [8]byte
+	hex.Encode(buf[:], t[:4])
+	return string(buf[:])
+}
 
 // IsZero reports whether t is unset.
 func (t Txid) IsZero() bool { return t == Txid{} }
@@ -80,11 +89,23 @@ type RawData struct {
 	Contract TriggerSmartContract
 }
 
+// rawMagic opens every serialization; rawFixed is the size of everything
+// but Memo and Contract.Data.
+const (
+	rawMagic = "tron-raw-v1"
+	rawFixed = len(rawMagic) + 2 + 8 + 3*8 + 4 + 2*len(Address{}) + 4
+)
+
 // Marshal is the canonical serialization: fixed field order, length-prefixed
 // variable fields. A pure function of the fields.
-func (r RawData) Marshal() []byte {
-	b := make([]byte, 0, 160+len(r.Memo)+len(r.Contract.Data))
-	b = append(b, "tron-raw-v1"...)
+func (r RawData) Marshal() []byte { return r.appendMarshal(make([]byte, 0, r.Size())) }
+
+// Size is len(r.Marshal()), without building it.
+func (r RawData) Size() int { return rawFixed + len(r.Memo) + len(r.Contract.Data) }
+
+// appendMarshal appends the canonical serialization to b.
+func (r *RawData) appendMarshal(b []byte) []byte {
+	b = append(b, rawMagic...)
 	b = append(b, r.RefBlockBytes[:]...)
 	b = append(b, r.RefBlockHash[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.Expiration))
@@ -99,8 +120,14 @@ func (r RawData) Marshal() []byte {
 	return b
 }
 
-// Txid is sha256 of the canonical raw_data.
-func (r RawData) Txid() Txid { return sha256.Sum256(r.Marshal()) }
+// Txid is sha256 of the canonical raw_data. The serialization goes into a
+// buffer on the stack: every sluice transaction fits (an operation id and a
+// build number of memo, a 68-byte transfer), and a bigger one only spills to
+// the heap.
+func (r RawData) Txid() Txid {
+	var buf [320]byte
+	return sha256.Sum256(r.appendMarshal(buf[:0]))
+}
 
 // Transaction is raw_data plus its signature.
 type Transaction struct {

@@ -92,7 +92,7 @@ func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResu
 	} else {
 		w.Answer = string(res.Code)
 	}
-	net.wire = append(net.wire, w)
+	net.wire.push(w)
 	// A transaction this call put into the pool is gossiped to the other
 	// nodes, unless the answer says the relay to peers failed.
 	if w.Truth == tron.CodeSuccess && !(f == RelayFailAfterAccept && w.Fired) {
@@ -166,7 +166,7 @@ func (n *Node) precheck(tx tron.Transaction, id tron.Txid) (res tron.BroadcastRe
 	if !n.taposOK(raw) {
 		return reject(tron.CodeTaposError, "ref block %x/%x is not among the last %d blocks", raw.RefBlockBytes, raw.RefBlockHash, TaposWindow)
 	}
-	if size := len(raw.Marshal()) + len(tx.Signature); size > n.net.cfg.MaxTxBytes {
+	if size := raw.Size() + len(tx.Signature); size > n.net.cfg.MaxTxBytes {
 		return reject(tron.CodeTooBigTransactionError, "transaction is %d bytes, limit %d", size, n.net.cfg.MaxTxBytes)
 	}
 	if n.inPool[id] || n.isOnChain(id) {

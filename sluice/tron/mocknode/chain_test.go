@@ -58,7 +58,7 @@ func TestBlocksProducedOnDemand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			e.at(tt.at)
-			if got := len(e.node.net.blocks); got != 1 {
+			if got := e.node.net.blocks.len(); got != 1 {
 				t.Fatalf("before any call: %d blocks, want 1 (production must wait for a call)", got)
 			}
 			if got := e.node.Head().Number; got != tt.head {
@@ -86,7 +86,7 @@ func TestBlocksProducedOnDemand(t *testing.T) {
 			e := newEnv(t, nil)
 			e.at(9 * time.Second)
 			c.call(e)
-			if got := len(e.node.net.blocks); got != 4 {
+			if got := e.node.net.blocks.len(); got != 4 {
 				t.Errorf("after %s at +9s: %d blocks, want 4", c.name, got)
 			}
 		}

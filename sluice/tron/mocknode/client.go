@@ -3,6 +3,7 @@ package mocknode
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"sluicesim/sluice/tron"
 )
@@ -30,7 +31,7 @@ func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
 		return tron.TxInfo{}, fmt.Errorf("mocknode: lookup %s by %q: %w", id.Short(), c.worker, tron.ErrTimeout)
 	}
 	info := n.lookup(id)
-	n.net.queries[len(n.net.queries)-1].Answer = info.Status.String()
+	n.net.queries.last().Answer = info.Status.String()
 	return info, nil
 }
 
@@ -40,7 +41,7 @@ func (c client) HeadBlock(_ context.Context) (tron.Block, error) {
 		return tron.Block{}, fmt.Errorf("mocknode: head block by %q: %w", c.worker, tron.ErrTimeout)
 	}
 	b := n.head()
-	n.net.queries[len(n.net.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
+	n.net.queries.last().Answer = n.net.blockAnswer(b)
 	return b, nil
 }
 
@@ -50,8 +51,20 @@ func (c client) SolidBlock(_ context.Context) (tron.Block, error) {
 		return tron.Block{}, fmt.Errorf("mocknode: solid block by %q: %w", c.worker, tron.ErrTimeout)
 	}
 	b := n.solid()
-	n.net.queries[len(n.net.queries)-1].Answer = fmt.Sprintf("#%d", b.Number)
+	n.net.queries.last().Answer = n.net.blockAnswer(b)
 	return b, nil
+}
+
+// blockAnswer is the recorded answer of a head or solid query: "#12".
+// Workers ask for the same few blocks over and over between two slots, so
+// the network keeps the last answers it built (strings are immutable).
+func (net *Network) blockAnswer(b tron.Block) string {
+	c := &net.answers[b.Number%int64(len(net.answers))]
+	if c.text == "" || c.number != b.Number {
+		var buf [24]byte
+		c.number, c.text = b.Number, string(strconv.AppendInt(append(buf[:0], '#'), b.Number, 10))
+	}
+	return c.text
 }
 
 // query brings the chain up to the clock, picks the call's fault and records
@@ -77,7 +90,7 @@ func (n *Node) query(k CallKind, worker string, id tron.Txid) (timeout bool) {
 		q.Answer = AnswerTimeout
 		n.fired[f]++
 	}
-	net.queries = append(net.queries, q)
+	net.queries.push(q)
 	return q.Fired
 }
 
@@ -87,7 +100,7 @@ func (n *Node) query(k CallKind, worker string, id tron.Txid) (timeout bool) {
 // at or below its own solid block.
 func (n *Node) lookup(id tron.Txid) tron.TxInfo {
 	if n.isOnChain(id) {
-		l := n.net.landed[n.net.onChain[id]]
+		l := n.net.landed.at(n.net.onChain[id])
 		return tron.TxInfo{
 			Txid:        id,
 			Status:      tron.Included,

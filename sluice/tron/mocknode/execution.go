@@ -224,8 +224,8 @@ func (net *Network) execute(hdr tron.Block, p pending) {
 			logs = reported
 		}
 	}
-	net.onChain[p.id] = len(net.landed)
-	net.landed = append(net.landed, landing{inc: inc, logs: logs, tx: p})
+	net.onChain[p.id] = net.landed.len()
+	net.landed.push(landing{inc: inc, logs: logs, tx: p})
 }
 
 // move applies movements to the ledger, each a debit before its credit so a

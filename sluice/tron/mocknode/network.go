@@ -26,30 +26,38 @@ type Network struct {
 	clock Clock
 	cfg   Config
 
-	blocks   []chainBlock // the canonical chain, number = index
-	nextSlot time.Time    // the earliest slot not yet produced or skipped
-	skip     int          // how many of the coming slots produce no block
-	lastNow  time.Time    // the latest clock reading, to catch a clock going back
+	blocks   chunked[chainBlock] // the canonical chain, number = index
+	nextSlot time.Time           // the earliest slot not yet produced or skipped
+	skip     int                 // how many of the coming slots produce no block
+	lastNow  time.Time           // the latest clock reading, to catch a clock going back
 	// advancing is set while advance runs: the execution and gossip hooks
 	// are called from inside it, and a hook that reads the network (every
 	// method advances first) must not build the next block in the middle
 	// of this one.
 	advancing bool
+	// take is produce's list of the transactions a block takes, kept to
+	// reuse its array: produce never runs inside itself (advancing).
+	take []pending
 
 	nodes []*Node // nodes[0] produces
 
-	landed   []landing         // canonical chain order
+	landed   chunked[landing]  // canonical chain order
 	onChain  map[tron.Txid]int // index into landed
 	outcomes map[tron.Txid]string
 	balances map[tron.Address]uint64
 
 	seq       int // calls so far, all kinds, all nodes; numbers Wire and Queries
-	wire      []WireAttempt
-	queries   []QueryAttempt
+	wire      chunked[WireAttempt]
+	queries   chunked[QueryAttempt]
 	accepted  []Acceptance
 	acceptIdx map[tron.Txid]int // index into accepted
 
 	events [eventEnd]int
+
+	answers [8]struct { // see blockAnswer
+		number int64
+		text   string
+	}
 
 	gossip   func(Hop) Gossip
 	inFlight []message // gossip on its way, by delivery time then sending order
@@ -82,8 +90,14 @@ func NewNetwork(clock Clock, cfg Config, nodes int) *Network {
 	}
 	cfg = cfg.withDefaults(clock)
 	net := &Network{
-		clock:     clock,
-		cfg:       cfg,
+		clock: clock,
+		cfg:   cfg,
+		// Entries are about 90 (a block), 600 (a landing) and 150 bytes
+		// (a call); see chunked.
+		blocks:    newChunked[chainBlock](128),
+		landed:    newChunked[landing](16),
+		wire:      newChunked[WireAttempt](64),
+		queries:   newChunked[QueryAttempt](64),
 		nextSlot:  cfg.Genesis.Add(SlotInterval),
 		onChain:   make(map[tron.Txid]int),
 		outcomes:  make(map[tron.Txid]string),
@@ -96,7 +110,7 @@ func NewNetwork(clock Clock, cfg Config, nodes int) *Network {
 	}
 	genesis := tron.Block{Number: 0, Time: cfg.Genesis}
 	genesis.ID = blockID(genesis.Number, genesis.Time, [32]byte{}, nil)
-	net.blocks = append(net.blocks, chainBlock{hdr: genesis})
+	net.blocks.push(chainBlock{hdr: genesis})
 	if !cfg.HotWallet.IsZero() {
 		net.balances[cfg.HotWallet] = cfg.HotBalance
 	}
@@ -155,8 +169,8 @@ func (net *Network) advance() {
 			net.events[MissedSlot]++
 			continue
 		}
-		if len(net.blocks) >= blocksMax {
-			panic(fmt.Sprintf("mocknode: chain reached %d blocks at %s: the clock ran far past any simulation", len(net.blocks), slot.Format(time.RFC3339)))
+		if net.blocks.len() >= blocksMax {
+			panic(fmt.Sprintf("mocknode: chain reached %d blocks at %s: the clock ran far past any simulation", net.blocks.len(), slot.Format(time.RFC3339)))
 		}
 		net.produce(slot)
 	}
@@ -183,25 +197,22 @@ func (net *Network) produce(slot time.Time) {
 
 	// The pool forgets old entries before anything is picked, as a node
 	// that trims its pool between blocks would: an entry exactly PoolTTL old
-	// is gone.
-	live := make([]pending, 0, len(producer.pool))
-	for _, p := range producer.pool {
-		if slot.Sub(p.arrived) >= net.cfg.PoolTTL {
-			delete(producer.inPool, p.id)
-			net.events[PoolTTLDrop]++
-			continue
-		}
-		live = append(live, p)
-	}
-
+	// is gone. That is the first case below: one pass in pool order gives
+	// what a pass that forgets first would, since an entry's fate depends
+	// only on itself and on how many were taken before it.
+	//
 	// A block may include a transaction only while its expiration is later
 	// than the parent block's time. One that fails this now fails it for
 	// every later block too (parent times only grow), so it is dropped: this
 	// is the rule proof of death rests on.
 	parentMs := parent.Time.UnixMilli()
-	var take, keep []pending
-	for _, p := range live {
+	take := net.take[:0]      // reused from block to block; cleared below
+	keep := producer.pool[:0] // filtered in place, see setPool
+	for _, p := range producer.pool {
 		switch {
+		case slot.Sub(p.arrived) >= net.cfg.PoolTTL:
+			delete(producer.inPool, p.id)
+			net.events[PoolTTLDrop]++
 		case p.tx.Raw.Expiration <= parentMs:
 			delete(producer.inPool, p.id)
 			net.events[ExpiredDrop]++
@@ -219,7 +230,7 @@ func (net *Network) produce(slot time.Time) {
 			keep = append(keep, p)
 		}
 	}
-	producer.pool = keep
+	producer.setPool(keep)
 
 	ids := make([]tron.Txid, len(take))
 	for i, p := range take {
@@ -227,10 +238,12 @@ func (net *Network) produce(slot time.Time) {
 	}
 	hdr := tron.Block{Number: parent.Number + 1, Time: slot}
 	hdr.ID = blockID(hdr.Number, hdr.Time, parent.ID, ids)
-	net.blocks = append(net.blocks, chainBlock{hdr: hdr, txids: ids})
+	net.blocks.push(chainBlock{hdr: hdr, txids: ids})
 	for _, p := range take {
 		net.execute(hdr, p)
 	}
+	clear(take)
+	net.take = take[:0]
 	for _, n := range net.nodes[1:] {
 		n.dropIncluded()
 	}
@@ -247,8 +260,9 @@ func blockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid) [32]by
 // even when it holds the same transactions (another producer, another
 // signature, another id). fork 0 is blockID exactly.
 func forkBlockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid, fork int) [32]byte {
-	b := make([]byte, 0, 72+32*len(ids))
-	b = append(b, "mocknode-block-v1"...)
+	// On the stack up to a few transactions; more only spill to the heap.
+	var buf [72 + 32*8]byte
+	b := append(buf[:0], "mocknode-block-v1"...)
 	if fork > 0 {
 		b = append(b, "-fork"...)
 		b = binary.BigEndian.AppendUint64(b, uint64(fork))
@@ -272,7 +286,7 @@ func (net *Network) refOK(raw tron.RawData, head int64) bool {
 	if num < 0 {
 		return false
 	}
-	id := net.blocks[num].hdr.ID
+	id := net.blocks.at(int(num)).hdr.ID
 	return [8]byte(id[8:16]) == raw.RefBlockHash
 }
 
@@ -291,12 +305,12 @@ func (net *Network) SetOutcome(id tron.Txid, receipt string) {
 	net.outcomes[id] = receipt
 }
 
-func (net *Network) head() tron.Block { return net.blocks[len(net.blocks)-1].hdr }
+func (net *Network) head() tron.Block { return net.blocks.last().hdr }
 
 func (net *Network) solid() tron.Block {
 	h := net.head().Number - int64(net.cfg.SolidLag)
 	if h < 0 {
 		h = 0
 	}
-	return net.blocks[h].hdr
+	return net.blocks.at(int(h)).hdr
 }

@@ -243,7 +243,7 @@ func (n *Node) height() int64 {
 }
 
 // head is the newest block of the node's view.
-func (n *Node) head() tron.Block { return n.net.blocks[n.height()].hdr }
+func (n *Node) head() tron.Block { return n.net.blocks.at(int(n.height())).hdr }
 
 // solid is the node's solid block: SolidLag below its own head.
 func (n *Node) solid() tron.Block {
@@ -251,13 +251,13 @@ func (n *Node) solid() tron.Block {
 	if h < 0 {
 		h = 0
 	}
-	return n.net.blocks[h].hdr
+	return n.net.blocks.at(int(h)).hdr
 }
 
 // isOnChain: the txid is in a canonical block the node has.
 func (n *Node) isOnChain(id tron.Txid) bool {
 	i, ok := n.net.onChain[id]
-	return ok && n.net.landed[i].inc.BlockNumber <= n.height()
+	return ok && n.net.landed.at(i).inc.BlockNumber <= n.height()
 }
 
 // holds: the node would answer DUP for the txid (its pool or its chain).
@@ -272,7 +272,7 @@ func (n *Node) trim(slot time.Time) {
 		return
 	}
 	headMs := n.head().Time.UnixMilli()
-	keep := n.pool[:0:0]
+	keep := n.pool[:0]
 	for _, p := range n.pool {
 		switch {
 		case slot.Sub(p.arrived) >= n.net.cfg.PoolTTL:
@@ -285,6 +285,17 @@ func (n *Node) trim(slot time.Time) {
 			keep = append(keep, p)
 		}
 	}
+	n.setPool(keep)
+}
+
+// setPool makes keep, a filtered prefix of the pool's own array, the pool.
+// Filtering in place allocates nothing (trim runs for every node at every
+// block); it is safe because nothing but n.pool refers to that array: every
+// other holder of a pending entry (a gossip message, a landing, a reorg's
+// list) has its own copy of the value. The entries past keep are zeroed so
+// the array does not hold on to their transactions.
+func (n *Node) setPool(keep []pending) {
+	clear(n.pool[len(keep):])
 	n.pool = keep
 }
 
@@ -294,7 +305,7 @@ func (n *Node) dropIncluded() {
 	if len(n.pool) == 0 {
 		return
 	}
-	keep := n.pool[:0:0]
+	keep := n.pool[:0]
 	for _, p := range n.pool {
 		if n.isOnChain(p.id) {
 			delete(n.inPool, p.id)
@@ -302,13 +313,24 @@ func (n *Node) dropIncluded() {
 		}
 		keep = append(keep, p)
 	}
-	n.pool = keep
+	n.setPool(keep)
 }
 
+// cloneTx is a deep copy of tx, its three byte slices in one allocation
+// (each capped at its length, so an append to one cannot reach the next).
 func cloneTx(tx tron.Transaction) tron.Transaction {
-	tx.Signature = clone(tx.Signature)
-	tx.Raw.Memo = clone(tx.Raw.Memo)
-	tx.Raw.Contract.Data = clone(tx.Raw.Contract.Data)
+	buf := make([]byte, 0, len(tx.Signature)+len(tx.Raw.Memo)+len(tx.Raw.Contract.Data))
+	carve := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	tx.Signature = carve(tx.Signature)
+	tx.Raw.Memo = carve(tx.Raw.Memo)
+	tx.Raw.Contract.Data = carve(tx.Raw.Contract.Data)
 	return tx
 }
 

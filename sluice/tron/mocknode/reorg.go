@@ -89,18 +89,18 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 
 	// The orphaned inclusions are the newest: undo them newest first, so the
 	// ledger is the canonical chain's at every step.
-	cut := len(net.landed)
-	for cut > 0 && net.landed[cut-1].inc.BlockNumber >= first {
+	cut := net.landed.len()
+	for cut > 0 && net.landed.at(cut-1).inc.BlockNumber >= first {
 		cut--
 	}
-	orphans := append([]landing(nil), net.landed[cut:]...)
+	orphans := net.landed.appendTo(nil, cut)
 	for i := len(orphans) - 1; i >= 0; i-- {
 		net.unmove(orphans[i].inc.Moved)
 		delete(net.onChain, orphans[i].inc.Txid)
 	}
-	net.landed = net.landed[:cut]
+	net.landed.truncate(cut)
 
-	old := append([]chainBlock(nil), net.blocks[first:]...)
+	old := net.blocks.appendTo(nil, int(first))
 	rec := Reorg{At: now, Depth: depth}
 	for _, b := range old {
 		rec.Orphaned = append(rec.Orphaned, b.hdr)
@@ -111,7 +111,7 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 	reinclude := make(map[tron.Txid]bool)
 	var returned []landing
 	for _, l := range orphans {
-		o := Orphan{Inclusion: l.inc, Block: net.blocks[l.inc.BlockNumber].hdr, At: now, Fate: OrphanReturned}
+		o := Orphan{Inclusion: l.inc, Block: net.blocks.at(int(l.inc.BlockNumber)).hdr, At: now, Fate: OrphanReturned}
 		if fate != nil {
 			o.Fate = fate(o)
 		}
@@ -133,7 +133,7 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 	// that held holds again), the re-included transactions in their old
 	// order, executed afresh on the canonical ledger.
 	fork := len(net.reorgs) + 1
-	net.blocks = net.blocks[:first]
+	net.blocks.truncate(int(first))
 	for _, b := range old {
 		var take []pending
 		for _, l := range orphans {
@@ -148,7 +148,7 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 		parent := net.head()
 		hdr := tron.Block{Number: b.hdr.Number, Time: b.hdr.Time}
 		hdr.ID = forkBlockID(hdr.Number, hdr.Time, parent.ID, ids, fork)
-		net.blocks = append(net.blocks, chainBlock{hdr: hdr, txids: ids})
+		net.blocks.push(chainBlock{hdr: hdr, txids: ids})
 		rec.Replacement = append(rec.Replacement, hdr)
 		for _, p := range take {
 			net.execute(hdr, p)

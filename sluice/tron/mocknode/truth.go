@@ -108,9 +108,9 @@ func (in Inclusion) Debited(from tron.Address) uint64 {
 func (n *Node) Wire() []WireAttempt {
 	n.net.advance()
 	var out []WireAttempt
-	for _, w := range n.net.wire {
-		if w.Node == n.index {
-			out = append(out, w)
+	for i := range n.net.wire.len() {
+		if w := n.net.wire.at(i); w.Node == n.index {
+			out = append(out, *w)
 		}
 	}
 	return out
@@ -119,7 +119,7 @@ func (n *Node) Wire() []WireAttempt {
 // Wire returns every broadcast to every node in call order.
 func (net *Network) Wire() []WireAttempt {
 	net.advance()
-	return append([]WireAttempt(nil), net.wire...)
+	return net.wire.appendTo(nil, 0)
 }
 
 // Queries returns every Lookup, HeadBlock and SolidBlock call to this node
@@ -127,9 +127,9 @@ func (net *Network) Wire() []WireAttempt {
 func (n *Node) Queries() []QueryAttempt {
 	n.net.advance()
 	var out []QueryAttempt
-	for _, q := range n.net.queries {
-		if q.Node == n.index {
-			out = append(out, q)
+	for i := range n.net.queries.len() {
+		if q := n.net.queries.at(i); q.Node == n.index {
+			out = append(out, *q)
 		}
 	}
 	return out
@@ -138,7 +138,7 @@ func (n *Node) Queries() []QueryAttempt {
 // Queries returns every query to every node in call order.
 func (net *Network) Queries() []QueryAttempt {
 	net.advance()
-	return append([]QueryAttempt(nil), net.queries...)
+	return net.queries.appendTo(nil, 0)
 }
 
 // Accepted returns one entry per txid ever accepted into a pool by a
@@ -161,8 +161,9 @@ func (n *Node) Inclusions() []Inclusion { return n.net.Inclusions() }
 // re-included is here once, in its replacement block.
 func (net *Network) Inclusions() []Inclusion {
 	net.advance()
-	out := make([]Inclusion, len(net.landed))
-	for i, l := range net.landed {
+	out := make([]Inclusion, net.landed.len())
+	for i := range out {
+		l := net.landed.at(i)
 		out[i] = l.inc
 		out[i].Moved = append([]tron.Transfer(nil), l.inc.Moved...)
 		out[i].Execution = l.inc.Execution.clone()
@@ -214,9 +215,9 @@ func (n *Node) Blocks() []tron.Block { return n.net.Blocks() }
 // head; the blocks a reorg replaced are in Reorgs.
 func (net *Network) Blocks() []tron.Block {
 	net.advance()
-	out := make([]tron.Block, len(net.blocks))
-	for i, b := range net.blocks {
-		out[i] = b.hdr
+	out := make([]tron.Block, net.blocks.len())
+	for i := range out {
+		out[i] = net.blocks.at(i).hdr
 	}
 	return out
 }
@@ -229,10 +230,10 @@ func (n *Node) BlockTxids(number int64) []tron.Txid { return n.net.BlockTxids(nu
 // order, or nil if there is no such block.
 func (net *Network) BlockTxids(number int64) []tron.Txid {
 	net.advance()
-	if number < 0 || number >= int64(len(net.blocks)) {
+	if number < 0 || number >= int64(net.blocks.len()) {
 		return nil
 	}
-	return append([]tron.Txid(nil), net.blocks[number].txids...)
+	return append([]tron.Txid(nil), net.blocks.at(int(number)).txids...)
 }
 
 // Head is the newest block the node has, without faults or recording.

@@ -1,0 +1,41 @@
+package mocknode
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Goal: a chunked list behaves as a slice under push, truncate, at, last
+// and appendTo. Method: random operations on both, compared after each.
+func TestChunkedMatchesSlice(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	c := chunked[int]{per: 7}
+	var want []int
+	for step := range 20000 {
+		switch k := r.IntN(10); {
+		case k < 8:
+			c.push(step)
+			want = append(want, step)
+		default:
+			n := len(want) - r.IntN(min(len(want), 3*c.per)+1)
+			c.truncate(n)
+			want = want[:n]
+		}
+		if c.len() != len(want) {
+			t.Fatalf("step %d: len = %d, want %d", step, c.len(), len(want))
+		}
+		if len(want) > 0 {
+			i := r.IntN(len(want))
+			if *c.at(i) != want[i] || *c.last() != want[len(want)-1] {
+				t.Fatalf("step %d: at(%d) = %d, last = %d; want %d, %d", step, i, *c.at(i), *c.last(), want[i], want[len(want)-1])
+			}
+		}
+		if step%97 == 0 {
+			from := r.IntN(len(want) + 1)
+			if got := c.appendTo(nil, from); !slices.Equal(got, want[from:]) && !(len(got) == 0 && len(want[from:]) == 0) {
+				t.Fatalf("step %d: appendTo(nil, %d) = %d entries, want %d", step, from, len(got), len(want[from:]))
+			}
+		}
+	}
+}
