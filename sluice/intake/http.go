@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -99,16 +98,12 @@ func (j *jsonWriter) WriteHeader(code int) {
 	}
 	j.wrote = true
 	h := j.Header()
-	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil && mt == "application/json" {
+	if isJSON(h.Get("Content-Type")) {
 		j.ResponseWriter.WriteHeader(code)
 		return
 	}
 	j.replaced = true
-	b, err := json.Marshal(errorBody{Error: j.explain(code)})
-	if err != nil {
-		panic("intake: marshal response: " + err.Error()) // a struct of one string
-	}
-	b = append(b, '\n')
+	b := append(errorBody{Error: j.explain(code)}.json(), '\n')
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -155,7 +150,15 @@ type handler struct {
 // jsonFields are the fields of a submission in the order they are checked,
 // which is the API's order: who (the id, then the customer whose balance
 // pays), to whom, how much, of what.
-var jsonFields = []string{FieldOperationID, FieldCustomer, FieldToAddress, FieldAmount, FieldAsset}
+var jsonFields = [...]string{FieldOperationID, FieldCustomer, FieldToAddress, FieldAmount, FieldAsset}
+
+// unknownFieldReason is the reason given for a key outside jsonFields.
+var unknownFieldReason = "unknown field; the fields are " + strings.Join(jsonFields[:], ", ")
+
+// unknownField refuses key, which is not one of jsonFields.
+func unknownField(key string) *ValidationError {
+	return &ValidationError{truncate(key), unknownFieldReason}
+}
 
 func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -185,20 +188,22 @@ func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
 		writeValidationError(w, verr)
 		return
 	}
-	res, err := h.svc.Submit(r.Context(), sub)
+	res, to, err := h.svc.submit(r.Context(), sub)
 	if err != nil {
 		writeServiceError(w, err)
 		return
 	}
-	status := http.StatusOK
+	answer := summarize(res.Operation, to).appendJSON(make([]byte, 0, answerSize))
 	if res.Created {
-		status = http.StatusCreated
-		w.Header().Set("Location", "/v1/withdrawals/"+string(res.Operation.ID))
-	} else {
-		w.Header().Set("X-Idempotent-Replay", "true")
+		writeJSON(w, http.StatusCreated, answer, "Location", "/v1/withdrawals/"+string(res.Operation.ID))
+		return
 	}
-	writeJSON(w, status, summarize(res.Operation))
+	writeJSON(w, http.StatusOK, answer, "X-Idempotent-Replay", "true")
 }
+
+// answerSize is room for a withdrawal answer with a txid and a customer id
+// of up to 50 bytes, so that writing one allocates once.
+const answerSize = 320
 
 func (h *handler) withdrawal(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -206,30 +211,24 @@ func (h *handler) withdrawal(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; use GET", "")
 		return
 	}
-	op, events, err := h.svc.Lookup(r.Context(), r.PathValue("id"))
+	op, events, _, err := h.svc.lookup(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeServiceError(w, err)
 		return
 	}
-	d := detail{withdrawal: summarize(op), Builds: op.Builds, Reason: op.Reason,
-		History: make([]eventView, 0, len(events))}
-	for _, e := range events {
-		d.History = append(d.History, eventView{
-			From:        e.From.String(),
-			To:          e.To.String(),
-			At:          e.At.UTC().Format(time.RFC3339Nano),
-			Note:        e.Note,
-			Txid:        txidString(e.Txid),
-			RetiredTxid: txidString(e.RetiredTxid),
-		})
-	}
-	writeJSON(w, http.StatusOK, d)
+	writeJSON(w, http.StatusOK, appendDetail(make([]byte, 0, answerSize+eventSize*len(events)), op, events), "", "")
 }
+
+// eventSize is room for one event of a GET answer's history.
+const eventSize = 200
 
 // checkContentType returns why ct is refused, or "" if it is JSON. JSON is
 // UTF-8 by definition (RFC 8259), so a charset claiming otherwise is refused
 // rather than silently misread.
 func checkContentType(ct string) string {
+	if ct == "application/json" {
+		return "" // what clients send; spares parsing it
+	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return "unreadable Content-Type " + strconv.Quote(truncate(ct))
@@ -244,12 +243,24 @@ func checkContentType(ct string) string {
 }
 
 // decodeSubmission reads the body as exactly one JSON object of string
-// fields. It walks the tokens itself instead of unmarshalling into a struct:
-// encoding/json would accept a number for the amount into a RawMessage and
-// a string alike, match keys case-insensitively ("AMOUNT"), keep the last of
-// two duplicate keys, and stop reading after the first value. Each of those
-// lets a payload mean something other than what an auditor reading it sees.
+// fields. scanSubmission reads the shape honest clients send without
+// encoding/json's token machinery; decodeSubmissionTokens reads everything
+// else, and its answers are the definition that scanSubmission matches.
 func decodeSubmission(body []byte) (Submission, *ValidationError) {
+	if sub, verr, ok := scanSubmission(body); ok {
+		return sub, verr
+	}
+	return decodeSubmissionTokens(body)
+}
+
+// decodeSubmissionTokens reads the body as exactly one JSON object of
+// string fields. It walks the tokens itself instead of unmarshalling into a
+// struct: encoding/json would accept a number for the amount into a
+// RawMessage and a string alike, match keys case-insensitively ("AMOUNT"),
+// keep the last of two duplicate keys, and stop reading after the first
+// value. Each of those lets a payload mean something other than what an
+// auditor reading it sees.
+func decodeSubmissionTokens(body []byte) (Submission, *ValidationError) {
 	malformed := func(err error) *ValidationError {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return &ValidationError{FieldBody, "malformed JSON: unexpected end of input"}
@@ -286,8 +297,7 @@ func decodeSubmission(body []byte) (Submission, *ValidationError) {
 			return Submission{}, &ValidationError{FieldBody, `unknown field ""`}
 		}
 		if !known(key) {
-			return Submission{}, &ValidationError{truncate(key),
-				"unknown field; the fields are " + strings.Join(jsonFields, ", ")}
+			return Submission{}, unknownField(key)
 		}
 		if _, dup := fields[key]; dup {
 			return Submission{}, &ValidationError{key, "duplicate field"}
@@ -362,7 +372,7 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	}
 	switch {
 	case errors.Is(err, sluice.ErrInsufficientFunds):
-		writeJSON(w, http.StatusPaymentRequired, errorBody{Error: errInsufficientFunds, Code: CodeInsufficientFunds})
+		writeJSON(w, http.StatusPaymentRequired, errorBody{Error: errInsufficientFunds, Code: CodeInsufficientFunds}.json(), "", "")
 	case errors.Is(err, sluice.ErrPayloadMismatch):
 		writeError(w, http.StatusConflict, sluice.ErrPayloadMismatch.Error(), FieldOperationID)
 	case errors.Is(err, sluice.ErrNotFound):
@@ -387,30 +397,17 @@ type withdrawal struct {
 	Txid        string `json:"txid,omitempty"` // until an envelope is built there is none
 }
 
-// detail is the GET answer: the withdrawal, its build count and reason, and
-// a summary of its event log, oldest first.
-type detail struct {
-	withdrawal
-	Builds  int         `json:"builds"`
-	Reason  string      `json:"reason,omitempty"`
-	History []eventView `json:"history"`
-}
-
-type eventView struct {
-	From        string `json:"from"` // "none" for the creation event
-	To          string `json:"to"`
-	At          string `json:"at"` // RFC 3339 with nanoseconds, UTC, store clock
-	Note        string `json:"note,omitempty"`
-	Txid        string `json:"txid,omitempty"`
-	RetiredTxid string `json:"retired_txid,omitempty"` // on a rebuild: the txid given up
-}
-
-func summarize(op sluice.Operation) withdrawal {
+// summarize is op's answer. to is the base58 form of op.Request.To if the
+// caller has it, or "".
+func summarize(op sluice.Operation, to string) withdrawal {
+	if to == "" {
+		to = op.Request.To.String()
+	}
 	return withdrawal{
 		OperationID: string(op.ID),
 		Customer:    string(op.Request.Customer),
 		State:       op.State.String(),
-		ToAddress:   op.Request.To.String(),
+		ToAddress:   to,
 		Amount:      op.Request.Amount.String(),
 		Asset:       op.Request.Asset,
 		Txid:        txidString(op.Envelope.Txid),
@@ -437,20 +434,33 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, status int, msg, field string) {
-	writeJSON(w, status, errorBody{Error: msg, Field: field})
+	writeJSON(w, status, errorBody{Error: msg, Field: field}.json(), "", "")
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Every value written here is a plain struct of strings and ints;
-		// failing to marshal one is a broken invariant, not a condition.
-		panic("intake: marshal response: " + err.Error())
-	}
+// writeJSON answers status with the JSON body, and with the header key
+// set to value unless key is "". The header values share one allocation;
+// each slice is capped at its one value, so that appending to one header
+// cannot overwrite another.
+func writeJSON(w http.ResponseWriter, status int, body []byte, key, value string) {
+	vals := make([]string, 4)
+	vals[0], vals[1], vals[2], vals[3] = "application/json", "no-store", "nosniff", value
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	// As h.Set does, with keys already in canonical form.
+	h["Content-Type"] = vals[0:1:1]
+	h["Cache-Control"] = vals[1:2:2]
+	h["X-Content-Type-Options"] = vals[2:3:3]
+	if key != "" {
+		h[http.CanonicalHeaderKey(key)] = vals[3:4:4]
+	}
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(append(body, '\n'))
+}
+
+// isJSON reports whether a Content-Type says application/json.
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true // what this package writes; spares parsing it
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }

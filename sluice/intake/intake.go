@@ -113,7 +113,14 @@ func Normalize(s Submission) (sluice.NewOperation, error) {
 			"unsupported asset " + strconv.Quote(truncate(s.Asset)) + "; the only asset is " + sluice.Asset}
 	}
 	req := sluice.Request{Customer: customer, To: to, Amount: amount, Asset: sluice.Asset}
-	return sluice.NewOperation{ID: id, Request: req, RequestHash: RequestHash(id, req)}, nil
+	// s.ToAddress is the base58 form of to exactly as to.String() would
+	// write it, so it is hashed as it is, sparing an encoding per request.
+	// ParseAddress accepts only that spelling: an address it accepts begins
+	// with the byte 0x41, so its spelling has no leading '1' (base58's zero
+	// digit, which only a leading zero byte may produce), and a base58
+	// numeral without leading zeros is the only one of its value.
+	// TestParsedAddressIsCanonical holds package tron to it.
+	return sluice.NewOperation{ID: id, Request: req, RequestHash: requestHash(id, req, s.ToAddress)}, nil
 }
 
 // uuidLen is the length of the 8-4-4-4-12 text form of a UUID.
@@ -130,32 +137,49 @@ func ParseOperationID(s string) (sluice.OperationID, error) {
 	if s == "" {
 		return "", &ValidationError{FieldOperationID, "missing"}
 	}
-	bad := &ValidationError{FieldOperationID, "must be a UUID (8-4-4-4-12 hex digits), got " + strconv.Quote(truncate(s))}
 	if len(s) != uuidLen {
-		return "", bad
+		return "", badOperationID(s)
 	}
-	b := []byte(s)
-	for i, c := range b {
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch i {
 		case 8, 13, 18, 23:
 			if c != '-' {
-				return "", bad
+				return "", badOperationID(s)
 			}
 			continue
 		}
 		switch {
 		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
 		case 'A' <= c && c <= 'F':
-			b[i] = c + ('a' - 'A')
+			upper = true
 		default:
-			return "", bad
+			return "", badOperationID(s)
 		}
 	}
-	id := string(b)
+	id := s // already canonical: no copy, as most clients send it
+	if upper {
+		var b [uuidLen]byte
+		for i := range b {
+			c := s[i]
+			if 'A' <= c && c <= 'F' {
+				c += 'a' - 'A'
+			}
+			b[i] = c
+		}
+		id = string(b[:])
+	}
 	if id == "00000000-0000-0000-0000-000000000000" {
 		return "", &ValidationError{FieldOperationID, "the nil UUID is not an operation id"}
 	}
 	return sluice.OperationID(id), nil
+}
+
+// badOperationID refuses s, which is not in the 8-4-4-4-12 form. It is built
+// only on refusal: quoting s costs more than reading it.
+func badOperationID(s string) *ValidationError {
+	return &ValidationError{FieldOperationID, "must be a UUID (8-4-4-4-12 hex digits), got " + strconv.Quote(truncate(s))}
 }
 
 // requestHashVersion opens the hashed encoding. Changing what is hashed, or
@@ -185,20 +209,31 @@ const requestHashVersion = "sluice.request.v2"
 // spurious conflict (409). The price: two byte streams that normalize the
 // same are treated as one withdrawal, which for money is the right reading.
 func RequestHash(id sluice.OperationID, r sluice.Request) string {
-	h := sha256.New()
-	var buf []byte
+	return requestHash(id, r, r.To.String())
+}
+
+// requestHash is RequestHash with the base58 form of r.To given: Normalize
+// has it already, as the submission spelled it. The encoding is built in one buffer on
+// the stack and hashed at once, which is the same hash as writing it field
+// by field; only the hex string is allocated.
+func requestHash(id sluice.OperationID, r sluice.Request, to string) string {
+	var scratch [256]byte // every field of a valid request fits
+	buf := scratch[:0]
 	field := func(s string) {
-		buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
-		h.Write(buf)
 	}
 	field(requestHashVersion)
 	field(string(id))
 	field(string(r.Customer))
-	field(r.To.String())
-	field(strconv.FormatUint(uint64(r.Amount), 10))
+	field(to)
+	var units [20]byte // the decimal digits of a uint64
+	field(string(strconv.AppendUint(units[:0], uint64(r.Amount), 10)))
 	field(r.Asset)
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(buf)
+	var text [2 * sha256.Size]byte
+	hex.Encode(text[:], sum[:])
+	return string(text[:])
 }
 
 // shownMax bounds how much of a refused value an error repeats back, so an

@@ -48,23 +48,35 @@ type Result struct {
 // touched; sluice.ErrInsufficientFunds; sluice.ErrPayloadMismatch; store
 // failures, wrapped.
 func (s *Service) Submit(ctx context.Context, sub Submission) (Result, error) {
+	res, _, err := s.submit(ctx, sub)
+	return res, err
+}
+
+// submit is Submit, also returning the base58 form of the recipient of
+// res.Operation when the submission spelled it ("" otherwise): the
+// submission's own to_address, which Normalize has proven canonical, so
+// that the answer need not encode the address again.
+func (s *Service) submit(ctx context.Context, sub Submission) (res Result, to string, err error) {
 	op, err := Normalize(sub)
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
 	row, created, err := s.Store.Insert(ctx, op)
 	if err != nil {
-		return Result{}, fmt.Errorf("intake: %w", err)
+		return Result{}, "", fmt.Errorf("intake: %w", err)
+	}
+	if row.Request.To == op.Request.To {
+		to = sub.ToAddress
 	}
 	if created {
-		return Result{Operation: row, Created: true}, nil
+		return Result{Operation: row, Created: true}, to, nil
 	}
 	if row.RequestHash != op.RequestHash {
 		// The original's payload is not returned: it belongs to whoever
 		// created it, not necessarily to this caller.
-		return Result{}, fmt.Errorf("intake: operation %s: %w", op.ID, sluice.ErrPayloadMismatch)
+		return Result{}, "", fmt.Errorf("intake: operation %s: %w", op.ID, sluice.ErrPayloadMismatch)
 	}
-	return Result{Operation: row, Created: false}, nil
+	return Result{Operation: row, Created: false}, to, nil
 }
 
 // Lookup reads an operation and its event log, as one instant of it: the
@@ -83,27 +95,51 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (Result, error) {
 // it be missing (a store that broke its contract), Lookup reads both again,
 // lookupReadsMax times in all, before giving up.
 func (s *Service) Lookup(ctx context.Context, id string) (sluice.Operation, []sluice.Event, error) {
-	opID, err := ParseOperationID(id)
+	op, events, opID, err := s.lookup(ctx, id)
+	if _, busy := err.(noMatch); busy {
+		return sluice.Operation{}, nil, fmt.Errorf("intake: operation %s: no log read matched its row in %d reads: %w", opID, lookupReadsMax, ErrBusy)
+	}
+	if err != nil && opID != "" { // the store's
+		return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
+	}
+	return op, events, err
+}
+
+// lookup is Lookup with its errors as they come: ParseOperationID's
+// refusal (with opID ""), the store's error, or noMatch. The handler needs
+// only their kind, and a client's read of an operation that does not exist
+// yet (a common one: clients read while they post) would otherwise pay for
+// a wrapped error it never sees.
+func (s *Service) lookup(ctx context.Context, id string) (op sluice.Operation, events []sluice.Event, opID sluice.OperationID, err error) {
+	opID, err = ParseOperationID(id)
 	if err != nil {
-		return sluice.Operation{}, nil, err
+		return sluice.Operation{}, nil, "", err
 	}
 	for range lookupReadsMax {
 		row, err := s.Store.Get(ctx, opID)
 		if err != nil {
-			return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
+			return sluice.Operation{}, nil, opID, err
 		}
 		events, err := s.Store.Events(ctx, opID)
 		if err != nil {
-			return sluice.Operation{}, nil, fmt.Errorf("intake: %w", err)
+			return sluice.Operation{}, nil, opID, err
 		}
 		for k := len(events) - 1; k >= 0; k-- {
 			if events[k].To == row.State && events[k].Txid == row.Envelope.Txid {
-				return row, events[:k+1], nil
+				return row, events[:k+1], opID, nil
 			}
 		}
 	}
-	return sluice.Operation{}, nil, fmt.Errorf("intake: operation %s: no log read matched its row in %d reads: %w", opID, lookupReadsMax, ErrBusy)
+	return sluice.Operation{}, nil, opID, noMatch{}
 }
+
+// noMatch is lookup's ErrBusy: no log read matched the row. It is ErrBusy
+// to errors.Is, and of a type no store can return, so that Lookup can tell
+// it from a store's error without relying on what a store wraps.
+type noMatch struct{}
+
+func (noMatch) Error() string        { return ErrBusy.Error() }
+func (noMatch) Is(target error) bool { return target == ErrBusy }
 
 // lookupReadsMax bounds Lookup's re-reads of a row whose log lacks its
 // event, which only a store breaking its contract (or a replica lagging
