@@ -201,9 +201,15 @@ type clientPost struct {
 
 // tidyPost is sub as a well-behaved client sends it.
 func tidyPost(sub intake.Submission) clientPost {
-	body, _ := json.Marshal(map[string]string{
-		"operation_id": sub.OperationID, "customer": sub.Customer, "to_address": sub.ToAddress, "amount": sub.Amount, "asset": sub.Asset,
-	})
+	// The fields in sorted order, as a map would marshal them (the body
+	// bytes are part of every trace), without building and sorting a map.
+	body, _ := json.Marshal(struct {
+		Amount      string `json:"amount"`
+		Asset       string `json:"asset"`
+		Customer    string `json:"customer"`
+		OperationID string `json:"operation_id"`
+		ToAddress   string `json:"to_address"`
+	}{sub.Amount, sub.Asset, sub.Customer, sub.OperationID, sub.ToAddress})
 	return clientPost{
 		id: sub.OperationID, body: body, contentType: "application/json",
 		sent: model.Payload{ID: sub.OperationID, Customer: sub.Customer, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
