@@ -13,6 +13,21 @@ import (
 // checkers' job, with ReadIntent). ok is false for a body that is not a
 // withdrawal.
 func ReadAnswer(body []byte) (p Payload, state sluice.State, history []HistoryEntry, ok bool) {
+	w, ok := readAnswerPlain(body)
+	if !ok {
+		if w, ok = readAnswerDecoded(body); !ok {
+			return Payload{}, sluice.None, nil, false
+		}
+	}
+	st, err := sluice.ParseState(w.state)
+	if err != nil {
+		return Payload{}, sluice.None, nil, false
+	}
+	return Payload{ID: w.id, Customer: w.customer, To: w.to, Amount: w.amount, Asset: w.asset}, st, w.history, true
+}
+
+// readAnswerDecoded is ReadAnswer's reading by encoding/json, for any body.
+func readAnswerDecoded(body []byte) (answerWire, bool) {
 	var w struct {
 		OperationID string `json:"operation_id"`
 		Customer    string `json:"customer"`
@@ -29,14 +44,11 @@ func ReadAnswer(body []byte) (p Payload, state sluice.State, history []HistoryEn
 		} `json:"history"`
 	}
 	if json.Unmarshal(body, &w) != nil {
-		return Payload{}, sluice.None, nil, false
+		return answerWire{}, false
 	}
-	st, err := sluice.ParseState(w.State)
-	if err != nil {
-		return Payload{}, sluice.None, nil, false
-	}
+	a := answerWire{id: w.OperationID, customer: w.Customer, state: w.State, to: w.ToAddress, amount: w.Amount, asset: w.Asset}
 	for _, h := range w.History {
-		history = append(history, HistoryEntry{From: h.From, To: h.To, At: h.At, Txid: h.Txid, RetiredTxid: h.RetiredTxid})
+		a.history = append(a.history, HistoryEntry{From: h.From, To: h.To, At: h.At, Txid: h.Txid, RetiredTxid: h.RetiredTxid})
 	}
-	return Payload{ID: w.OperationID, Customer: w.Customer, To: w.ToAddress, Amount: w.Amount, Asset: w.Asset}, st, history, true
+	return a, true
 }

@@ -24,32 +24,35 @@ import (
 // payment at most still holds for it); an operation in any other state has
 // none.
 func CheckAtMostOnce(s *Snapshot) []Violation {
+	s = withMemo(s)
 	own := readOwnership(s)
-	onChain := inclusionsByTxid(s)
-	rows := rowsByID(s)
+	ix := s.index()
+	onChain := ix.onChain
 
-	ids := sortedKeys(own.byOp)
-	for _, id := range sortedKeys(rows) {
-		if _, ok := own.byOp[id]; !ok {
-			ids = append(ids, id) // no txid at all; still judged if confirmed
-		}
-	}
-
+	// Every operation with a txid, and every row (one with no txid at all
+	// is still judged if confirmed); the order does not matter, finish
+	// sorts.
 	var vs []Violation
-	for _, id := range ids {
+	var included, paid []mocknode.Inclusion // reused: messages copy what they show
+	for k, id := range ix.ids {
+		row := ix.row(s, id)
+		if row == nil && len(own.byOp[k]) == 0 {
+			continue
+		}
 		state := "without a row"
 		confirmed, review := false, false
-		if row, ok := rows[id]; ok {
+		if row != nil {
 			state = row.State.String()
 			confirmed = row.State == sluice.Confirmed
 			review = row.State == sluice.Review
 		}
-		var included, alive, paid []mocknode.Inclusion
-		for _, t := range own.byOp[id] {
+		included, paid = included[:0], paid[:0]
+		alive := 0 // inclusions that are not solid failures
+		for _, t := range own.byOp[k] {
 			for _, in := range onChain[t] {
 				included = append(included, in)
 				if in.Receipt == tron.ReceiptSuccess || in.BlockNumber > s.SolidNumber {
-					alive = append(alive, in)
+					alive++
 				}
 				if moved(in) {
 					paid = append(paid, in)
@@ -57,15 +60,15 @@ func CheckAtMostOnce(s *Snapshot) []Violation {
 			}
 		}
 		v := Violation{Invariant: AtMostOnce, Operation: id}
-		if len(alive) > 1 {
+		if alive > 1 {
 			v.Message = fmt.Sprintf("op %s (%s) has %d inclusions on chain that are not solid failures, want at most one: %s",
-				id, state, len(alive), describeInclusions(included))
+				id, state, alive, describeInclusions(included))
 			vs = append(vs, v)
 		}
 		switch {
 		case confirmed && len(paid) == 0:
 			v.Message = fmt.Sprintf("op %s is confirmed but none of its txids [%s] moved tokens on chain (on chain: %s)",
-				id, shortTxids(own.byOp[id]), describeInclusions(included))
+				id, shortTxids(own.byOp[k]), describeInclusions(included))
 			vs = append(vs, v)
 		case confirmed && len(paid) > 1:
 			v.Message = fmt.Sprintf("op %s is confirmed with %d successful transfers, want exactly one: %s",

@@ -34,32 +34,13 @@ import (
 // envelope rebuilt from signed) must never have been sent: not on the wire,
 // never accepted, never included.
 func CheckAuditLog(s *Snapshot) []Violation {
+	s = withMemo(s)
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
 		vs = append(vs, Violation{Invariant: AuditLog, Operation: id, Message: fmt.Sprintf(format, args...)})
 	}
-	c := auditContext{
-		s:        s,
-		raw:      make(map[tron.Txid]tron.RawData, len(s.Envelopes)),
-		blocks:   make(map[int64][]tron.Block, len(s.Blocks)),
-		onWire:   make(map[tron.Txid]bool, len(s.Wire)),
-		accepted: make(map[tron.Txid]bool, len(s.Accepted)),
-		onChain:  inclusionsByTxid(s),
-	}
-	for _, b := range s.Blocks {
-		c.blocks[b.Number] = append(c.blocks[b.Number], b)
-	}
-	for _, w := range s.Wire {
-		c.onWire[w.Txid] = true
-	}
-	for _, a := range s.Accepted {
-		c.accepted[a.Txid] = true
-	}
-	for _, e := range s.Envelopes {
-		if _, ok := c.raw[e.Txid]; !ok {
-			c.raw[e.Txid] = e.Raw
-		}
-	}
+	ix := s.index()
+	c := auditContext{s: s, ix: ix, onChain: ix.onChain}
 
 	for i := 1; i < len(s.Events); i++ {
 		if e, prev := s.Events[i], s.Events[i-1]; e.Seq <= prev.Seq {
@@ -67,15 +48,15 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		}
 	}
 
-	groups := make(map[sluice.OperationID][]sluice.Event, len(s.Operations))
-	for _, e := range s.Events {
-		groups[e.OperationID] = append(groups[e.OperationID], e)
-	}
-	rows := rowsByID(s)
-	for _, id := range sortedKeys(groups) {
-		evs := groups[id]
+	for _, slot := range ix.byID {
+		evs := ix.eventsOf(slot)
+		if len(evs) == 0 {
+			continue // a row without events: below
+		}
+		id := ix.ids[slot]
 		var maxToken sluice.FencingToken
-		for k, e := range evs {
+		for k, pos := range evs {
+			e := &s.Events[pos]
 			// Built only for a message: this loop runs over every event.
 			at := lazyAt{id, e}
 			if k == 0 {
@@ -83,7 +64,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 					add(id, "%s: the log must open with the creation none->requested", at)
 				}
 			} else {
-				prev := evs[k-1]
+				prev := &s.Events[evs[k-1]]
 				if e.From != prev.To {
 					add(id, "%s does not start where event #%d left it (%s)", at, prev.Seq, prev.To)
 				}
@@ -108,10 +89,10 @@ func CheckAuditLog(s *Snapshot) []Violation {
 			}
 			maxToken = max(maxToken, e.Token)
 		}
-		last := evs[len(evs)-1]
-		row, ok := rows[id]
+		last := &s.Events[evs[len(evs)-1]]
+		row := ix.row(s, id)
 		switch {
-		case !ok:
+		case row == nil:
 			add(id, "op %s has %d events but no row", id, len(evs))
 		default:
 			if last.To != row.State {
@@ -128,8 +109,8 @@ func CheckAuditLog(s *Snapshot) []Violation {
 			}
 		}
 	}
-	for _, op := range s.Operations {
-		if _, ok := groups[op.ID]; !ok {
+	for i := range s.Operations {
+		if op := &s.Operations[i]; len(ix.events(op.ID)) == 0 {
 			add(op.ID, "op %s is %s but has no events", op.ID, op.State)
 		}
 	}
@@ -140,7 +121,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 // only when printed.
 type lazyAt struct {
 	id sluice.OperationID
-	e  sluice.Event
+	e  *sluice.Event
 }
 
 func (a lazyAt) String() string {
@@ -148,16 +129,13 @@ func (a lazyAt) String() string {
 }
 
 type auditContext struct {
-	s        *Snapshot
-	raw      map[tron.Txid]tron.RawData
-	blocks   map[int64][]tron.Block
-	onWire   map[tron.Txid]bool
-	accepted map[tron.Txid]bool
-	onChain  map[tron.Txid][]mocknode.Inclusion
+	s       *Snapshot
+	ix      *index
+	onChain map[tron.Txid][]mocknode.Inclusion
 }
 
 // txidChange checks how event e changed the operation's txid after prev.
-func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
+func (c auditContext) txidChange(at lazyAt, prev, e *sluice.Event) []Violation {
 	var vs []Violation
 	add := func(format string, args ...any) {
 		vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: at.String() + " " + fmt.Sprintf(format, args...)})
@@ -182,10 +160,10 @@ func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
 		// Before the write-ahead nothing was sent, so no proof is needed,
 		// provided nothing was in fact sent: no broadcast of it, no
 		// acceptance, no inclusion.
-		if c.onWire[e.RetiredTxid] {
+		if c.ix.onWire(e.RetiredTxid) {
 			add("retires txid %s without proof of death as never sent, but it was on the wire", e.RetiredTxid.Short())
 		}
-		if c.accepted[e.RetiredTxid] {
+		if c.ix.acceptedByNode(e.RetiredTxid) {
 			add("retires txid %s without proof of death as never sent, but the node accepted it", e.RetiredTxid.Short())
 		}
 		for _, in := range c.onChain[e.RetiredTxid] {
@@ -207,7 +185,7 @@ func (c auditContext) txidChange(at lazyAt, prev, e sluice.Event) []Violation {
 		// An envelope the world did not see stored (a live check sees only
 		// the rows' last ones) cannot be re-derived; a write that bypassed
 		// the world's view is one-writer's to report.
-		if raw, ok := c.raw[e.RetiredTxid]; ok {
+		if raw, ok := c.ix.envelope(c.s, e.RetiredTxid); ok {
 			if expiration = time.UnixMilli(raw.Expiration); !ev.Expiration.Equal(expiration) {
 				add("retires txid %s with evidence claiming expiration %s, but its raw_data expires at %s",
 					e.RetiredTxid.Short(), stamp(ev.Expiration), stamp(expiration))
@@ -272,7 +250,7 @@ func (c auditContext) failedReceiptProof(at lazyAt, t tron.Txid, ev *sluice.Evid
 // cancel of an operation whose txid may have been sent carries proof of
 // that txid's death; a review resolved as paid names a txid of the
 // operation that the chain has in a solid block with SUCCESS.
-func (c auditContext) operatorAction(at lazyAt, prev, e sluice.Event) []Violation {
+func (c auditContext) operatorAction(at lazyAt, prev, e *sluice.Event) []Violation {
 	var vs []Violation
 	add := func(format string, args ...any) {
 		vs = append(vs, Violation{Invariant: AuditLog, Operation: at.id, Message: at.String() + " " + fmt.Sprintf(format, args...)})
@@ -295,7 +273,7 @@ func (c auditContext) operatorAction(at lazyAt, prev, e sluice.Event) []Violatio
 			return append(vs, c.failedReceiptProof(at, t, ev)...)
 		}
 		expiration, margin := ev.Expiration, ev.Margin
-		if raw, ok := c.raw[t]; ok {
+		if raw, ok := c.ix.envelope(c.s, t); ok {
 			expiration = time.UnixMilli(raw.Expiration)
 		}
 		if c.s.SafetyMargin > 0 {
@@ -333,12 +311,12 @@ func (c auditContext) mayBeSent(t tron.Txid, from sluice.State) bool {
 	case sluice.Broadcasting, sluice.Broadcast, sluice.Review:
 		return true
 	}
-	return c.onWire[t] || c.accepted[t] || len(c.onChain[t]) > 0
+	return c.ix.onWire(t) || c.ix.acceptedByNode(t) || len(c.onChain[t]) > 0
 }
 
 // citedBlock says what is wrong with the solid block the evidence cites, or "".
 func (c auditContext) citedBlock(ev *sluice.Evidence) string {
-	blocks := c.blocks[ev.SolidNumber]
+	blocks := c.ix.blocksAt(c.s, ev.SolidNumber)
 	if len(blocks) == 0 {
 		return fmt.Sprintf("block #%d, which is not on the chain", ev.SolidNumber)
 	}

@@ -33,6 +33,7 @@ import (
 // Without any intake record (a hand-built snapshot of the store alone) the
 // row stands in for the intent.
 func CheckConservation(s *Snapshot) []Violation {
+	s = withMemo(s)
 	own := readOwnership(s)
 	var vs []Violation
 
@@ -56,39 +57,44 @@ func CheckConservation(s *Snapshot) []Violation {
 		}
 	}
 
-	onChainByTxid := inclusionsByTxid(s)
+	ix := s.index()
+	onChainByTxid := ix.onChain
 	meant := intents(s)
-	seen := make(map[sluice.OperationID]bool)
-	resolved := make(map[sluice.OperationID]bool) // confirmed by an operator
-	for _, e := range s.Events {
-		resolved[e.OperationID] = e.To == sluice.Confirmed && strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix)
-	}
+	seen := make([]bool, len(ix.ids)) // by slot
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if (op.State != sluice.Confirmed && op.State != sluice.Review) || seen[op.ID] {
+		k := ix.slot[op.ID]
+		if (op.State != sluice.Confirmed && op.State != sluice.Review) || seen[k] {
 			continue
 		}
-		seen[op.ID] = true
-		if op.State == sluice.Review || resolved[op.ID] {
+		seen[k] = true
+		// Confirmed by an operator: its last event is an operator's
+		// confirmation.
+		var resolved bool
+		if last := ix.lastEv[k]; last >= 0 {
+			e := &s.Events[last]
+			resolved = e.To == sluice.Confirmed && strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix)
+		}
+		if op.State == sluice.Review || resolved {
 			reached := false
-			want, ok := meant[op.ID]
+			want, ok := meant.of(op.ID)
 			if !ok {
 				want = rowIntent(op)
 			}
-			for _, t := range own.byOp[op.ID] {
+			for _, t := range own.byOp[k] {
 				for _, in := range onChainByTxid[t] {
 					sum(&accounted, debited(in, s.HotWallet))
 					reached = reached || reachedIntended(in, s.HotWallet, want)
 				}
 			}
-			if resolved[op.ID] && !reached {
+			if resolved && !reached {
 				vs = append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
 					"op %s was resolved as paid by an operator, but the chain's ledger shows no USDT moving from the hot wallet %s to %s under any of its txids",
 					op.ID, Base58Address(s.HotWallet), Base58Address(want.To))})
 			}
 			continue
 		}
-		want, ok := meant[op.ID]
+		want, ok := meant.of(op.ID)
 		if !ok {
 			if len(s.Intake) > 0 {
 				vs = append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
@@ -97,7 +103,7 @@ func CheckConservation(s *Snapshot) []Violation {
 			want = rowIntent(op)
 		}
 		sum(&accounted, want.Units)
-		for _, t := range own.byOp[op.ID] {
+		for _, t := range own.byOp[k] {
 			for _, in := range onChainByTxid[t] {
 				if in.Receipt != tron.ReceiptSuccess {
 					continue

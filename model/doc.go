@@ -18,7 +18,10 @@
 // that the summary, the JSON, the reports and the README range over. Check
 // runs them all in table order. Every checker is deterministic: violations
 // are sorted by (Invariant, Operation, Message) and no map order reaches a
-// message, so the same snapshot always gives the same bytes. Beyond
-// violations, CountOutcomes says how a run's withdrawals ended and why, so
-// that a green run that paid nobody is visible as such.
+// message, so the same snapshot always gives the same bytes. Judge reads
+// the snapshot once into an index (fast_index.go: the event log and the
+// rows by operation, what the world saw of each txid, each payload read
+// once) that all the checkers share. Beyond violations, CountOutcomes says
+// how a run's withdrawals ended and why, so that a green run that paid
+// nobody is visible as such.
 package model

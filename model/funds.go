@@ -39,6 +39,7 @@ import (
 //     settled hold stands for money that moved and a released one for money
 //     that did not.
 func CheckFunds(s *Snapshot) []Violation {
+	s = withMemo(s)
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
 		vs = append(vs, Violation{Invariant: Funds, Operation: id, Message: fmt.Sprintf(format, args...)})
@@ -57,7 +58,7 @@ func CheckFunds(s *Snapshot) []Violation {
 		deposited[d.Customer] += d.Amount
 	}
 	meant := intents(s)
-	rows := rowsByID(s)
+	ix := s.index()
 	// want is the hold an operation must carry: its client's customer and
 	// amount (the row's request only when no client is known).
 	type holdWant struct {
@@ -65,10 +66,10 @@ func CheckFunds(s *Snapshot) []Violation {
 		amount   money.Amount
 	}
 	want := func(id sluice.OperationID) holdWant {
-		if in, ok := meant[id]; ok {
+		if in, ok := meant.of(id); ok {
 			return holdWant{in.Customer, money.Amount(in.Units)}
 		}
-		if row := rows[id]; row != nil {
+		if row := ix.row(s, id); row != nil {
 			return holdWant{row.Request.Customer, row.Request.Amount}
 		}
 		return holdWant{}
@@ -83,10 +84,13 @@ func CheckFunds(s *Snapshot) []Violation {
 		}
 		return books[c]
 	}
-	closed := make(map[sluice.OperationID]sluice.HoldAction)
-	closedAt := make(map[sluice.OperationID]int64)
-	for _, e := range s.Events {
-		id := e.OperationID
+	// How each operation's hold was closed (HoldKeep: not yet), and by
+	// which event; by slot.
+	closed := make([]sluice.HoldAction, len(ix.ids))
+	closedAt := make([]int64, len(ix.ids))
+	for i := range s.Events {
+		e := &s.Events[i]
+		id, k := e.OperationID, ix.evSlot[i]
 		at := lazyAt{id, e}
 		if e.From == sluice.None {
 			h := want(id)
@@ -105,17 +109,17 @@ func CheckFunds(s *Snapshot) []Violation {
 		case e.Hold == sluice.HoldKeep:
 		case !entersClose:
 			add(id, "%s %ss the hold without entering confirmed, failed or rejected", at, e.Hold)
-		case closed[id] != sluice.HoldKeep:
-			add(id, "%s %ss the hold a second time (already %sd at event #%d)", at, e.Hold, closed[id], closedAt[id])
+		case closed[k] != sluice.HoldKeep:
+			add(id, "%s %ss the hold a second time (already %sd at event #%d)", at, e.Hold, closed[k], closedAt[k])
 		case e.Hold == sluice.HoldSettle && e.To != sluice.Confirmed:
 			add(id, "%s settles the hold (the customer pays) without a confirmation", at)
 		case e.Hold == sluice.HoldRelease && e.To == sluice.Confirmed:
 			add(id, "%s releases the hold (the customer is refunded) on a confirmation", at)
 		}
-		if e.Hold == sluice.HoldKeep || closed[id] != sluice.HoldKeep {
+		if e.Hold == sluice.HoldKeep || closed[k] != sluice.HoldKeep {
 			continue
 		}
-		closed[id], closedAt[id] = e.Hold, e.Seq
+		closed[k], closedAt[k] = e.Hold, e.Seq
 		h := want(id)
 		l := book(h.customer)
 		l.held -= int64(h.amount)
@@ -138,13 +142,14 @@ func CheckFunds(s *Snapshot) []Violation {
 		}
 		holds[h.Operation] = h
 	}
-	seen := make(map[sluice.OperationID]bool)
+	seen := make([]bool, len(ix.ids)) // by slot
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if seen[op.ID] {
+		k := ix.slot[op.ID]
+		if seen[k] {
 			continue
 		}
-		seen[op.ID] = true
+		seen[k] = true
 		w := want(op.ID)
 		l := expect[w.customer]
 		if l == nil {

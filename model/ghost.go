@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,8 +23,17 @@ import (
 // ownership is the ghost state of txid ownership: an operation's history is
 // every txid its events named (current or retired) plus its row's envelope.
 type ownership struct {
-	byOp   map[sluice.OperationID][]tron.Txid // first-seen order, no repeats
+	byOp   [][]tron.Txid                      // by the index's slot: first-seen order, no repeats
 	owners map[tron.Txid][]sluice.OperationID // sorted, no repeats
+	ix     *index
+}
+
+// of is id's history: its txids in first-seen order.
+func (o ownership) of(id sluice.OperationID) []tron.Txid {
+	if k, ok := o.ix.slot[id]; ok {
+		return o.byOp[k]
+	}
+	return nil
 }
 
 func readOwnership(s *Snapshot) ownership {
@@ -37,26 +47,52 @@ func readOwnership(s *Snapshot) ownership {
 	return o
 }
 
+// computeOwnership reads each operation's events in log order, then its
+// rows in insertion order: per operation, the order in which a walk of the
+// whole log and then of every row would first see each txid.
 func computeOwnership(s *Snapshot) ownership {
-	o := ownership{
-		byOp:   make(map[sluice.OperationID][]tron.Txid, len(s.Operations)),
-		owners: make(map[tron.Txid][]sluice.OperationID, len(s.Operations)),
-	}
-	add := func(id sluice.OperationID, t tron.Txid) {
-		if t.IsZero() || slices.Contains(o.byOp[id], t) {
-			return
+	ix := s.index()
+	o := ownership{byOp: make([][]tron.Txid, len(ix.ids)), ix: ix}
+	// Each operation's txids are a slice of arena, capped at its end: an
+	// arena that grows leaves them where they were.
+	arena := make([]tron.Txid, 0, len(s.Envelopes)+len(s.Operations))
+	for k := range ix.ids {
+		start := len(arena)
+		add := func(t tron.Txid) {
+			if !t.IsZero() && !slices.Contains(arena[start:], t) {
+				arena = append(arena, t)
+			}
 		}
-		o.byOp[id] = append(o.byOp[id], t)
-		o.owners[t] = append(o.owners[t], id)
+		for _, i := range ix.eventsOf(int32(k)) {
+			add(s.Events[i].Txid)
+			add(s.Events[i].RetiredTxid)
+		}
+		for _, i := range ix.rowsOf(int32(k)) {
+			add(s.Operations[i].Envelope.Txid)
+		}
+		if len(arena) > start {
+			o.byOp[k] = arena[start:len(arena):len(arena)]
+		}
 	}
-	for _, e := range s.Events {
-		add(e.OperationID, e.Txid)
-		add(e.OperationID, e.RetiredTxid)
+	o.owners = make(map[tron.Txid][]sluice.OperationID, len(arena))
+	// The owners' backing, one each to start; shared lists the txids with
+	// more than one owner.
+	ids := make([]sluice.OperationID, len(arena))
+	var shared []tron.Txid
+	for k, ts := range o.byOp {
+		for _, t := range ts {
+			if prev, ok := o.owners[t]; ok {
+				if len(prev) == 1 {
+					shared = append(shared, t)
+				}
+				o.owners[t] = append(prev, ix.ids[k]) // prev is full: copies
+				continue
+			}
+			ids[0] = ix.ids[k]
+			o.owners[t], ids = ids[:1:1], ids[1:]
+		}
 	}
-	for _, op := range s.Operations {
-		add(op.ID, op.Envelope.Txid)
-	}
-	for t := range o.owners {
+	for _, t := range shared {
 		slices.Sort(o.owners[t])
 	}
 	return o
@@ -68,38 +104,13 @@ func moved(in mocknode.Inclusion) bool {
 	return in.Receipt == tron.ReceiptSuccess && in.TransferOK
 }
 
-// inclusionsByTxid indexes the chain. The mock node includes a txid at most
-// once; should two entries ever share one, all are kept, in chain order.
-func inclusionsByTxid(s *Snapshot) map[tron.Txid][]mocknode.Inclusion {
-	if s.memo != nil && s.memo.onChain != nil {
-		return s.memo.onChain
-	}
-	m := make(map[tron.Txid][]mocknode.Inclusion, len(s.Inclusions))
-	for _, in := range s.Inclusions {
-		m[in.Txid] = append(m[in.Txid], in)
-	}
-	if s.memo != nil {
-		s.memo.onChain = m
-	}
-	return m
-}
-
-// rowsByID indexes the rows by id; with duplicate ids (an intake-uniqueness
+// row is the row with id; with duplicate ids (an intake-uniqueness
 // violation) the first row wins.
-func rowsByID(s *Snapshot) map[sluice.OperationID]*sluice.Operation {
-	if s.memo != nil && s.memo.rows != nil {
-		return s.memo.rows
+func (ix *index) row(s *Snapshot, id sluice.OperationID) *sluice.Operation {
+	if k, ok := ix.slot[id]; ok && ix.rowStart[k] < ix.rowStart[k+1] {
+		return &s.Operations[ix.rowPos[ix.rowStart[k]]]
 	}
-	m := make(map[sluice.OperationID]*sluice.Operation, len(s.Operations))
-	for i := range s.Operations {
-		if _, ok := m[s.Operations[i].ID]; !ok {
-			m[s.Operations[i].ID] = &s.Operations[i]
-		}
-	}
-	if s.memo != nil {
-		s.memo.rows = m
-	}
-	return m
+	return nil
 }
 
 // opKey is the id a client's record names, by the model's own reading: a
@@ -130,38 +141,54 @@ func describeIntent(in Intent) string {
 // sent under the id that the row holds; failing that, nothing (and
 // intake-uniqueness reports a row no request created). Never the row alone:
 // a row that disagrees with every client is what the oracle must catch.
-func intents(s *Snapshot) map[sluice.OperationID]Intent {
+func intents(s *Snapshot) *intentsByID {
 	if s.memo != nil && s.memo.meant != nil {
 		return s.memo.meant
 	}
-	out := make(map[sluice.OperationID]Intent)
+	ix := s.index()
+	out := &intentsByID{ix: ix, m: make(map[sluice.OperationID]int32, len(s.Operations))}
 	if s.memo != nil {
-		defer func() { s.memo.meant = out }()
+		s.memo.meant = out
 	}
-	for _, r := range s.Intake {
-		if r.Outcome != Created {
+	for i := range s.Intake {
+		if s.Intake[i].Outcome != Created {
 			continue
 		}
-		if in, why := s.sentIntent(&r); why == "" {
-			if _, ok := out[in.ID]; !ok {
-				out[in.ID] = in
+		if rd := ix.sentOf(i); rd.bad == "" {
+			if _, ok := out.m[rd.in.ID]; !ok {
+				out.m[rd.in.ID] = ix.intakeSent[i]
 			}
 		}
 	}
-	rows := rowsByID(s)
-	for _, r := range s.Intake {
-		in, why := s.sentIntent(&r)
-		if why != "" {
+	for i := range s.Intake {
+		rd := ix.sentOf(i)
+		if rd.bad != "" {
 			continue
 		}
-		if _, ok := out[in.ID]; ok {
+		if _, ok := out.m[rd.in.ID]; ok {
 			continue
 		}
-		if row := rows[in.ID]; row != nil && SameInstruction(in, rowIntent(row)) {
-			out[in.ID] = in
+		if row := ix.row(s, rd.in.ID); row != nil && SameInstruction(rd.in, rowIntent(row)) {
+			out.m[rd.in.ID] = ix.intakeSent[i]
 		}
 	}
 	return out
+}
+
+// intentsByID is intents' answer: per id, the reading of the payload that
+// says what was meant.
+type intentsByID struct {
+	ix *index
+	m  map[sluice.OperationID]int32 // positions in ix.readings
+}
+
+// of is what id was meant to be; ok is false when no client's payload
+// says.
+func (m *intentsByID) of(id sluice.OperationID) (Intent, bool) {
+	if i, ok := m.m[id]; ok {
+		return m.ix.readings[i].in, true
+	}
+	return Intent{}, false
 }
 
 // sortedKeys returns a map's keys in order.
@@ -206,97 +233,70 @@ func joinIDs(ids []sluice.OperationID) string {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // reading is one payload as the model reads it: its intent, why it is
-// invalid ("" when valid), and its key for the porcupine model.
+// invalid ("" when valid), its key, and its value for the porcupine model
+// (linKey: "" for an invalid payload).
 type reading struct {
 	in  Intent
 	bad string
 	key string
+	lin string
 }
 
-// read reads p, once per CheckAll: a run repeats the same few payloads in
-// many records, and every checker asks about them. The memo lives in
-// CheckAll's own copy of the snapshot (a checker called alone reads
-// without one), so the caller's snapshot is never written.
-func (s *Snapshot) read(p Payload) reading {
-	if s.memo != nil {
-		if r, ok := s.memo.readings[p]; ok {
-			return r
-		}
-	}
+// readPayload is the model's reading of p.
+func readPayload(p Payload) reading {
 	in, bad := ReadIntent(p)
 	r := reading{in: in, bad: bad}
 	if bad == "" {
 		// Two payloads share a key exactly when they are the same
 		// instruction.
-		sum := sha256.Sum256(fmt.Appendf(nil, "%s|%x|%d|%s", in.ID, in.To, in.Units, in.Asset))
-		r.key = hex.EncodeToString(sum[:])
-	}
-	if s.memo != nil {
-		s.memo.readings[p] = r
+		var buf [128]byte
+		sum := sha256.Sum256(appendKeyText(buf[:0], in))
+		var hexSum [2 * sha256.Size]byte
+		hex.Encode(hexSum[:], sum[:])
+		// One string holds both: the key is the lin value's first part
+		// (linKey(key, in) is key + "/" + customer).
+		var lin strings.Builder
+		lin.Grow(len(hexSum) + 1 + len(in.Customer))
+		lin.Write(hexSum[:])
+		lin.WriteByte('/')
+		lin.WriteString(string(in.Customer))
+		r.lin = lin.String()
+		r.key = r.lin[:len(hexSum)]
 	}
 	return r
 }
 
-// memo holds what several checkers derive from one snapshot: payload
-// readings and the indexes. Every entry is computed on first use and only
-// read after; the checkers never change what they get from it.
+// appendKeyText appends what a valid intent's key hashes:
+// "<id>|<to, hex>|<units>|<asset>".
+func appendKeyText(b []byte, in Intent) []byte {
+	b = append(b, in.ID...)
+	b = append(b, '|')
+	b = hex.AppendEncode(b, in.To[:])
+	b = append(b, '|')
+	b = strconv.AppendUint(b, in.Units, 10)
+	b = append(b, '|')
+	return append(b, in.Asset...)
+}
+
+// memo holds what several checkers derive from one snapshot: the index
+// (with the payloads' readings) and what is built on it. Every entry is
+// computed on first use and only read after; the checkers never change
+// what they get from it.
 type memo struct {
-	readings map[Payload]reading
-	raw      map[*RawPost]reading
-	own      *ownership
-	onChain  map[tron.Txid][]mocknode.Inclusion
-	rows     map[sluice.OperationID]*sluice.Operation
-	meant    map[sluice.OperationID]Intent
-	judge    *judge
+	ix    *index
+	own   *ownership
+	meant *intentsByID
+	judge *judge
 }
 
 // withMemo is the checkers' own shallow copy of s with an empty memo, so
-// that the caller's snapshot is never written (a checker called alone on
-// it computes without one).
+// that the caller's snapshot is never written. Every checker starts with
+// it: called alone, a checker builds the index once for itself.
 func withMemo(s *Snapshot) *Snapshot {
 	if s.memo != nil {
 		return s
 	}
 	c := *s
-	c.memo = &memo{readings: make(map[Payload]reading), raw: make(map[*RawPost]reading)}
+	c.memo = &memo{}
 	return &c
 }
-
-// sent is what record r's client meant: its Sent payload, or for a raw
-// post the payload ReadPost finds in it (a form ReadPost refuses is an
-// invalid request, for the reason it gives), memoized.
-func (s *Snapshot) sent(r *IntakeRecord) reading {
-	if r.Raw == nil {
-		return s.read(r.Sent)
-	}
-	if s.memo != nil {
-		if rd, ok := s.memo.raw[r.Raw]; ok {
-			return rd
-		}
-	}
-	p, bad := ReadPost(*r.Raw)
-	rd := reading{bad: "request " + bad}
-	if bad == "" {
-		rd = s.read(p)
-	}
-	if s.memo != nil {
-		s.memo.raw[r.Raw] = rd
-	}
-	return rd
-}
-
-// sentIntent is sent(r) as (intent, why invalid).
-func (s *Snapshot) sentIntent(r *IntakeRecord) (Intent, string) {
-	rd := s.sent(r)
-	return rd.in, rd.bad
-}
-
-// intent is ReadIntent(p), memoized.
-func (s *Snapshot) intent(p Payload) (Intent, string) {
-	r := s.read(p)
-	return r.in, r.bad
-}
-
-// key is the porcupine model's value for a payload: "" for one the model
-// finds invalid.
-func (s *Snapshot) key(p Payload) string { return s.read(p).key }

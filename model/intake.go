@@ -40,39 +40,49 @@ import (
 //     request: one told Created, or one that failed (its answer lost, so its
 //     insert may have committed) with the row's instruction.
 func CheckIntakeUniqueness(s *Snapshot) []Violation {
+	s = withMemo(s)
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
 		vs = append(vs, Violation{Invariant: IntakeUniqueness, Operation: id, Message: fmt.Sprintf(format, args...)})
 	}
 
-	rowCount := make(map[sluice.OperationID]int)
-	for _, op := range s.Operations {
-		rowCount[op.ID]++
-	}
-	rows := rowsByID(s)
-	creations := make(map[sluice.OperationID]int)
-	visited := make(map[sluice.OperationID]map[sluice.State]bool)
-	for _, e := range s.Events {
-		if e.From == sluice.None {
-			creations[e.OperationID]++
+	ix := s.index()
+	// The records by the id they name: group g's records are
+	// recPos[recStart[g]:recStart[g+1]], in record order.
+	group := make(map[sluice.OperationID]int32, len(s.Operations))
+	var groupIDs []sluice.OperationID // by group: first-seen order
+	recGroup := make([]int32, len(s.Intake))
+	for i, id := range ix.intakeKey {
+		g, ok := group[id]
+		if !ok {
+			g = int32(len(groupIDs))
+			group[id] = g
+			groupIDs = append(groupIDs, id)
 		}
-		if visited[e.OperationID] == nil {
-			visited[e.OperationID] = make(map[sluice.State]bool)
+		recGroup[i] = g
+	}
+	recPos, recStart := groupBy(recGroup, len(groupIDs))
+	byKey := func(id sluice.OperationID) []int32 {
+		g, ok := group[id]
+		if !ok {
+			return nil
 		}
-		visited[e.OperationID][e.To] = true
+		return recPos[recStart[g]:recStart[g+1]]
 	}
-	byKey := make(map[sluice.OperationID][]IntakeRecord)
-	for _, r := range s.Intake {
-		byKey[opKey(r.ID)] = append(byKey[opKey(r.ID)], r)
+	// visited reports whether id's log ever entered state st.
+	visited := func(id sluice.OperationID, st sluice.State) bool {
+		k, ok := ix.slot[id]
+		return ok && ix.visited[k][st/64]&(1<<(st%64)) != 0
 	}
-	funds := readFunds(s)
+	var funds *fundsBound // read on first use: only an unfunded answer needs it
 
 	// Each record on its own.
-	for _, r := range s.Intake {
-		id := opKey(r.ID)
-		row := rows[id]
-		who := fmt.Sprintf("client %s (call %d)", r.Client, r.Call)
-		sent, sentBad := s.sentIntent(&r)
+	for i := range s.Intake {
+		r := &s.Intake[i]
+		id := ix.intakeKey[i]
+		row := ix.row(s, id)
+		who := lazyWho{r.Client, r.Call}
+		sent, sentBad := ix.sentOf(i).in, ix.sentOf(i).bad
 		switch r.Outcome {
 		case Created, Replayed:
 			if sentBad != "" {
@@ -84,7 +94,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			} else if held := rowIntent(row); !SameInstruction(held, sent) {
 				add(id, "%s sent %s for op %s and was told %s, but the row holds %s", who, describeOrder(sent), id, r.Outcome, describeOrder(held))
 			}
-			if shown, bad := s.intent(r.Answer); bad != "" {
+			if shown, bad := ix.answerOf(i).in, ix.answerOf(i).bad; bad != "" {
 				add(id, "%s was told op %s was %s with a payload the model cannot read (%s)", who, id, r.Outcome, bad)
 			} else if !SameInstruction(shown, sent) {
 				add(id, "%s sent %s for op %s and was told %s with %s: a %s answer returns the payload sent",
@@ -93,7 +103,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			switch {
 			case r.Outcome == Created && r.State != sluice.Requested:
 				add(id, "%s was told op %s was created in state %s, want requested", who, id, r.State)
-			case r.Outcome == Replayed && row != nil && !visited[id][r.State]:
+			case r.Outcome == Replayed && row != nil && !visited(id, r.State):
 				add(id, "%s was told op %s is %s, a state its log never entered", who, id, r.State)
 			}
 		case Conflict:
@@ -106,6 +116,10 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 				add(id, "%s was refused op %s as a conflict, but sent the stored instruction %s: the refusal was wrong", who, id, describeOrder(sent))
 			}
 		case Unfunded:
+			if funds == nil {
+				f := readFunds(s)
+				funds = &f
+			}
 			switch {
 			case sentBad != "":
 				add(id, "%s sent an invalid payload under id %q (%s) and was told unfunded, not invalid", who, r.ID, sentBad)
@@ -117,7 +131,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			if sentBad == "" {
 				add(id, "%s sent a valid payload (%s) and was refused as invalid", who, describeOrder(sent))
 			}
-			if row != nil && !couldCreate(s, byKey[id], row) {
+			if row != nil && !couldCreate(s, ix, byKey(id), row) {
 				add(id, "%s sent an invalid request for id %q, and op %s exists although no valid request created it", who, r.ID, id)
 			}
 		case Failed:
@@ -129,47 +143,67 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 	}
 
 	// Each id across its records.
-	for _, id := range sortedKeys(byKey) {
-		var created []IntakeRecord
-		for _, r := range byKey[id] {
-			if r.Outcome == Created {
-				created = append(created, r)
+	for g, id := range groupIDs {
+		first := -1 // the first record told Created
+		n := 0
+		for _, i := range recPos[recStart[g]:recStart[g+1]] {
+			if s.Intake[i].Outcome == Created {
+				if n++; n == 1 {
+					first = int(i)
+				}
 			}
 		}
-		if len(created) > 1 {
+		if n > 1 {
+			var created []IntakeRecord
+			for _, i := range recPos[recStart[g]:recStart[g+1]] {
+				if s.Intake[i].Outcome == Created {
+					created = append(created, s.Intake[i])
+				}
+			}
 			clients := make([]string, len(created))
 			for i, r := range created {
 				clients[i] = fmt.Sprintf("%s (call %d)", r.Client, r.Call)
 			}
 			add(id, "op %s was created %d times: %s", id, len(created), strings.Join(clients, ", "))
 		}
-		if row := rows[id]; row != nil && len(created) > 0 {
-			if want, bad := s.sentIntent(&created[0]); bad == "" && !SameInstruction(rowIntent(row), want) {
+		if row := ix.row(s, id); row != nil && first >= 0 {
+			if want, bad := ix.sentOf(first).in, ix.sentOf(first).bad; bad == "" && !SameInstruction(rowIntent(row), want) {
 				add(id, "op %s holds %s, not %s that its creator %s (call %d) sent",
-					id, describeOrder(rowIntent(row)), describeOrder(want), created[0].Client, created[0].Call)
+					id, describeOrder(rowIntent(row)), describeOrder(want), s.Intake[first].Client, s.Intake[first].Call)
 			}
 		}
 	}
 
 	// Each row.
-	reported := make(map[sluice.OperationID]bool)
-	for _, op := range s.Operations {
-		if reported[op.ID] {
+	reported := make([]bool, len(ix.ids)) // by slot
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		k := ix.slot[op.ID]
+		if reported[k] {
 			continue
 		}
-		reported[op.ID] = true
-		if n := rowCount[op.ID]; n > 1 {
+		reported[k] = true
+		if n := ix.rowStart[k+1] - ix.rowStart[k]; n > 1 {
 			add(op.ID, "op %s has %d rows", op.ID, n)
 		}
-		if n := creations[op.ID]; n != 1 {
+		if n := ix.creations[k]; n != 1 {
 			add(op.ID, "op %s has %d creation events, want 1", op.ID, n)
 		}
-		if len(s.Intake) > 0 && !couldCreate(s, byKey[op.ID], &op) {
-			add(op.ID, "op %s (%s) exists, but no recorded request created it", op.ID, describeOrder(rowIntent(&op)))
+		if len(s.Intake) > 0 && !couldCreate(s, ix, byKey(op.ID), op) {
+			add(op.ID, "op %s (%s) exists, but no recorded request created it", op.ID, describeOrder(rowIntent(op)))
 		}
 	}
 	return finish(vs)
 }
+
+// lazyWho names a client's request in messages ("client c3 (call 17)"),
+// formatted only when printed.
+type lazyWho struct {
+	client string
+	call   int64
+}
+
+func (w lazyWho) String() string { return fmt.Sprintf("client %s (call %d)", w.client, w.call) }
 
 // describeOrder is describeIntent with the customer who pays: in intake's
 // messages the customer may be all that tells two instructions apart.
@@ -224,13 +258,14 @@ func addSat(a, b uint64) uint64 {
 // couldCreate reports whether one of the records may have created row: one
 // told Created, or one whose answer was lost and whose valid payload is the
 // row's instruction.
-func couldCreate(s *Snapshot, records []IntakeRecord, row *sluice.Operation) bool {
-	for _, r := range records {
-		if r.Outcome == Created {
+// The records are positions in Intake.
+func couldCreate(s *Snapshot, ix *index, records []int32, row *sluice.Operation) bool {
+	for _, i := range records {
+		switch s.Intake[i].Outcome {
+		case Created:
 			return true
-		}
-		if r.Outcome == Failed {
-			if in, bad := s.sentIntent(&r); bad == "" && SameInstruction(in, rowIntent(row)) {
+		case Failed:
+			if rd := ix.sentOf(int(i)); rd.bad == "" && SameInstruction(rd.in, rowIntent(row)) {
 				return true
 			}
 		}

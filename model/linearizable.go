@@ -12,6 +12,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
 )
 
 // ReadRecord is one GET of an operation and what it returned.
@@ -188,24 +189,23 @@ func linKey(key string, in Intent) string {
 	return key + "/" + string(in.Customer)
 }
 
-// answerKey is linKey for the payload an answer showed.
-func (s *Snapshot) answerKey(p Payload) string {
-	in, _ := s.intent(p)
-	return linKey(s.key(p), in)
-}
-
 // LinearizabilityReport is the outcome of the check, with what is needed to
 // draw porcupine's visualization of it.
 type LinearizabilityReport struct {
 	Result     porcupine.CheckResult
 	Operations int
 	model      porcupine.Model
-	info       porcupine.LinearizationInfo
+	// The history checked and the check's bound: Visualize runs porcupine
+	// again on them, verbosely, for the partial linearizations it draws
+	// (the check itself does not keep them: only a failing run is drawn).
+	history []porcupine.Operation
+	timeout time.Duration
 }
 
 // Visualize writes porcupine's self-contained HTML visualization.
 func (r *LinearizabilityReport) Visualize(w io.Writer) error {
-	return porcupine.Visualize(r.model, r.info, w)
+	_, info := porcupine.CheckOperationsVerbose(r.model, r.history, r.timeout)
+	return porcupine.Visualize(r.model, info, w)
 }
 
 // CheckLinearizable checks the intake history (s.Intake and s.Reads). A
@@ -216,8 +216,14 @@ func (r *LinearizabilityReport) Visualize(w io.Writer) error {
 // and return point of the run. A post whose answer never came (Failed with
 // Return 0) is open-ended: it may take effect any time after its call.
 func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *LinearizabilityReport) {
-	var history []porcupine.Operation
-	clients := map[string]int{}
+	s = withMemo(s)
+	ix := s.index()
+	// The operations in the order above (intake, then reads), with inputs
+	// and outputs by pointer (linFast's form).
+	ops := make([]porcupine.Operation, 0, len(s.Intake)+len(s.Reads))
+	ins := make([]linInput, 0, cap(ops))
+	outs := make([]linOutput, 0, cap(ops))
+	clients := make(map[string]int, 16)
 	client := func(name string) int {
 		if id, ok := clients[name]; ok {
 			return id
@@ -225,35 +231,67 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 		clients[name] = len(clients)
 		return clients[name]
 	}
-	for _, r := range s.Intake {
+	for i := range s.Intake {
+		r := &s.Intake[i]
 		ret := r.Return
 		if r.Outcome == Failed && ret == 0 {
 			ret = math.MaxInt64
 		}
-		sent := s.sent(&r)
-		history = append(history, porcupine.Operation{
+		ins = append(ins, linInput{ID: string(ix.intakeKey[i]), Hash: ix.sentOf(i).lin})
+		outs = append(outs, linOutput{Outcome: r.Outcome, Returned: ix.answerOf(i).lin})
+		ops = append(ops, porcupine.Operation{
 			ClientId: client(r.Client),
-			Input:    linInput{ID: string(opKey(r.ID)), Hash: linKey(sent.key, sent.in)},
+			Input:    &ins[len(ins)-1],
 			Call:     r.Call,
-			Output:   linOutput{Outcome: r.Outcome, Returned: s.answerKey(r.Answer)},
+			Output:   &outs[len(outs)-1],
 			Return:   ret,
 		})
 	}
-	for _, r := range s.Reads {
+	for i := range s.Reads {
+		r := &s.Reads[i]
 		if r.Status != 0 && r.Status != 200 && r.Status != 404 {
 			continue // no information about the row
 		}
-		history = append(history, porcupine.Operation{
+		ins = append(ins, linInput{Read: true, ID: string(ix.readKey[i])})
+		outs = append(outs, linOutput{Present: r.Present, Hash: ix.readAnswerOf(i).lin})
+		ops = append(ops, porcupine.Operation{
 			ClientId: client(r.Client),
-			Input:    linInput{Read: true, ID: string(opKey(r.ID))},
+			Input:    &ins[len(ins)-1],
 			Call:     r.Call,
-			Output:   linOutput{Present: r.Present, Hash: s.answerKey(r.Answer)},
+			Output:   &outs[len(outs)-1],
 			Return:   r.Return,
 		})
 	}
-	m := linModel.ToModel()
-	res, info := porcupine.CheckOperationsVerbose(m, history, timeout)
-	rep := &LinearizabilityReport{Result: res, Operations: len(history), model: m, info: info}
+	// The history is ops grouped by id, ids in order, each id's in the order
+	// above, so that partitioning only cuts it: the parts are
+	// linModel.Partition's.
+	group := make(map[string]int32, len(s.Operations))
+	var groupIDs []string
+	opGroup := make([]int32, len(ins))
+	for i := range ins {
+		g, ok := group[ins[i].ID]
+		if !ok {
+			g = int32(len(groupIDs))
+			group[ins[i].ID] = g
+			groupIDs = append(groupIDs, ins[i].ID)
+		}
+		opGroup[i] = g
+	}
+	pos, start := groupBy(opGroup, len(groupIDs))
+	order := make([]int32, len(groupIDs))
+	for g := range order {
+		order[g] = int32(g)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(groupIDs[a], groupIDs[b]) })
+	history := make([]porcupine.Operation, 0, len(ops))
+	for _, g := range order {
+		for _, i := range pos[start[g]:start[g+1]] {
+			history = append(history, ops[i])
+		}
+	}
+	m := linFast
+	res := porcupine.CheckOperationsTimeout(m, history, timeout)
+	rep := &LinearizabilityReport{Result: res, Operations: len(history), model: m, history: history, timeout: timeout}
 	vs := append(verdict(res, m, history, timeout), checkReadHistories(s)...)
 	return finish(vs), rep
 }
@@ -268,13 +306,10 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 // linearizability of the reads against the log.
 func checkReadHistories(s *Snapshot) []Violation {
 	var vs []Violation
-	logs := make(map[sluice.OperationID][]sluice.Event)
-	for _, e := range s.Events {
-		logs[e.OperationID] = append(logs[e.OperationID], e)
-	}
-	rows := rowsByID(s)
-	for _, r := range s.Reads {
-		id := opKey(r.ID)
+	ix := s.index()
+	for j := range s.Reads {
+		r := &s.Reads[j]
+		id := ix.readKey[j]
 		add := func(format string, args ...any) {
 			vs = append(vs, Violation{Invariant: LinearizableIntake, Operation: id,
 				Message: fmt.Sprintf("read %s (call %d) of op %s: ", r.Client, r.Call, id) + fmt.Sprintf(format, args...)})
@@ -292,14 +327,14 @@ func checkReadHistories(s *Snapshot) []Violation {
 			add("the answer is about op %s", shown)
 			continue
 		}
-		if row := rows[id]; row != nil {
-			if in, bad := s.intent(r.Answer); bad != "" {
+		if row := ix.row(s, id); row != nil {
+			if in, bad := ix.readAnswerOf(j).in, ix.readAnswerOf(j).bad; bad != "" {
 				add("the answer's payload is unreadable (%s)", bad)
 			} else if held := rowIntent(row); !SameInstruction(in, held) {
 				add("the answer shows %s, but the operation holds %s", describeOrder(in), describeOrder(held))
 			}
 		}
-		log := logs[id]
+		log := ix.events(id) // positions in Events
 		k := len(r.History)
 		switch {
 		case k == 0:
@@ -309,9 +344,9 @@ func checkReadHistories(s *Snapshot) []Violation {
 			add("the history has %d entries, but the operation's log never held more than %d", k, len(log))
 			continue
 		}
-		for i, h := range r.History {
-			if want := historyEntry(log[i]); h != want {
-				add("history entry %d is %s, but the operation's log has %s there", i+1, describeEntry(h), describeEntry(want))
+		for i := range r.History {
+			if h, e := &r.History[i], &s.Events[log[i]]; !shows(h, e) {
+				add("history entry %d is %s, but the operation's log has %s there", i+1, describeEntry(*h), describeEntry(historyEntry(*e)))
 				break
 			}
 		}
@@ -338,6 +373,29 @@ func historyEntry(e sluice.Event) HistoryEntry {
 	return h
 }
 
+// shows reports whether h == historyEntry(*e), without building the
+// entry's strings.
+func shows(h *HistoryEntry, e *sluice.Event) bool {
+	if h.From != e.From.String() || h.To != e.To.String() {
+		return false
+	}
+	var buf [64]byte
+	if string(e.At.UTC().AppendFormat(buf[:0], time.RFC3339Nano)) != h.At {
+		return false
+	}
+	return showsTxid(h.Txid, e.Txid) && showsTxid(h.RetiredTxid, e.RetiredTxid)
+}
+
+// showsTxid reports whether h is t as historyEntry writes it.
+func showsTxid(h string, t tron.Txid) bool {
+	if t.IsZero() {
+		return h == ""
+	}
+	var buf [2 * len(t)]byte
+	hex.Encode(buf[:], t[:])
+	return string(buf[:]) == h
+}
+
 func describeEntry(h HistoryEntry) string {
 	return fmt.Sprintf("%s->%s at %s txid %s", h.From, h.To, h.At, short(h.Txid))
 }
@@ -360,10 +418,18 @@ func verdict(res porcupine.CheckResult, m porcupine.Model, history []porcupine.O
 func firstIllegalID(m porcupine.Model, history []porcupine.Operation) string {
 	for _, part := range m.Partition(history) {
 		if !porcupine.CheckOperations(m, part) {
-			return part[0].Input.(linInput).ID
+			return linID(part[0].Input)
 		}
 	}
 	return ""
+}
+
+// linID is the id an input names, in linModel's form or linFast's.
+func linID(input any) string {
+	if in, ok := input.(*linInput); ok {
+		return in.ID
+	}
+	return input.(linInput).ID
 }
 
 func illegalDetail(m porcupine.Model, history []porcupine.Operation) string {
@@ -374,7 +440,7 @@ func illegalDetail(m porcupine.Model, history []porcupine.Operation) string {
 		ops := slices.Clone(part)
 		slices.SortFunc(ops, func(a, b porcupine.Operation) int { return int(a.Call - b.Call) })
 		var b strings.Builder
-		fmt.Fprintf(&b, ": operation %s saw", ops[0].Input.(linInput).ID)
+		fmt.Fprintf(&b, ": operation %s saw", linID(ops[0].Input))
 		for i, op := range ops {
 			if i > 0 {
 				b.WriteString(";")

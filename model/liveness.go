@@ -18,6 +18,7 @@ import (
 // LivenessBudget sets no deadline: terminal by End is all that is asked. A run
 // whose step budget ran out (BudgetExhausted) is a violation in itself.
 func CheckLiveness(s *Snapshot) []Violation {
+	s = withMemo(s)
 	var vs []Violation
 	if s.BudgetExhausted {
 		vs = append(vs, Violation{Invariant: Liveness, Message: fmt.Sprintf(
@@ -29,34 +30,44 @@ func CheckLiveness(s *Snapshot) []Violation {
 	// The automation's work ends there: an operator who later settles a
 	// review (paid, or cancelled) acts on a terminal operation, on a
 	// person's time, not the automation's.
-	terminalAt := make(map[sluice.OperationID]time.Time)
-	for _, e := range s.Events {
-		if _, done := terminalAt[e.OperationID]; !done && e.To.Terminal() {
-			terminalAt[e.OperationID] = e.At
-		}
-	}
-
-	seen := make(map[sluice.OperationID]bool)
-	for _, op := range s.Operations {
-		if seen[op.ID] {
+	ix := s.index()
+	seen := make([]bool, len(ix.ids)) // by slot
+	for i := range s.Operations {
+		op := &s.Operations[i]
+		k := ix.slot[op.ID]
+		if seen[k] {
 			continue // a duplicate row is intake-uniqueness's to report
 		}
-		seen[op.ID] = true
-		vs = append(vs, livenessOf(s, op, terminalAt)...)
+		seen[k] = true
+		var terminalAt *time.Time
+		if first := ix.firstFinal[k]; first >= 0 {
+			terminalAt = &s.Events[first].At
+		}
+		if v, bad := livenessOf(s, op, terminalAt); bad {
+			vs = append(vs, v)
+		}
 	}
-	for _, r := range s.Intake {
-		if r.Outcome != Created || seen[opKey(r.ID)] {
+	// Every id the row loop saw has a row; seenElse holds the others.
+	var seenElse map[sluice.OperationID]bool
+	for i := range s.Intake {
+		r, id := &s.Intake[i], ix.intakeKey[i]
+		if r.Outcome != Created || ix.row(s, id) != nil || seenElse[id] {
 			continue
 		}
-		seen[opKey(r.ID)] = true
-		vs = append(vs, Violation{Invariant: Liveness, Operation: opKey(r.ID), Message: fmt.Sprintf(
+		if seenElse == nil {
+			seenElse = make(map[sluice.OperationID]bool)
+		}
+		seenElse[id] = true
+		vs = append(vs, Violation{Invariant: Liveness, Operation: id, Message: fmt.Sprintf(
 			"op %s: client %s was told it was created, but no row exists at end (%s): it can never finish",
-			opKey(r.ID), r.Client, sinceHeal(s, s.End))})
+			id, r.Client, sinceHeal(s, s.End))})
 	}
 	return finish(vs)
 }
 
-func livenessOf(s *Snapshot, op sluice.Operation, terminalAt map[sluice.OperationID]time.Time) []Violation {
+// livenessOf judges one operation; terminalAt is when its log first
+// entered a terminal state (nil: never).
+func livenessOf(s *Snapshot, op *sluice.Operation, terminalAt *time.Time) (Violation, bool) {
 	v := Violation{Invariant: Liveness, Operation: op.ID}
 	budget := s.LivenessBudget > 0
 	start := op.CreatedAt
@@ -77,13 +88,15 @@ func livenessOf(s *Snapshot, op sluice.Operation, terminalAt map[sluice.Operatio
 			v.Message = fmt.Sprintf("op %s is still %s at end (builds %d, %s), past its deadline %s (budget %s)",
 				op.ID, op.State, op.Builds, sinceHeal(s, s.End), stamp(deadline), s.LivenessBudget)
 		}
-		return []Violation{v}
+		return v, true
 	}
 	if !budget {
-		return nil
+		return Violation{}, false
 	}
-	at, ok := terminalAt[op.ID]
-	if !ok {
+	var at time.Time
+	if terminalAt != nil {
+		at = *terminalAt
+	} else {
 		// The log never says so (audit-log reports that); the row's last
 		// write is when it became terminal, since a terminal row is never
 		// written again.
@@ -92,9 +105,9 @@ func livenessOf(s *Snapshot, op sluice.Operation, terminalAt map[sluice.Operatio
 	if at.After(deadline) {
 		v.Message = fmt.Sprintf("op %s became %s at %s (builds %d, %s), past its deadline %s (budget %s)",
 			op.ID, op.State, stamp(at), op.Builds, sinceHeal(s, at), stamp(deadline), s.LivenessBudget)
-		return []Violation{v}
+		return v, true
 	}
-	return nil
+	return Violation{}, false
 }
 
 // sinceHeal says how long after the heal point t is.

@@ -24,6 +24,7 @@ import (
 //
 // A snapshot without Claims (the world did not watch) is not checked.
 func CheckOneWriter(s *Snapshot) []Violation {
+	s = withMemo(s)
 	if s.Claims == nil {
 		return nil
 	}
@@ -31,26 +32,81 @@ func CheckOneWriter(s *Snapshot) []Violation {
 	add := func(id sluice.OperationID, format string, args ...any) {
 		vs = append(vs, Violation{Invariant: OneWriter, Operation: id, Message: fmt.Sprintf(format, args...)})
 	}
-	type lease struct {
-		op    sluice.OperationID
-		token sluice.FencingToken
-	}
-	claimer := make(map[lease]ClaimRecord, len(s.Claims))
-	for _, c := range s.Claims {
-		k := lease{c.Op, c.Token}
-		if prev, dup := claimer[k]; dup {
-			add(c.Op, "op %s was claimed twice with token %d: by %s at %s and by %s at %s",
-				c.Op, c.Token, prev.Proc, stamp(prev.At), c.Proc, stamp(c.At))
-			continue
+	ix := s.index()
+	// Claims, writes and releases by operation, each in its own order: the
+	// index's slots, and more for ids it does not know (a claim of an id
+	// with no row and no event). A write or release of an id no claim
+	// names is never looked up.
+	slots := int32(len(ix.ids))
+	var extra map[sluice.OperationID]int32
+	slotOf := func(id sluice.OperationID) int32 {
+		if k, ok := ix.slot[id]; ok {
+			return k
 		}
-		claimer[k] = c
+		if k, ok := extra[id]; ok {
+			return k
+		}
+		if extra == nil {
+			extra = make(map[sluice.OperationID]int32)
+		}
+		k := slots + int32(len(extra))
+		extra[id] = k
+		return k
+	}
+	known := func(id sluice.OperationID) int32 {
+		if k, ok := ix.slot[id]; ok {
+			return k
+		}
+		if k, ok := extra[id]; ok {
+			return k
+		}
+		return -1
+	}
+	bySlot := make([]int32, len(s.Claims)+len(s.Writes)+len(s.Releases))
+	claimSlot, writeSlot, releaseSlot := bySlot[:len(s.Claims)], bySlot[len(s.Claims):len(s.Claims)+len(s.Writes)], bySlot[len(s.Claims)+len(s.Writes):]
+	for i := range s.Claims {
+		claimSlot[i] = slotOf(s.Claims[i].Op)
+	}
+	for i := range s.Writes {
+		writeSlot[i] = known(s.Writes[i].Op)
+	}
+	for i := range s.Releases {
+		releaseSlot[i] = known(s.Releases[i].Op)
+	}
+	n := int(slots) + len(extra)
+	claimPos, claimStart := groupBy(claimSlot, n)
+	writePos, writeStart := groupBy(writeSlot, n)
+	releasePos, releaseStart := groupBy(releaseSlot, n)
+	claimsOf := func(k int32) []int32 { return claimPos[claimStart[k]:claimStart[k+1]] }
+	// claimer is the first claim of (slot k's id, token): the one that took
+	// the lease (a second is reported below, and never its holder).
+	claimer := func(k int32, token sluice.FencingToken) *ClaimRecord {
+		for _, i := range claimsOf(k) {
+			if s.Claims[i].Token == token {
+				return &s.Claims[i]
+			}
+		}
+		return nil
+	}
+	for k := range int32(n) {
+		claims := claimsOf(k)
+		for j, i := range claims {
+			c := &s.Claims[i]
+			for _, p := range claims[:j] {
+				if prev := &s.Claims[p]; prev.Token == c.Token {
+					add(c.Op, "op %s was claimed twice with token %d: by %s at %s and by %s at %s",
+						c.Op, c.Token, prev.Proc, stamp(prev.At), c.Proc, stamp(c.At))
+					break
+				}
+			}
+		}
 	}
 	// A slice indexes the writes by the event each appended (Seqs start at
 	// 1 and are dense in practice; a database sequence may skip one). A
 	// write naming a Seq no event has is dropped, and so counts for nothing.
 	var seqMax int64
-	for _, e := range s.Events {
-		seqMax = max(seqMax, e.Seq)
+	for i := range s.Events {
+		seqMax = max(seqMax, s.Events[i].Seq)
 	}
 	writeBySeq := make([]*WriteRecord, seqMax+1)
 	for i := range s.Writes {
@@ -60,7 +116,8 @@ func CheckOneWriter(s *Snapshot) []Violation {
 	}
 
 	// Every event comes from its token's claimer.
-	for _, e := range s.Events {
+	for i := range s.Events {
+		e := &s.Events[i]
 		if e.From == sluice.None {
 			continue
 		}
@@ -75,11 +132,11 @@ func CheckOneWriter(s *Snapshot) []Violation {
 			add(e.OperationID, "%s was written by no worker call the world saw", at())
 			continue
 		}
-		c, ok := claimer[lease{e.OperationID, w.Token}]
+		c := claimer(ix.evSlot[i], w.Token)
 		switch {
 		case w.Op != e.OperationID:
 			add(e.OperationID, "%s was written by %s's write to op %s", at(), w.Proc, w.Op)
-		case !ok:
+		case c == nil:
 			add(e.OperationID, "%s was written by %s under token %d, which no claim granted", at(), w.Proc, w.Token)
 		case c.Proc != w.Proc:
 			add(e.OperationID, "%s was written by %s, but token %d was granted to %s at %s: one writer per token",
@@ -88,22 +145,11 @@ func CheckOneWriter(s *Snapshot) []Violation {
 	}
 
 	// Leases, per operation in claim order.
-	byOp := make(map[sluice.OperationID][]ClaimRecord, len(s.Operations))
-	for _, c := range s.Claims {
-		byOp[c.Op] = append(byOp[c.Op], c)
-	}
-	writesOf := make(map[lease][]WriteRecord, len(s.Claims))
-	for _, w := range s.Writes {
-		writesOf[lease{w.Op, w.Token}] = append(writesOf[lease{w.Op, w.Token}], w)
-	}
-	releaseOf := make(map[lease][]time.Time, len(s.Claims))
-	for _, r := range s.Releases {
-		releaseOf[lease{r.Op, r.Token}] = append(releaseOf[lease{r.Op, r.Token}], r.At)
-	}
-	for _, id := range sortedKeys(byOp) {
-		claims := byOp[id]
+	for k := range int32(n) {
+		claims := claimsOf(k)
 		for i := 1; i < len(claims); i++ {
-			prev, next := claims[i-1], claims[i]
+			prev, next := &s.Claims[claims[i-1]], &s.Claims[claims[i]]
+			id := next.Op
 			if next.Token <= prev.Token {
 				add(id, "op %s: the claim by %s at %s has token %d, not above token %d of the claim before it",
 					id, next.Proc, stamp(next.At), next.Token, prev.Token)
@@ -115,7 +161,9 @@ func CheckOneWriter(s *Snapshot) []Violation {
 				// none itself.
 				continue
 			}
-			if until, live := leaseAt(prev, writesOf[lease{id, prev.Token}], releaseOf[lease{id, prev.Token}], s.Lease, next.At); live {
+			writes := opWrites{s.Writes, writePos[writeStart[k]:writeStart[k+1]]}
+			releases := opReleases{s.Releases, releasePos[releaseStart[k]:releaseStart[k+1]]}
+			if until, live := leaseAt(prev, writes, releases, s.Lease, next.At); live {
 				add(id, "op %s was claimed by %s at %s (token %d) while %s's lease (token %d) ran until %s",
 					id, next.Proc, stamp(next.At), next.Token, prev.Proc, prev.Token, stamp(until))
 			}
@@ -124,15 +172,30 @@ func CheckOneWriter(s *Snapshot) []Violation {
 	return finish(vs)
 }
 
+// opWrites is an operation's writes (positions in all): leaseAt reads
+// those under the claim's token.
+type opWrites struct {
+	all []WriteRecord
+	pos []int32
+}
+
+// opReleases is an operation's releases (positions in all): leaseAt reads
+// those under the claim's token.
+type opReleases struct {
+	all []ReleaseRecord
+	pos []int32
+}
+
 // leaseAt says whether the lease taken by claim c is live at t: renewed to
 // Lease past the claim and past each write under it made before t, unless a
 // release or a terminal write before t ended it. A lease ends at its
 // LeaseUntil instant: a claim at exactly that time is allowed.
-func leaseAt(c ClaimRecord, writes []WriteRecord, releases []time.Time, leaseLen time.Duration, t time.Time) (time.Time, bool) {
+func leaseAt(c *ClaimRecord, writes opWrites, rels opReleases, leaseLen time.Duration, t time.Time) (time.Time, bool) {
 	until := c.At.Add(leaseLen)
 	ended := false
-	for _, w := range writes {
-		if w.At.After(t) {
+	for _, i := range writes.pos {
+		w := &writes.all[i]
+		if w.Token != c.Token || w.At.After(t) {
 			continue
 		}
 		if w.Terminal {
@@ -142,8 +205,8 @@ func leaseAt(c ClaimRecord, writes []WriteRecord, releases []time.Time, leaseLen
 			until = u
 		}
 	}
-	for _, r := range releases {
-		if !r.After(t) {
+	for _, i := range rels.pos {
+		if r := &rels.all[i]; r.Token == c.Token && !r.At.After(t) {
 			ended = true
 		}
 	}

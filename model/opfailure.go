@@ -37,35 +37,27 @@ import (
 // record of it; what ended the withdrawal is the last txid's death.
 func CheckNoOperationalFailure(s *Snapshot) []Violation {
 	var vs []Violation
+	s = withMemo(s)
 	j := newJudge(s)
-	parked := make(map[sluice.OperationID]int)
-	for _, p := range s.Parks {
-		parked[p.Op]++
-	}
-	refused := make(map[tron.Txid][]string)
-	for _, w := range s.Wire {
-		if slices.Contains(operationalRefusals, w.Answer) {
-			refused[w.Txid] = append(refused[w.Txid], w.Answer)
-		}
-	}
-	last := make(map[sluice.OperationID]sluice.Event)
-	for _, e := range s.Events {
-		last[e.OperationID] = e
-	}
-	seen := make(map[sluice.OperationID]bool)
+	ix := j.ix
+	seen := make([]bool, len(ix.ids)) // by slot
+	// Every operational refusal on the wire by txid, in wire order: read
+	// on first use.
+	var refused map[tron.Txid][]string
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if op.State != sluice.Failed || seen[op.ID] {
+		k := ix.slot[op.ID]
+		if op.State != sluice.Failed || seen[k] {
 			continue
 		}
-		seen[op.ID] = true
-		e := last[op.ID]
+		seen[k] = true
+		e := ix.lastEvent(s, op.ID)
 		if strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix) {
 			continue
 		}
-		txids := j.own.byOp[op.ID]
+		txids := j.own.byOp[k]
 		if n := len(txids); n > 0 {
-			if w, ok := j.firstWire[txids[n-1]]; ok && (w.Answer == string(tron.CodeSigError) || w.Answer == string(tron.CodeTooBigTransactionError)) {
+			if w, ok := ix.firstWire(s, txids[n-1]); ok && (w.Answer == string(tron.CodeSigError) || w.Answer == string(tron.CodeTooBigTransactionError)) {
 				continue
 			}
 		}
@@ -75,7 +67,15 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 		var trouble []string
 		if n := len(txids); n > 0 {
 			t := txids[n-1]
-			if !j.accepted[t] {
+			if !ix.accepted(t) {
+				if refused == nil {
+					refused = make(map[tron.Txid][]string)
+					for _, w := range s.Wire {
+						if slices.Contains(operationalRefusals, w.Answer) {
+							refused[w.Txid] = append(refused[w.Txid], w.Answer)
+						}
+					}
+				}
 				for _, code := range refused[t] {
 					trouble = append(trouble, fmt.Sprintf("its last txid %s was refused %s and never accepted", t.Short(), code))
 				}
@@ -86,7 +86,7 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 				}
 			}
 		}
-		if n := parked[op.ID]; n > 0 {
+		if n := ix.parked[k]; n > 0 {
 			trouble = append(trouble, fmt.Sprintf("parked %d times", n))
 		}
 		switch {

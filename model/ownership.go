@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"sluicesim/sluice/tron"
@@ -17,47 +16,57 @@ import (
 // with no owner is a transaction nobody can reconcile; one with two owners is
 // one on-chain fate shared by two withdrawals.
 func CheckTxidOwnership(s *Snapshot) []Violation {
+	s = withMemo(s)
 	own := readOwnership(s)
+	ix := s.index()
 
-	// Where each txid was seen, in first-seen order over the snapshot's
-	// slices, so messages never depend on map order.
-	var order []tron.Txid
-	where := make(map[tron.Txid][]string)
-	note := func(t tron.Txid, place string) {
-		if _, ok := where[t]; !ok {
-			order = append(order, t)
-		}
-		if !slices.Contains(where[t], place) {
-			where[t] = append(where[t], place)
-		}
-	}
-	for _, a := range s.Accepted {
-		note(a.Txid, "accepted")
-	}
-	for _, w := range s.Wire {
-		note(w.Txid, "on the wire")
-	}
-	for _, in := range s.Inclusions {
-		note(in.Txid, "included")
-	}
-
+	// Every txid the node saw, each judged once (reported tells a repeat).
 	var vs []Violation
-	for _, t := range order {
+	var reported map[tron.Txid]bool
+	judge := func(t tron.Txid) {
 		owners := own.owners[t]
-		switch len(owners) {
-		case 1:
-			continue
-		case 0:
-			vs = append(vs, Violation{Invariant: TxidOwnership, Message: fmt.Sprintf(
-				"txid %s (%s) belongs to no operation's history", t.Short(), joinPlaces(where[t]))})
-		default:
-			for _, id := range owners {
-				vs = append(vs, Violation{Invariant: TxidOwnership, Operation: id, Message: fmt.Sprintf(
-					"txid %s (%s) belongs to %d operations: %s", t.Short(), joinPlaces(where[t]), len(owners), joinIDs(owners))})
-			}
+		if len(owners) == 1 || reported[t] {
+			return
 		}
+		if reported == nil {
+			reported = make(map[tron.Txid]bool)
+		}
+		reported[t] = true
+		where := ix.places(t)
+		if len(owners) == 0 {
+			vs = append(vs, Violation{Invariant: TxidOwnership, Message: fmt.Sprintf(
+				"txid %s (%s) belongs to no operation's history", t.Short(), where)})
+			return
+		}
+		for _, id := range owners {
+			vs = append(vs, Violation{Invariant: TxidOwnership, Operation: id, Message: fmt.Sprintf(
+				"txid %s (%s) belongs to %d operations: %s", t.Short(), where, len(owners), joinIDs(owners))})
+		}
+	}
+	for i := range s.Accepted {
+		judge(s.Accepted[i].Txid)
+	}
+	for i := range s.Wire {
+		judge(s.Wire[i].Txid)
+	}
+	for i := range s.Inclusions {
+		judge(s.Inclusions[i].Txid)
 	}
 	return finish(vs)
 }
 
-func joinPlaces(ps []string) string { return strings.Join(ps, ", ") }
+// places says where the node saw t, in a fixed order: "accepted, on the
+// wire, included", or those of them that hold.
+func (ix *index) places(t tron.Txid) string {
+	var ps []string
+	if ix.acceptedByNode(t) {
+		ps = append(ps, "accepted")
+	}
+	if ix.onWire(t) {
+		ps = append(ps, "on the wire")
+	}
+	if len(ix.onChain[t]) > 0 {
+		ps = append(ps, "included")
+	}
+	return strings.Join(ps, ", ")
+}

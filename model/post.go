@@ -42,7 +42,9 @@ var postFields = [5]string{"operation_id", "customer", "to_address", "amount", "
 // ReadIntent still has to judge); otherwise reason says why the request is
 // refused before any field is read.
 func ReadPost(r RawPost) (p Payload, reason string) {
-	if r.ContentType != "" {
+	// "application/json" itself, the usual header, reads as itself with no
+	// parameters: ParseMediaType is for every other spelling.
+	if r.ContentType != "" && r.ContentType != "application/json" {
 		// RFC 2045's grammar, read by the standard library: the rule is
 		// about what the header says, and any HTTP client writes it so.
 		mt, params, err := mime.ParseMediaType(r.ContentType)
@@ -69,6 +71,14 @@ func ReadPost(r RawPost) (p Payload, reason string) {
 // refObject reads body as one JSON object of the five string fields, token
 // by token: every value must itself be a single string token.
 func refObject(body []byte) ([len(postFields)]string, string) {
+	if vals, ok := refObjectPlain(body); ok {
+		return vals, ""
+	}
+	return refObjectDecoded(body)
+}
+
+// refObjectDecoded is refObject by encoding/json's tokens, for any body.
+func refObjectDecoded(body []byte) ([len(postFields)]string, string) {
 	var vals [len(postFields)]string
 	var seen [len(postFields)]bool
 	d := json.NewDecoder(bytes.NewReader(body))

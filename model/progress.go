@@ -42,28 +42,30 @@ import (
 //     exactly one USDT Transfer log from the hot wallet to the intended
 //     recipient for the intended amount.
 func CheckProgress(s *Snapshot) []Violation {
+	s = withMemo(s)
 	var vs []Violation
 	add := func(id sluice.OperationID, format string, args ...any) {
 		vs = append(vs, Violation{Invariant: Progress, Operation: id, Message: fmt.Sprintf(format, args...)})
 	}
 	j := newJudge(s)
-	rows := rowsByID(s)
+	ix := j.ix
 	meant := intents(s)
 
 	if s.FaultFree {
 		for _, id := range validIDs(s) {
-			if rows[id] == nil {
+			if ix.row(s, id) == nil {
 				add(id, "op %s: a client sent a valid withdrawal, but in a fault-free run no row exists", id)
 			}
 		}
 	}
-	seen := make(map[sluice.OperationID]bool)
+	seen := make([]bool, len(ix.ids)) // by slot
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if seen[op.ID] || (op.State != sluice.Failed && op.State != sluice.Rejected && op.State != sluice.Review) {
+		k := ix.slot[op.ID]
+		if seen[k] || (op.State != sluice.Failed && op.State != sluice.Rejected && op.State != sluice.Review) {
 			continue
 		}
-		seen[op.ID] = true
+		seen[k] = true
 		reason, ok := j.justify(op, meant)
 		switch {
 		case s.FaultFree && op.State == sluice.Rejected && ok:
@@ -82,55 +84,31 @@ func CheckProgress(s *Snapshot) []Violation {
 // validIDs lists, sorted, the operation ids under which some client sent a
 // payload the model reads as valid.
 func validIDs(s *Snapshot) []sluice.OperationID {
-	ids := make(map[sluice.OperationID]bool)
-	for _, r := range s.Intake {
-		if in, bad := s.sentIntent(&r); bad == "" {
-			ids[in.ID] = true
+	ix := s.index()
+	ids := make([]sluice.OperationID, 0, len(s.Intake))
+	for i := range ix.intakeSent {
+		if rd := ix.sentOf(i); rd.bad == "" {
+			ids = append(ids, rd.in.ID)
 		}
 	}
-	return sortedKeys(ids)
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // judge holds the indexes justify reads.
 type judge struct {
-	s         *Snapshot
-	own       ownership
-	onChain   map[tron.Txid][]mocknode.Inclusion
-	firstWire map[tron.Txid]mocknode.WireAttempt
-	accepted  map[tron.Txid]bool
-	raw       map[tron.Txid]tron.RawData
-	last      map[sluice.OperationID]sluice.Event // lastEvent's, built on first use
-	sent      map[sluice.OperationID]time.Time    // firstWriteAhead's, built with last
-	parked    map[sluice.OperationID]int          // parks the world saw land
+	s       *Snapshot
+	ix      *index
+	own     ownership
+	onChain map[tron.Txid][]mocknode.Inclusion
 }
 
 func newJudge(s *Snapshot) *judge {
 	if s.memo != nil && s.memo.judge != nil {
 		return s.memo.judge
 	}
-	j := &judge{s: s, own: readOwnership(s), onChain: inclusionsByTxid(s),
-		firstWire: make(map[tron.Txid]mocknode.WireAttempt, len(s.Envelopes)), accepted: make(map[tron.Txid]bool, len(s.Envelopes)),
-		raw: make(map[tron.Txid]tron.RawData, len(s.Envelopes))}
-	for _, w := range s.Wire {
-		if prev, ok := j.firstWire[w.Txid]; !ok || w.Seq < prev.Seq {
-			j.firstWire[w.Txid] = w
-		}
-		if w.Accepted {
-			j.accepted[w.Txid] = true
-		}
-	}
-	for _, a := range s.Accepted {
-		j.accepted[a.Txid] = true
-	}
-	for _, e := range s.Envelopes {
-		if _, ok := j.raw[e.Txid]; !ok {
-			j.raw[e.Txid] = e.Raw
-		}
-	}
-	j.parked = make(map[sluice.OperationID]int, len(s.Parks))
-	for _, p := range s.Parks {
-		j.parked[p.Op]++
-	}
+	ix := s.index()
+	j := &judge{s: s, ix: ix, own: readOwnership(s), onChain: ix.onChain}
 	if s.memo != nil {
 		s.memo.judge = j
 	}
@@ -146,12 +124,12 @@ var operationalRefusals = []string{
 
 // justify classifies why op did not confirm. ok is false when nothing the
 // model can verify explains it; reason then says what was looked for.
-func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Intent) (reason string, ok bool) {
+func (j *judge) justify(op *sluice.Operation, meant *intentsByID) (reason string, ok bool) {
 	if op.State == sluice.Review {
 		return j.justifyReview(op, meant)
 	}
 	if op.State == sluice.Rejected {
-		in, known := meant[op.ID]
+		in, known := meant.of(op.ID)
 		switch {
 		case !known:
 			return "rejected: no client's payload is known", false
@@ -160,7 +138,7 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 		}
 		return "rejected: the client's payload is a valid withdrawal", false
 	}
-	txids := j.own.byOp[op.ID]
+	txids := j.own.of(op.ID)
 	final := j.lastEvent(op.ID)
 	if strings.HasPrefix(string(final.Worker), sluice.OperatorPrefix) {
 		if len(txids) == 0 || j.neverSent(txids[len(txids)-1]) {
@@ -195,8 +173,8 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 			}
 		}
 	}
-	if w, sent := j.firstWire[last]; sent && slices.Contains(operationalRefusals, w.Answer) &&
-		!j.accepted[last] && len(j.onChain[last]) == 0 {
+	if w, sent := j.ix.firstWire(j.s, last); sent && slices.Contains(operationalRefusals, w.Answer) &&
+		!j.ix.accepted(last) && len(j.onChain[last]) == 0 {
 		return "first send refused: " + w.Answer, true
 	}
 	if j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax {
@@ -222,29 +200,29 @@ func (j *judge) justify(op *sluice.Operation, meant map[sluice.OperationID]Inten
 // and whose last one went stale before its first send (never sent; any
 // earlier one that was sent was proven dead when it was retired, which
 // audit-log checks).
-func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID]Intent) (reason string, ok bool) {
-	want, known := meant[op.ID]
+func (j *judge) justifyReview(op *sluice.Operation, meant *intentsByID) (reason string, ok bool) {
+	want, known := meant.of(op.ID)
 	if !known {
 		want = rowIntent(op)
 	}
-	if j.parked[op.ID] > 0 {
+	if j.ix.parks(op.ID) > 0 {
 		return "parked for operational trouble, then past its bounds", true
 	}
-	if txids := j.own.byOp[op.ID]; j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax && j.neverSent(txids[len(txids)-1]) {
+	if txids := j.own.of(op.ID); j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax && j.neverSent(txids[len(txids)-1]) {
 		// The pipeline sends a stale envelope with the rebuilds spent to
 		// review whatever its predecessors did: asking that none of them
 		// was ever sent would report a first envelope sent, dropped and
 		// proven dead as a review without a cause.
 		return "build budget spent (last envelope never sent)", true
 	}
-	for _, t := range j.own.byOp[op.ID] {
+	for _, t := range j.own.of(op.ID) {
 		for _, in := range j.onChain[t] {
 			if in.Receipt != tron.ReceiptSuccess && in.BlockNumber <= j.s.SolidNumber {
 				return "failed on chain with receipt " + in.Receipt + ", rebuilt until the budget was spent", true
 			}
 		}
 	}
-	if txids := j.own.byOp[op.ID]; len(txids) > 0 {
+	if txids := j.own.of(op.ID); len(txids) > 0 {
 		// The stuck policy's budget spent on a dead txid: cancelling would
 		// be as true, but a core that asks a person when its own sends may
 		// not have got through (no acceptance heard) errs on the safe side.
@@ -262,7 +240,7 @@ func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID
 			return "stuck policy's budget spent on a dead txid", true
 		}
 	}
-	for _, t := range j.own.byOp[op.ID] {
+	for _, t := range j.own.of(op.ID) {
 		for _, in := range j.onChain[t] {
 			if in.Receipt != tron.ReceiptSuccess || in.BlockNumber > j.s.SolidNumber {
 				continue
@@ -277,31 +255,11 @@ func (j *judge) justifyReview(op *sluice.Operation, meant map[sluice.OperationID
 }
 
 // lastEvent is op's last event (zero if it has none).
-func (j *judge) lastEvent(id sluice.OperationID) sluice.Event {
-	j.indexEvents()
-	return j.last[id]
-}
+func (j *judge) lastEvent(id sluice.OperationID) *sluice.Event { return j.ix.lastEvent(j.s, id) }
 
 // firstWriteAhead is when op first entered broadcasting (store clock).
 func (j *judge) firstWriteAhead(id sluice.OperationID) (time.Time, bool) {
-	j.indexEvents()
-	at, ok := j.sent[id]
-	return at, ok
-}
-
-// indexEvents reads the log once for lastEvent and firstWriteAhead.
-func (j *judge) indexEvents() {
-	if j.last != nil {
-		return
-	}
-	j.last = make(map[sluice.OperationID]sluice.Event, len(j.s.Operations))
-	j.sent = make(map[sluice.OperationID]time.Time, len(j.s.Operations))
-	for _, e := range j.s.Events {
-		j.last[e.OperationID] = e
-		if _, seen := j.sent[e.OperationID]; !seen && e.To == sluice.Broadcasting {
-			j.sent[e.OperationID] = e.At
-		}
-	}
+	return j.ix.firstWriteAhead(j.s, id)
 }
 
 // failedOnChain reports whether t is on chain with a failed receipt only.
@@ -319,15 +277,14 @@ func (j *judge) failedOnChain(t tron.Txid) bool {
 // no acceptance, no inclusion. Only a worker's send puts a txid on the
 // wire, and a relay only re-sends what was on it.
 func (j *judge) neverSent(t tron.Txid) bool {
-	_, sent := j.firstWire[t]
-	return !sent && !j.accepted[t] && len(j.onChain[t]) == 0
+	return !j.ix.onWire(t) && !j.ix.accepted(t) && len(j.onChain[t]) == 0
 }
 
 // provenDead is the model's own proof of death for txid t: the final chain
 // has a block at or below its solid head whose time is at least t's
 // raw_data expiration plus the configured margin, and t is nowhere on chain.
 func (j *judge) provenDead(t tron.Txid) (bool, string) {
-	raw, ok := j.raw[t]
+	raw, ok := j.ix.envelope(j.s, t)
 	if !ok {
 		return false, fmt.Sprintf("the world never saw txid %s's envelope stored", t.Short())
 	}
@@ -405,23 +362,21 @@ func CountOutcomes(s *Snapshot) Outcomes {
 	s = withMemo(s)
 	o := Outcomes{Requested: len(validIDs(s))}
 	j := newJudge(s)
+	ix := j.ix
 	meant := intents(s)
 	reasons := make(map[string]int)
 	reviews := make(map[string]int)
-	seen := make(map[sluice.OperationID]bool)
-	// Parked by the world's sight of landed parks, not the row's count.
-	parked := make(map[sluice.OperationID]bool, len(s.Parks))
-	for _, p := range s.Parks {
-		parked[p.Op] = true
-	}
+	seen := make([]bool, len(ix.ids)) // by slot
 	for i := range s.Operations {
 		op := &s.Operations[i]
-		if seen[op.ID] {
+		k := ix.slot[op.ID]
+		if seen[k] {
 			continue
 		}
-		seen[op.ID] = true
+		seen[k] = true
 		o.Accepted++
-		if parked[op.ID] {
+		// Parked by the world's sight of landed parks, not the row's count.
+		if ix.parked[k] > 0 {
 			o.Parked++
 		}
 		switch op.State {

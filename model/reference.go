@@ -10,6 +10,7 @@ package model
 
 import (
 	"crypto/sha256"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -160,12 +161,12 @@ func refAddress(s string) ([21]byte, string) {
 	if s == "" {
 		return a, "is missing"
 	}
-	raw, why := refBase58Decode(s, 25)
-	if why != "" {
+	var raw [25]byte
+	if why := refBase58DecodeInto(s, raw[:]); why != "" {
 		return a, why
 	}
 	copy(a[:], raw[:21])
-	if string(refWithChecksum(a[:])) != string(raw) {
+	if refChecksum(a[:]) != [4]byte(raw[21:]) {
 		return a, "has a bad checksum"
 	}
 	if a[0] != 0x41 {
@@ -181,40 +182,77 @@ func refAddress(s string) ([21]byte, string) {
 // decoding stops as soon as it is too long: a hostile string costs at most
 // want bytes of work per digit, and one allocation.
 func refBase58Decode(s string, want int) ([]byte, string) {
+	out := make([]byte, want)
+	if why := refBase58DecodeInto(s, out); why != "" {
+		return nil, why
+	}
+	return out, ""
+}
+
+// refBase58DecodeInto is refBase58Decode into out (want is len(out), and
+// out starts zeroed); out holds the bytes when the reason is "". The
+// number is kept in 32-bit limbs, least significant first, while it is
+// read (the same number, the same checks after each digit, four bytes at a
+// time).
+func refBase58DecodeInto(s string, out []byte) string {
+	want := len(out)
 	zeros := 0
 	for zeros < len(s) && s[zeros] == '1' {
 		zeros++
 	}
-	tooLong := "does not decode to " + strconv.Itoa(want) + " bytes"
 	if zeros > want {
-		return nil, tooLong
+		return refTooLong(want)
 	}
-	out := make([]byte, want)
-	n := 0 // significant bytes of the number so far, at the end of out
+	var buf [8]uint32
+	limbs := buf[:0]
+	if want > 4*len(buf) {
+		limbs = make([]uint32, 0, (want+3)/4)
+	}
+	n := 0 // significant bytes of the number so far
 	for i := zeros; i < len(s); i++ {
-		digit := strings.IndexByte(refBase58Alphabet, s[i])
+		digit := refBase58Digits[s[i]]
 		if digit < 0 {
-			return nil, "has a character outside the base58 alphabet"
+			return "has a character outside the base58 alphabet"
 		}
-		carry := digit
-		for j := want - 1; j >= want-n; j-- {
-			carry += int(out[j]) * 58
-			out[j] = byte(carry)
-			carry >>= 8
+		carry := uint64(digit) // limbs = limbs*58 + digit
+		for j := range limbs {
+			carry += uint64(limbs[j]) * 58
+			limbs[j] = uint32(carry)
+			carry >>= 32
 		}
-		for ; carry > 0; carry >>= 8 {
-			if zeros+n >= want {
-				return nil, tooLong
-			}
-			n++
-			out[want-n] = byte(carry)
+		if carry > 0 {
+			limbs = append(limbs, uint32(carry))
+		}
+		if len(limbs) > 0 {
+			n = 4*(len(limbs)-1) + (bits.Len32(limbs[len(limbs)-1])+7)/8
+		}
+		// The number only grows: once too long, it stays so.
+		if zeros+n > want {
+			return refTooLong(want)
 		}
 	}
 	if zeros+n != want {
-		return nil, tooLong
+		return refTooLong(want)
 	}
-	return out, ""
+	for j := range n { // big-endian, in the last n bytes
+		out[want-1-j] = byte(limbs[j/4] >> (8 * (j % 4)))
+	}
+	return ""
 }
+
+// refBase58Digits is each byte's value as a base58 digit, -1 for a byte
+// outside the alphabet.
+var refBase58Digits = func() (d [256]int8) {
+	for i := range d {
+		d[i] = -1
+	}
+	for i := 0; i < len(refBase58Alphabet); i++ {
+		d[refBase58Alphabet[i]] = int8(i)
+	}
+	return d
+}()
+
+func refTooLong(want int) string { return "does not decode to " + strconv.Itoa(want) + " bytes" }
 
 // refBase58Encode is the inverse of refBase58Decode for any byte string.
 func refBase58Encode(b []byte) string {
@@ -244,12 +282,17 @@ func refBase58Encode(b []byte) string {
 	return string(out)
 }
 
-// refWithChecksum returns payload followed by the first 4 bytes of
-// sha256(sha256(payload)).
+// refWithChecksum returns payload followed by its checksum (refChecksum).
 func refWithChecksum(payload []byte) []byte {
+	sum := refChecksum(payload)
+	return append(append([]byte{}, payload...), sum[:]...)
+}
+
+// refChecksum is the first 4 bytes of sha256(sha256(payload)).
+func refChecksum(payload []byte) [4]byte {
 	first := sha256.Sum256(payload)
 	second := sha256.Sum256(first[:])
-	return append(append([]byte{}, payload...), second[:4]...)
+	return [4]byte(second[:4])
 }
 
 // refMustAddress decodes a known-good address, for constants.
