@@ -17,7 +17,7 @@ type coro struct {
 	next  func() (struct{}, bool)
 	stop  func()
 	yield func(struct{}) bool
-	job   func() // the body to run when next resumes an idle coroutine
+	job   *Proc // the process to run when next resumes an idle coroutine
 }
 
 // coroPoolMax bounds the idle coroutines kept: about the most processes a
@@ -47,7 +47,7 @@ func getCoro() *coro {
 		for {
 			job := c.job
 			c.job = nil
-			job()
+			job.body()
 			// Idle: the body returned. Resumed again, it runs the next job;
 			// stopped (the pool was full), it ends.
 			if !yield(struct{}{}) {

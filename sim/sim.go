@@ -218,7 +218,7 @@ func (p *Proc) body() {
 func (p *Proc) resume() {
 	if p.c == nil {
 		p.c = getCoro()
-		p.c.job = p.body
+		p.c.job = p // not p.body: a method value is an allocation
 	}
 	p.c.next()
 	if p.finished {
