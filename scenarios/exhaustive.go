@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"fmt"
+	"time"
 
 	"sluicesim/sim"
+	"sluicesim/sluice"
 )
 
 // ExhaustiveBounds are the limits of an exhaustive search, in the world's
@@ -46,7 +48,9 @@ type ExhaustiveResult struct {
 }
 
 // Exhaust runs every schedule of the world within the bounds (re-running
-// the world from the start for each) and checks the invariants on each.
+// the world from the start for each) and checks the invariants on each;
+// with Reduce, it runs only those that no run or explored schedule shows
+// the outcome of (see sim.Exhaustive), and reaches the same outcomes.
 func Exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats)) (*ExhaustiveResult, error) {
 	return exhaust(cfg, b, progress, nil)
 }
@@ -68,7 +72,7 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 	out := &ExhaustiveResult{}
 	done := 0
 	e.Search(func(r *sim.ExhaustiveRun) (pruned, stop bool) {
-		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil})
+		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil, Stores: attached(r)})
 		done++
 		if visit != nil && !res.Pruned {
 			visit(res)
@@ -100,4 +104,16 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 		return out, fmt.Errorf("exhaustive search ran no schedule")
 	}
 	return out, nil
+}
+
+// attached is the memory store factory that also hands the search's run
+// the run's Sim (a reducing search reads its clock): the store factory is
+// where run shows its caller the Sim before the Sim runs.
+func attached(r *sim.ExhaustiveRun) StoreFactory {
+	return func(clock sluice.Clock, lease time.Duration) (Store, func(), error) {
+		if s, ok := clock.(*sim.Sim); ok {
+			r.Attach(s)
+		}
+		return MemoryStores(clock, lease)
+	}
 }

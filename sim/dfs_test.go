@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // twoProcs runs two processes of two steps each; step keys come from key.
@@ -11,6 +13,7 @@ func twoProcs(e *Exhaustive, key func(proc, step int) string) (orders map[string
 	orders = map[string]bool{}
 	e.Search(func(r *ExhaustiveRun) (bool, bool) {
 		s := New(r, Options{Start: t0, StepsMax: 100, Observer: r})
+		r.Attach(s)
 		order := ""
 		for i := range 2 {
 			s.Spawn(fmt.Sprint("p", i), func(p *Proc) {
@@ -33,7 +36,7 @@ func twoProcs(e *Exhaustive, key func(proc, step int) string) (orders map[string
 }
 
 // Goal: without reduction the search runs every interleaving within the
-// bound; with it, commuting steps are interleaved once, and conflicting
+// bound; with it, commuting steps are run in one order, and conflicting
 // ones still in every order.
 func TestExhaustiveAndSleepSets(t *testing.T) {
 	b := Bounds{Preemptions: 10}
@@ -46,13 +49,15 @@ func TestExhaustiveAndSleepSets(t *testing.T) {
 	if got := len(twoProcs(full, own)); got != 6 || !full.Stats.Complete || full.Stats.Schedules != 20 {
 		t.Errorf("no reduction: %d distinct orders, stats %+v; want 20 schedules, 6 orders", got, full.Stats)
 	}
-	reduced := NewExhaustive(b, true)
-	if got := len(twoProcs(reduced, own)); got != 1 || !reduced.Stats.Complete {
-		t.Errorf("independent steps with sleep sets: %d orders, stats %+v; want 1", got, reduced.Stats)
-	}
-	conflicting := NewExhaustive(b, true)
-	if got := len(twoProcs(conflicting, shared)); got != 6 {
-		t.Errorf("conflicting steps with sleep sets: %d orders, stats %+v; want 6", got, conflicting.Stats)
+	for _, pre := range []int{10, NoPreemptionBound} {
+		reduced := NewExhaustive(Bounds{Preemptions: pre}, true)
+		if got := len(twoProcs(reduced, own)); got != 1 || !reduced.Stats.Complete || reduced.Stats.Schedules != 1 {
+			t.Errorf("preemptions %d, independent steps, reduced: %d orders, stats %+v; want 1 run", pre, got, reduced.Stats)
+		}
+		conflicting := NewExhaustive(Bounds{Preemptions: pre}, true)
+		if got := len(twoProcs(conflicting, shared)); got != 6 || conflicting.Stats.Schedules != 6 {
+			t.Errorf("preemptions %d, conflicting steps, reduced: %d orders, stats %+v; want 6 runs", pre, got, conflicting.Stats)
+		}
 	}
 	// Delay bounding: with no deviation only the default schedule runs;
 	// with one, p1 may go first or cut in once.
@@ -128,4 +133,219 @@ func TestSearchProtocolMisuse(t *testing.T) {
 			return false, true
 		})
 	})
+}
+
+// toy is a small random program: processes taking a few steps each that
+// read and write shared keys (each write derived from everything the
+// process read so far), yield or sleep between steps (sleeps of equal
+// length tie on the timer heap), one of them spawning a child, one waiting
+// to be woken by another, some asking for a fault. Its outcome is the
+// shared values and each process's own state: a function of which writes
+// each read saw, as in a world whose footprints are complete. The waker
+// wakes only a process that says it is waiting, and both touch the key
+// that says so, as the worlds' servers and clients do.
+type toy struct {
+	procs [][]toyStep
+	child []toyStep
+}
+
+type toyStep struct {
+	reads, writes []string
+	fault         bool          // ask for a fault: yes writes key "f"
+	sleep         time.Duration // after the step; 0 yields
+	spawn, wait   bool          // spawn the child; wait (up to 3s) to be woken
+	wake          bool          // wake the waiting process (process 1)
+}
+
+func randomToy(rng *rand.Rand, procs, steps int) toy {
+	keys := []string{"a", "b", "row:1", "row:2"}
+	step := func() toyStep {
+		var s toyStep
+		for range 1 + rng.IntN(2) {
+			k := keys[rng.IntN(len(keys))]
+			switch rng.IntN(5) {
+			case 0:
+				s.reads = append(s.reads, "row:*")
+			case 1, 2:
+				s.reads = append(s.reads, k)
+			default:
+				s.writes = append(s.writes, k)
+			}
+		}
+		if rng.IntN(4) == 0 {
+			s.sleep = time.Duration(1+rng.IntN(2)) * time.Second
+		}
+		s.fault = rng.IntN(5) == 0
+		return s
+	}
+	var t toy
+	for p := range procs {
+		var ss []toyStep
+		for range steps {
+			ss = append(ss, step())
+		}
+		if p == 0 {
+			ss[rng.IntN(steps)].spawn = true
+		}
+		if p == 1 && procs > 2 {
+			ss[rng.IntN(steps)].wait = true
+		}
+		if p == 2 {
+			ss[rng.IntN(steps)].wake = true
+		}
+		t.procs = append(t.procs, ss)
+	}
+	t.child = []toyStep{step(), step()}
+	return t
+}
+
+func mixed(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
+// run runs the toy under the search's run r and returns its outcome ("" if
+// the run was cut short).
+func (t toy) run(r *ExhaustiveRun) (string, error) {
+	out, _, err := t.runWith(r, r)
+	return out, err
+}
+
+func (t toy) runWith(st Strategy, r *ExhaustiveRun) (string, *Sim, error) {
+	o := Options{Start: t0, StepsMax: 1000}
+	if r != nil {
+		o.Observer = r
+	}
+	s := New(st, o)
+	if r != nil {
+		r.Attach(s)
+	}
+	vals := map[string]uint64{}
+	local := map[string]uint64{}
+	var waiter *Proc
+	waiting := false
+	var body func(name string, steps []toyStep) func(p *Proc)
+	body = func(name string, steps []toyStep) func(p *Proc) {
+		return func(p *Proc) {
+			h := mixed(14695981039346656037, name)
+			for _, st := range steps {
+				for _, k := range st.reads {
+					s.Touch(k, false)
+					if k == "row:*" {
+						h = mixed(h, fmt.Sprint(vals["row:1"], vals["row:2"]))
+					} else {
+						h = mixed(h, fmt.Sprint(vals[k]))
+					}
+				}
+				for _, k := range st.writes {
+					s.Touch(k, true)
+					vals[k] = mixed(h, k)
+				}
+				if st.fault && s.Chance("fault", 0.5) {
+					s.Touch("f", true)
+					vals["f"] = mixed(h, "f")
+				}
+				if st.spawn {
+					s.Spawn("child", body("child", t.child))
+				}
+				if st.wake {
+					s.Touch("w", true)
+					vals["w"]++
+					if waiting {
+						waiter.Wake()
+					}
+				}
+				if st.wait {
+					s.Touch("w", true)
+					h = mixed(h, fmt.Sprint(vals["w"]))
+					waiting = true
+					woken := p.Wait(3 * time.Second)
+					s.Touch("w", true)
+					waiting = false
+					local[name+" woken"] = map[bool]uint64{true: 1}[woken]
+					continue
+				}
+				p.Sleep(st.sleep)
+			}
+			local[name] = h
+		}
+	}
+	for i, steps := range t.procs {
+		name := fmt.Sprint("p", i)
+		q := s.Spawn(name, body(name, steps))
+		if i == 1 {
+			waiter = q
+		}
+	}
+	err := s.Run()
+	if err != nil {
+		return "", s, err
+	}
+	return fmt.Sprint(vals, local, s.Elapsed()), s, nil
+}
+
+// outcomes runs a whole search of the toy and returns the outcomes its
+// runs reached.
+func (t toy) outcomes(tb testing.TB, b Bounds, reduce bool) (map[string]bool, ExhaustiveStats) {
+	e := NewExhaustive(b, reduce)
+	seen := map[string]bool{}
+	e.Search(func(r *ExhaustiveRun) (bool, bool) {
+		out, err := t.run(r)
+		if err == ErrPruned {
+			return true, false
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		seen[out] = true
+		return false, false
+	})
+	if !e.Stats.Complete {
+		tb.Fatalf("incomplete: %+v", e.Stats)
+	}
+	return seen, e.Stats
+}
+
+// Goal: the reduction is exact under the bounds it is given: on random
+// small programs (yields, sleeps that tie, a spawn, a wait and a wake,
+// faults), the reduced search reaches exactly the outcomes the full search
+// reaches, with the same preemption bound (none, 0, 1 or 2) and fault
+// budget; and it runs fewer schedules.
+func TestReductionIsExactUnderBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 17))
+	var full, reduced, predicted int
+	for prog := range 30 {
+		procs, steps, bounds := 3, 3, []int{0, 1}
+		switch prog % 3 {
+		case 1:
+			steps, bounds = 2, []int{2}
+		case 2:
+			steps, bounds = 1, []int{NoPreemptionBound}
+		}
+		toy := randomToy(rng, procs, steps)
+		for _, pre := range bounds {
+			for _, faults := range []int{0, 1} {
+				b := Bounds{Preemptions: pre, Budgets: map[string]int{"fault": faults}, Cost: func(kind string, pick int) (string, bool) { return "fault", true }}
+				want, fst := toy.outcomes(t, b, false)
+				got, rst := toy.outcomes(t, b, true)
+				full, reduced, predicted = full+fst.Schedules, reduced+rst.Schedules+rst.Pruned, predicted+rst.Predicted
+				for o := range want {
+					if !got[o] {
+						t.Fatalf("program %d, preemptions %d, faults %d: the reduced search (%+v) misses an outcome the full search (%d schedules) reached: %s\n%+v", prog, pre, faults, rst, fst.Schedules, o, toy)
+					}
+				}
+				for o := range got {
+					if !want[o] {
+						t.Fatalf("program %d, preemptions %d, faults %d: the reduced search reached an outcome the full search did not: %s", prog, pre, faults, o)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("full search: %d schedules; reduced: %d runs, %d schedules settled without running", full, reduced, predicted)
+	if reduced*2 > full {
+		t.Errorf("the reduced search ran %d schedules, the full one %d: want at most half", reduced, full)
+	}
 }

@@ -47,7 +47,7 @@ func startExhaustiveProgress(stderr io.Writer) *exhaustiveProgress {
 		p.mu.Lock()
 		st := p.st
 		p.mu.Unlock()
-		fmt.Fprintf(stderr, "\r\033[Kexhaustive search: %d schedules, %d cut short as redundant, %.0fs", st.Schedules, st.Pruned, time.Since(p.began).Seconds())
+		fmt.Fprintf(stderr, "\r\033[Kexhaustive search: %d schedules, %d cut short, %d settled without running, %.0fs", st.Schedules, st.Pruned, st.Predicted, time.Since(p.began).Seconds())
 	}
 	p.done.Add(1)
 	go func() {
@@ -85,7 +85,7 @@ func (p *exhaustiveProgress) finish(st sim.ExhaustiveStats) {
 func exhaustive(o *options, stdout, stderr io.Writer) int {
 	cfg := o.config()
 	b := o.bounds
-	reduction := "sleep sets over step footprints"
+	reduction := "exact within these bounds: schedules are predicted from the steps of runs made (by their footprints), and states cached at each instant's end"
 	if !b.Reduce {
 		reduction = "none"
 	}
@@ -123,11 +123,15 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	}
 	st := res.Stats
 	var found string
-	if st.Complete {
-		found = fmt.Sprintf("complete within bounds: %d schedules (%d more cut short as redundant), %d with violations", st.Schedules, st.Pruned, res.Violations)
-	} else {
-		found = fmt.Sprintf("NOT complete: the budget of %d runs ran out after %d schedules (%d cut short as redundant), %d with violations",
-			b.SchedulesMax, st.Schedules, st.Pruned, res.Violations)
+	switch {
+	case st.Complete && b.Reduce:
+		found = fmt.Sprintf("complete within bounds: %d schedules run; %d more cut short and %d settled without running, each shown to reach a state already explored, so every outcome within the bounds was reached; %d with violations",
+			st.Schedules, st.Pruned, st.Predicted, res.Violations)
+	case st.Complete:
+		found = fmt.Sprintf("complete within bounds: %d schedules run, every one within the bounds; %d with violations", st.Schedules, res.Violations)
+	default:
+		found = fmt.Sprintf("NOT complete: the budget of %d runs ran out after %d schedules (%d cut short, %d settled without running), %d with violations",
+			b.SchedulesMax, st.Schedules, st.Pruned, st.Predicted, res.Violations)
 	}
 	fmt.Fprintln(stdout, found)
 	one := &oneRun{mode: "exhaustive", world: cfg.Name, mutant: cfg.Mutant, strategy: "exhaustive", res: res.FirstFailure,

@@ -89,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.bounds.GossipLosses, "max-gossip-losses", o.bounds.GossipLosses, "exhaustive, worlds of several nodes: gossip hops lost per schedule")
 	fs.IntVar(&o.bounds.StepsMax, "max-steps", o.bounds.StepsMax, "exhaustive: steps per schedule")
 	fs.IntVar(&o.bounds.SchedulesMax, "max-schedules", o.bounds.SchedulesMax, "exhaustive: stop (incomplete) after this many runs")
-	noReduction := fs.Bool("no-reduction", false, "exhaustive: explore commuting interleavings too (no sleep sets)")
+	noReduction := fs.Bool("no-reduction", false, "exhaustive: explore commuting interleavings too (no reduction)")
 	fs.BoolVar(&o.anyWorld, "exhaustive-any-world", false, fmt.Sprintf("exhaustive: search a world of more than %d withdrawals or %d workers anyway (it may not finish)", exhaustiveMaxWithdrawals, exhaustiveMaxWorkers))
 	fs.StringVar(&o.trace, "trace", "", "write the trace of the first failing seed (or of -seed S, of the first failing schedule, or the shrunk trace) to `FILE`")
 	fs.StringVar(&o.replay, "replay", "", "re-run the trace in `FILE`, check it reproduces, print its verdict")
