@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -203,8 +204,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		m.configure(&cfg)
 	}
 	// The tape's storage is reused from run to run unless someone keeps it
-	// (a trace, exhaustive search): a chaos tape is about 300 KB.
-	keepTape := tracing || o.observer != nil || o.keepTape
+	// (a trace, a test): a chaos tape is about 300 KB. Exhaustive search
+	// needs only a failing run's tape, which is copied out below.
+	keepTape := tracing || o.keepTape
 	var tapeBuf []sim.Choice
 	if !keepTape {
 		if b, ok := tapes.Get().(*[]sim.Choice); ok {
@@ -317,6 +319,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if err != nil && !errors.Is(err, sim.ErrBudget) {
 		res.Failure = err.Error()
 		res.Violations = append(res.Violations, model.Violation{Invariant: "panic", Message: err.Error()})
+	}
+	if res.tape == nil && o.observer != nil && len(res.Violations) > 0 {
+		res.tape = slices.Clone(s.Tape())
 	}
 	if tracing {
 		cfgJSON, _ := json.Marshal(header)
