@@ -57,7 +57,7 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 // serverRequest is the request a server receives, built directly as
 // net/http's server would hand it over (httptest.NewRequest parses a whole
 // HTTP request from text, a tenth of the run in profiles; NewRequest adds a
-// header map, a closer and a GetBody closure no handler here uses). The URL
+// separate closer and a GetBody closure no handler here uses). The URL
 // is parsed as the server parses a request line, so escaped ids keep their
 // RawPath.
 func serverRequest(ctx context.Context, method, path string, body []byte, contentType string) *http.Request {
@@ -86,8 +86,8 @@ type bodyReader struct{ bytes.Reader }
 func (*bodyReader) Close() error { return nil }
 
 // recorder is the http.ResponseWriter a server process answers into: the
-// status, the headers as they stood when the status was written, and the
-// body, which is all the world reads. httptest.ResponseRecorder keeps a
+// status, the headers as the handler left them, and the body, which is all
+// the world reads. httptest.ResponseRecorder keeps a
 // second copy of the headers and a result to build, which the world never
 // asks for.
 type recorder struct {
