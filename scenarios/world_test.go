@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"sluicesim/model"
 	"sluicesim/sim"
@@ -118,9 +119,11 @@ func BenchmarkChaosSeed(b *testing.B) {
 	defer BatchGC()()
 	cfg := Chaos()
 	b.ReportAllocs()
+	var check time.Duration
 	for i := 0; b.Loop(); i++ {
-		Run(cfg, uint64(i+1), Options{})
+		check += Run(cfg, uint64(i+1), Options{Now: time.Now}).CheckTime
 	}
+	reportCheckShare(b, check)
 }
 
 // BenchmarkJudge is what the model costs per chaos seed: every invariant
