@@ -66,6 +66,8 @@ type index struct {
 	intakeAnswer []int32
 	readKey      []sluice.OperationID
 	readAnswer   []int32
+	// texts holds the readings' strings.
+	texts textArena
 }
 
 // txFacts is what the world saw of one txid. Positions are 1-based (0:
@@ -202,9 +204,17 @@ func buildIndex(s *Snapshot) *index {
 	rds := make([]int32, 2*len(s.Intake)+len(s.Reads))
 	ix.intakeSent, ix.intakeAnswer, ix.readAnswer = rds[:len(s.Intake)], rds[len(s.Intake):2*len(s.Intake)], rds[2*len(s.Intake):]
 	ix.byPayload = make(map[Payload]int32, len(s.Intake))
+	ix.readings = make([]reading, 0, len(s.Intake)) // runs repeat payloads: about as many as posts
+	if raws := countRaw(s.Intake); raws > 0 {
+		ix.byRaw = make(map[*RawPost]int32, raws)
+	}
+	// A reading's strings are its key, a slash and its customer: about 80
+	// bytes for each distinct payload, of which a run has fewer than it has
+	// records.
+	ix.texts.block = 80 * (len(s.Intake) + len(s.Reads)) / 2
 	for i := range s.Intake {
 		r := &s.Intake[i]
-		ix.intakeKey[i] = opKey(r.ID)
+		ix.intakeKey[i] = opKeyIn(r.ID, &ix.texts)
 		ix.intakeSent[i] = ix.sent(r)
 		if r.Raw == nil && r.Answer == r.Sent {
 			// The answer showed the payload sent (a created or
@@ -216,7 +226,7 @@ func buildIndex(s *Snapshot) *index {
 	}
 	for i := range s.Reads {
 		r := &s.Reads[i]
-		ix.readKey[i] = opKey(r.ID)
+		ix.readKey[i] = opKeyIn(r.ID, &ix.texts)
 		ix.readAnswer[i] = ix.read(r.Answer)
 	}
 	return ix
@@ -228,7 +238,7 @@ func (ix *index) read(p Payload) int32 {
 		return i
 	}
 	i := int32(len(ix.readings))
-	ix.readings = append(ix.readings, readPayload(p))
+	ix.readings = append(ix.readings, readPayloadIn(p, &ix.texts))
 	ix.byPayload[p] = i
 	return i
 }
@@ -244,17 +254,28 @@ func (ix *index) sent(r *IntakeRecord) int32 {
 		return i
 	}
 	var i int32
-	if p, bad := ReadPost(*r.Raw); bad == "" {
+	if p, bad := readPost(*r.Raw, &ix.texts); bad == "" {
 		i = ix.read(p)
 	} else {
 		i = int32(len(ix.readings))
-		ix.readings = append(ix.readings, reading{bad: "request " + bad})
+		ix.readings = append(ix.readings, reading{bad: ix.texts.cat("request ", bad)})
 	}
 	if ix.byRaw == nil {
 		ix.byRaw = make(map[*RawPost]int32)
 	}
 	ix.byRaw[r.Raw] = i
 	return i
+}
+
+// countRaw is how many of the records are raw posts.
+func countRaw(recs []IntakeRecord) int {
+	n := 0
+	for i := range recs {
+		if recs[i].Raw != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // sentOf is intake record i's sent reading; answerOf its answer's;
@@ -267,9 +288,8 @@ func (ix *index) readAnswerOf(j int) *reading { return &ix.readings[ix.readAnswe
 // and where each slot's run starts (start has n+1 entries). A position
 // whose slot is negative is left out.
 func groupBy(slot []int32, n int) (pos, start []int32) {
-	start = make([]int32, 2*n+1)
-	next := start[n+1:]
-	start = start[:n+1]
+	buf := make([]int32, 2*n+1+len(slot)) // start, next, and room for pos
+	start, next, rest := buf[:n+1:n+1], buf[n+1:2*n+1], buf[2*n+1:]
 	for _, k := range slot {
 		if k >= 0 {
 			start[k+1]++
@@ -279,7 +299,7 @@ func groupBy(slot []int32, n int) (pos, start []int32) {
 		start[k+1] += start[k]
 	}
 	copy(next, start[:n])
-	pos = make([]int32, start[n])
+	pos = rest[:start[n]:start[n]]
 	for i, k := range slot {
 		if k >= 0 {
 			pos[next[k]] = int32(i)

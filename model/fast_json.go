@@ -1,18 +1,27 @@
 package model
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // Fast paths for the two JSON readings the model makes many times per run,
-// a POST's body (refObject) and an answer's (ReadAnswer). Each reads only
-// the plain form of its document, the form the worlds' clients and intake
-// write: printable ASCII strings with at most the one-letter escapes,
-// plain keys, whitespace between tokens. For a document of that form,
-// encoding/json's reading is plain too, so the fast path finds exactly
-// what it would; any other document (a \u escape, a byte outside printable
-// ASCII, a value of an unexpected kind, anything malformed) makes the fast
-// path give up, and the caller reads it with encoding/json as before,
-// whose answers (and errors) then stand. fast_test.go compares both ways
-// on edge cases and random mutations of them, and fuzzes them.
+// a POST's body (refObject) and an answer's (ReadAnswer). Each reads its
+// document token by token the way encoding/json does, as far as it can be
+// sure to: whitespace between tokens, strings as encoding/json's scanner
+// accepts them (its escapes, \u ones included, and any byte from 0x20 up),
+// decoded as encoding/json decodes them (unescapePlain is its unquoting),
+// numbers by JSON's grammar, true, false and null; an answer's keys must
+// be plain (printable ASCII, no escapes: encoding/json matches them to
+// fields ignoring case, which the fast path does only for ASCII). Where
+// encoding/json's reading depends on more than that (a syntax error, a
+// value of an unexpected kind for an answer), the fast path gives up, and
+// the caller reads the document with encoding/json as before, whose
+// answers (and errors) then stand. fast_test.go compares both ways on edge
+// cases and random mutations of them, and fuzzes them.
 
 // plainJSON reads one document of the plain form, token by token.
 type plainJSON struct {
@@ -22,6 +31,8 @@ type plainJSON struct {
 	// small (an answer; not a POST padded to its limit): the values without
 	// escapes are slices of it, one allocation for all of them.
 	s string
+	// texts, if set, is where the values are made instead.
+	texts *textArena
 }
 
 // plainShareMax is the longest document whose values share one string.
@@ -59,10 +70,11 @@ func (p *plainJSON) end() bool {
 	return p.i == len(p.b)
 }
 
-// str reads a plain string token: its bytes between the quotes, raw, and
-// whether it has escapes. ok is false (and nothing is consumed) if the
-// next token is not a plain string.
-func (p *plainJSON) str() (raw []byte, escaped, ok bool) {
+// str reads a string token as encoding/json's scanner accepts it: its
+// bytes between the quotes, raw, and whether they need unescapePlain
+// (an escape, or a byte outside ASCII). ok is false (and nothing is
+// consumed) if the next token is not a whole string.
+func (p *plainJSON) str() (raw []byte, special, ok bool) {
 	p.space()
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return nil, false, false
@@ -72,42 +84,80 @@ func (p *plainJSON) str() (raw []byte, escaped, ok bool) {
 		switch c := p.b[j]; {
 		case c == '"':
 			p.i = j + 1
-			return p.b[start:j], escaped, true
+			return p.b[start:j], special, true
 		case c == '\\':
 			if j+1 >= len(p.b) {
 				return nil, false, false
 			}
 			switch p.b[j+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if getu4(p.b[j:]) < 0 {
+					return nil, false, false
+				}
+				j += 4
 			default:
-				return nil, false, false // \u, or not an escape
+				return nil, false, false // not an escape
 			}
-			escaped = true
+			special = true
 			j++
-		case c < 0x20 || c > 0x7e:
+		case c < 0x20:
 			return nil, false, false
+		case c >= utf8.RuneSelf:
+			special = true
 		}
 	}
 	return nil, false, false
 }
 
-// key reads a plain string with no escapes followed by a colon.
+// getu4 is encoding/json's: the value of the \uXXXX escape s starts with,
+// -1 if it does not start with one.
+func getu4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c = c - '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// key reads a plain string (printable ASCII, no escapes) followed by a
+// colon.
 func (p *plainJSON) key() ([]byte, bool) {
-	k, escaped, ok := p.str()
-	if !ok || escaped || !p.next(':') {
+	k, special, ok := p.str()
+	if !ok || special || !p.next(':') {
 		return nil, false
+	}
+	for _, c := range k {
+		if c > 0x7e {
+			return nil, false
+		}
 	}
 	return k, true
 }
 
-// text reads a plain string token as the string encoding/json decodes.
+// text reads a string token as the string encoding/json decodes.
 func (p *plainJSON) text() (string, bool) {
-	raw, escaped, ok := p.str()
+	raw, special, ok := p.str()
 	switch {
 	case !ok:
 		return "", false
-	case escaped:
-		return unescapePlain(raw), true
+	case special:
+		return unescapePlain(raw, p.texts), true
+	case p.texts != nil:
+		return p.texts.str(raw), true
 	}
 	if len(p.b) > plainShareMax {
 		return string(raw), true
@@ -191,71 +241,164 @@ func field(key []byte, names []string) int {
 	return -1
 }
 
-// unescapePlain undoes the one-letter escapes of a string str accepted.
-func unescapePlain(raw []byte) string {
-	out := make([]byte, 0, len(raw))
-	for j := 0; j < len(raw); j++ {
-		c := raw[j]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		j++
-		switch raw[j] {
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		default: // '"', '\\', '/': itself
-			c = raw[j]
-		}
-		out = append(out, c)
+// unescapePlain is encoding/json's unquoting of a string str accepted:
+// escapes undone (a \u escape of half a surrogate pair that has no other
+// half reads as U+FFFD), and each byte that is not part of a UTF-8
+// sequence replaced by U+FFFD.
+// The string is made in texts (nil: its own).
+func unescapePlain(raw []byte, texts *textArena) string {
+	if !bytes.ContainsRune(raw, '\\') && utf8.Valid(raw) {
+		return texts.str(raw)
 	}
-	return string(out)
+	var buf [128]byte
+	out := buf[:0]
+	for r := 0; r < len(raw); {
+		c := raw[r]
+		switch {
+		case c == '\\':
+			r++
+			switch c = raw[r]; c {
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'u':
+				rr := getu4(raw[r-1:])
+				r += 5
+				if utf16.IsSurrogate(rr) {
+					if dec := utf16.DecodeRune(rr, getu4(raw[r:])); dec != unicode.ReplacementChar {
+						r += 6 // a valid pair
+						out = utf8.AppendRune(out, dec)
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				out = utf8.AppendRune(out, rr)
+				continue
+			} // '"', '\\', '/': itself
+			out = append(out, c)
+			r++
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(raw[r:])
+			out = utf8.AppendRune(out, rr)
+			r += size
+		}
+	}
+	return texts.str(out)
 }
 
-// refObjectPlain is refObject's fast path: one object holding each of the
-// five keys exactly once, spelt exactly (refObject's keys are
-// case-sensitive), each value a plain string. For such a body
-// encoding/json's tokens are '{', key, value, ..., '}' and then the end, so
-// refObject would find the same five strings and no reason. ok is false
-// for any other body (a key missing, repeated or unknown included): the
-// decoder then says why.
-func refObjectPlain(body []byte) (vals [len(postFields)]string, ok bool) {
-	var seen [len(postFields)]bool
-	p := plainJSON{b: body}
-	if !p.next('{') {
-		return vals, false
+// refObjectPlain is refObject's fast path. It walks the body as
+// refObjectDecoded walks encoding/json's tokens, to the same decision:
+// the five strings, or the first reason to refuse the body that the walk
+// meets (an unknown or repeated key, a value that is not a string, the end
+// of the body between two tokens, data after the object, a key missing).
+// Up to that point every token must be one the fast path reads exactly as
+// encoding/json does (see the top of this file); ok is false when one is
+// not (a syntax error among them), and the decoder then says why.
+func refObjectPlain(body []byte, texts *textArena) (vals [len(postFields)]string, why string, ok bool) {
+	p := plainJSON{b: body, texts: texts}
+	// at reports whether a token follows (only whitespace is left: the
+	// decoder's next token is io.EOF).
+	at := func() bool { p.space(); return p.i < len(p.b) }
+	if !at() {
+		return vals, "ends early", true
 	}
-	for n := range len(postFields) {
-		if n > 0 && !p.next(',') {
-			return vals, false
+	switch p.b[p.i] {
+	case '{':
+		p.i++
+	case '[':
+		return vals, "is not a JSON object", true
+	default:
+		if p.scalar() {
+			return vals, "is not a JSON object", true
 		}
-		key, ok := p.key()
-		if !ok {
-			return vals, false
-		}
-		f := -1
-		for j, name := range postFields {
-			if string(key) == name {
-				f = j
+		return vals, "", false
+	}
+	var seen [len(postFields)]bool
+	if !at() {
+		return vals, "ends early", true
+	}
+	if p.b[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			if p.b[p.i] != '"' {
+				return vals, "", false
+			}
+			key, ok := p.text()
+			if !ok {
+				return vals, "", false
+			}
+			f := -1
+			for j, name := range postFields {
+				if key == name {
+					f = j
+				}
+			}
+			switch {
+			case f < 0:
+				return vals, "has an unknown key " + strconv.Quote(key), true
+			case seen[f]:
+				return vals, postFieldReasons[f].twice, true
+			}
+			seen[f] = true
+			if !at() {
+				return vals, "ends early", true
+			}
+			if p.b[p.i] != ':' {
+				return vals, "", false
+			}
+			p.i++
+			if !at() {
+				return vals, "ends early", true
+			}
+			switch p.b[p.i] {
+			case '"':
+				if vals[f], ok = p.text(); !ok {
+					return vals, "", false
+				}
+			case '{', '[':
+				return vals, postFieldReasons[f].notString, true
+			default:
+				if p.scalar() {
+					return vals, postFieldReasons[f].notString, true
+				}
+				return vals, "", false
+			}
+			if !at() {
+				return vals, "ends early", true
+			}
+			if p.b[p.i] == '}' {
+				p.i++
+				break
+			}
+			if p.b[p.i] != ',' {
+				return vals, "", false
+			}
+			p.i++
+			if !at() {
+				return vals, "ends early", true
 			}
 		}
-		if f < 0 || seen[f] {
-			return vals, false
-		}
-		seen[f] = true
-		if vals[f], ok = p.text(); !ok {
-			return vals, false
+	}
+	if at() {
+		return vals, "has data after the object", true
+	}
+	for i, ok := range seen {
+		if !ok {
+			return vals, postFieldReasons[i].missing, true
 		}
 	}
-	return vals, p.next('}') && p.end()
+	return vals, "", true
 }
 
 // answerFields are the answer's string fields ReadAnswer keeps, by their
@@ -285,6 +428,10 @@ func readAnswerPlain(body []byte) (w answerWire, ok bool) {
 	}
 	fields := [...]*string{&w.id, &w.customer, &w.state, &w.to, &w.amount, &w.asset} // answerFields
 	sawHistory := false
+	// The history is read here first, and copied out whole at the end: one
+	// allocation for the usual few entries.
+	var histBuf [8]HistoryEntry
+	hist := histBuf[:0]
 	for n := 0; !p.next('}'); n++ {
 		if n > 0 && !p.next(',') {
 			return w, false
@@ -317,8 +464,11 @@ func readAnswerPlain(body []byte) (w answerWire, ok bool) {
 			if !ok {
 				return w, false
 			}
-			w.history = append(w.history, h)
+			hist = append(hist, h)
 		}
+	}
+	if len(hist) > 0 {
+		w.history = append([]HistoryEntry(nil), hist...)
 	}
 	return w, p.end()
 }

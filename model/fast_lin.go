@@ -124,10 +124,38 @@ func linStep(set *linStates, in *linInput, out *linOutput) *linStates {
 		return set
 	case len(next) == 0:
 		return nil
+	case len(next) == 1 && next[0] == linState{}:
+		return linInitial
+	}
+	if in.succ != nil {
+		// The sets a post most often makes, made with the input: the row
+		// inserted, or (an answer lost) perhaps inserted.
+		if present := (linState{Exists: true, Hash: in.Hash}); len(next) == 1 && next[0] == present {
+			return &in.succ.present
+		} else if len(next) == 2 && next[0] == (linState{}) && next[1] == present {
+			return &in.succ.maybe
+		}
 	}
 	made := &linStates{}
 	made.s = append(made.inline[:0:len(made.inline)], next...)
 	return made
+}
+
+// linSucc is what linStep returns, rather than a new set, when a post with
+// payload hash h makes {present h} (the row inserted) or {absent, present
+// h} (perhaps inserted), in that order. Both are made with the post's
+// input, before the search, and only read by it.
+type linSucc struct {
+	present, maybe linStates
+}
+
+// init makes u the successors of a post with hash h, and returns it.
+func (u *linSucc) init(h string) *linSucc {
+	u.present.inline[0] = linState{Exists: true, Hash: h}
+	u.present.s = u.present.inline[:1:1]
+	u.maybe.inline = [2]linState{{}, {Exists: true, Hash: h}}
+	u.maybe.s = u.maybe.inline[:2:2]
+	return u
 }
 
 // partitionByID splits a history by operation id (id reads it from an

@@ -16,6 +16,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"sluicesim/scenarios/hostile"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/money"
@@ -64,6 +65,20 @@ func plainBodies() [][]byte {
 		"\ufeff" + base,
 		"\v" + base,
 		`{}`, ``, `{`, `"x"`, `null`,
+		// Escapes and bytes beyond ASCII, which encoding/json decodes.
+		`{"operation_id":"\ud83d\ude00","customer":"\ud800","to_address":"\udc00x","amount":"\ud800\u0041","asset":"\u00e9\u0000"}`,
+		"{\"operation_id\":\"i\",\"customer\":\"c\x7f\",\"to_address\":\"\xc3(\",\"amount\":\"\xed\xa0\x80\",\"asset\":\"\xf0\x9f\x98\x80\"}",
+		`{"\u006fperation_id":"i","customer":"c","to_address":"t","amount":"1","asset":"a"}`,
+		`{"operation_id":"i","customer":"c","to_address":"t","amount":"1","asset":"a","\u00e9":1}`,
+		`{"operation_id":"i","customer":"\uD83D\uDE00\uDE00","to_address":"t","amount":"1","asset":"\u12"}`,
+		// Refusals, and the end of the body at each place between tokens.
+		`{"memo":"x"`, `{"":"x"}`, `{"customer":"c","customer"`, `{"customer":{"id":"c"}}`, `{"customer":[`,
+		`{"customer":true}`, `{"customer":nul}`, `{"customer":-}`, `{"customer":01}`, `{"customer":1.5e+3,`,
+		`{"customer"`, `{"customer":`, `{"customer":"c"`, `{"customer":"c",`, `{"customer":"c"}`, `{"customer":"c"}}`,
+		`{"operation_id":"i","customer":"c","to_address":"t","amount":"1","asset":"a"}]`,
+		`{"operation_id":"i","customer":"c","to_address":"t","amount":"1","asset":"a"} :`,
+		`{"operation_id":"i","customer":"c","to_address":"t","amount":"1","asset":"a"}` + "\n\t ",
+		`"\u00e9"`, `123`, `-0.5e3x`, `tru`, `true`, `[`, ` `, `{ }`, `{"a" : `,
 	}
 	out := make([][]byte, len(bodies))
 	for i, b := range bodies {
@@ -97,20 +112,28 @@ func mutate(r *rand.Rand, b []byte) []byte {
 func TestRefObjectPlainAgreesWithDecoder(t *testing.T) {
 	bodies := plainBodies()
 	for i, want := range []bool{true, true, true, true, true} {
-		if _, ok := refObjectPlain(bodies[i]); ok != want {
+		if _, _, ok := refObjectPlain(bodies[i], nil); ok != want {
 			t.Errorf("refObjectPlain(%.60q) ok = %v, want %v", bodies[i], ok, want)
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	taken := 0
+	taken, refused := 0, 0
+	arena := &textArena{block: 300}
 	check := func(b []byte) {
-		vals, ok := refObjectPlain(b)
+		vals, why, ok := refObjectPlain(b, nil)
+		// In an arena (as Judge reads posts): the same.
+		if avals, awhy, aok := refObjectPlain(b, arena); avals != vals || awhy != why || aok != ok {
+			t.Errorf("body %q: in an arena %q (%q, %v), alone %q (%q, %v)", b, avals, awhy, aok, vals, why, ok)
+		}
 		if !ok {
 			return
 		}
 		taken++
-		if wantVals, why := refObjectDecoded(b); why != "" || vals != wantVals {
-			t.Errorf("body %q: fast path %q, decoder %q (%q)", b, vals, wantVals, why)
+		if why != "" {
+			refused++
+		}
+		if wantVals, wantWhy := refObjectDecoded(b); why != wantWhy || why == "" && vals != wantVals {
+			t.Errorf("body %q: fast path %q (%q), decoder %q (%q)", b, vals, why, wantVals, wantWhy)
 		}
 	}
 	for _, b := range bodies {
@@ -123,8 +146,16 @@ func TestRefObjectPlainAgreesWithDecoder(t *testing.T) {
 			check(m)
 		}
 	}
-	if taken < 1000 {
-		t.Errorf("the fast path took only %d bodies: the test reaches too little of it", taken)
+	// The hostile clients' bodies, all of them (a few draws of each case).
+	hr := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		for _, p := range hostile.Corpus(hostile.Fields{ID: "0f3a5b7c-1d2e-4f60-8a9b-0c1d2e3f4a5b", Customer: "cust-1",
+			To: "TTV1V3wJqck6dgNEiaoQGL1YrZF2JkxUva", Amount: "1.5", Asset: sluice.Asset, Others: []string{"cust-2"}}, hr) {
+			check(p.Body)
+		}
+	}
+	if taken < 1000 || refused < 1000 {
+		t.Errorf("the fast path took only %d bodies (%d of them refused): the test reaches too little of it", taken, refused)
 	}
 }
 
@@ -135,9 +166,9 @@ func FuzzRefObjectPlain(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if vals, ok := refObjectPlain(b); ok {
-			if wantVals, why := refObjectDecoded(b); why != "" || vals != wantVals {
-				t.Errorf("body %q: fast path %q, decoder %q (%q)", b, vals, wantVals, why)
+		if vals, why, ok := refObjectPlain(b, nil); ok {
+			if wantVals, wantWhy := refObjectDecoded(b); why != wantWhy || why == "" && vals != wantVals {
+				t.Errorf("body %q: fast path %q (%q), decoder %q (%q)", b, vals, why, wantVals, wantWhy)
 			}
 		}
 	})
@@ -389,6 +420,17 @@ func TestLinFastIsLinModel(t *testing.T) {
 			if f, s := describe(next); f != s {
 				t.Fatalf("step %+v -> %+v from %s: fast %s, slow %s", ins[i], outs[i], linFast.DescribeState(p.fast), f, s)
 			}
+			// With the successors made in advance (as CheckLinearizable
+			// gives them): the same step.
+			if ins[i].Hash != "" {
+				in := ins[i]
+				in.succ = new(linSucc).init(in.Hash)
+				uok, unext := linFast.Step(p.fast, &in, &outs[i])
+				if uok != fok || linFast.DescribeState(unext) != linFast.DescribeState(fnext) || !linFast.Equal(unext, fnext) {
+					t.Fatalf("step %+v -> %+v from %s: with succ %v %s, without %v %s", ins[i], outs[i], linFast.DescribeState(p.fast),
+						uok, linFast.DescribeState(unext), fok, linFast.DescribeState(fnext))
+				}
+			}
 			sets = append(sets, next)
 		}
 	}
@@ -428,8 +470,11 @@ func TestLinFastChecksAsLinModel(t *testing.T) {
 			in.ID = []string{"b", "a", "c"}[r.IntN(3)]
 			call := int64(r.IntN(10))
 			ret := call + int64(r.IntN(5))
-			fastH[j] = porcupine.Operation{ClientId: j, Input: &in, Output: &outs[k], Call: call, Return: ret}
 			slowH[j] = porcupine.Operation{ClientId: j, Input: in, Output: outs[k], Call: call, Return: ret}
+			if in.Hash != "" && r.IntN(2) == 0 { // as CheckLinearizable gives posts
+				in.succ = new(linSucc).init(in.Hash)
+			}
+			fastH[j] = porcupine.Operation{ClientId: j, Input: &in, Output: &outs[k], Call: call, Return: ret}
 		}
 		fp, sp := linFast.Partition(fastH), slow.Partition(slowH)
 		if len(fp) != len(sp) {
@@ -438,7 +483,9 @@ func TestLinFastChecksAsLinModel(t *testing.T) {
 		for i := range fp {
 			for j := range fp[i] {
 				f, s := fp[i][j], sp[i][j]
-				if *f.Input.(*linInput) != s.Input.(linInput) || f.Call != s.Call || f.ClientId != s.ClientId {
+				fin := *f.Input.(*linInput)
+				fin.succ = nil
+				if fin != s.Input.(linInput) || f.Call != s.Call || f.ClientId != s.ClientId {
 					t.Fatalf("partition %d op %d: fast %+v, slow %+v", i, j, f, s)
 				}
 			}

@@ -116,8 +116,11 @@ func (ix *index) row(s *Snapshot, id sluice.OperationID) *sluice.Operation {
 // opKey is the id a client's record names, by the model's own reading: a
 // UUID's canonical lowercase form, or, for an id the model refuses, its
 // lowercase spelling (such a record never names a row).
-func opKey(id string) sluice.OperationID {
-	if key, why := refOperationID(id); why == "" {
+func opKey(id string) sluice.OperationID { return opKeyIn(id, nil) }
+
+// opKeyIn is opKey with a new string made in texts (nil: its own).
+func opKeyIn(id string, texts *textArena) sluice.OperationID {
+	if key, code := refOperationIDCode(id, texts); code == 0 {
 		return key
 	}
 	return sluice.OperationID(strings.ToLower(id))
@@ -146,7 +149,10 @@ func intents(s *Snapshot) *intentsByID {
 		return s.memo.meant
 	}
 	ix := s.index()
-	out := &intentsByID{ix: ix, m: make(map[sluice.OperationID]int32, len(s.Operations))}
+	out := &intentsByID{ix: ix, bySlot: make([]int32, len(ix.ids))}
+	for k := range out.bySlot {
+		out.bySlot[k] = -1
+	}
 	if s.memo != nil {
 		s.memo.meant = out
 	}
@@ -155,8 +161,8 @@ func intents(s *Snapshot) *intentsByID {
 			continue
 		}
 		if rd := ix.sentOf(i); rd.bad == "" {
-			if _, ok := out.m[rd.in.ID]; !ok {
-				out.m[rd.in.ID] = ix.intakeSent[i]
+			if _, ok := out.at(rd.in.ID); !ok {
+				out.set(rd.in.ID, ix.intakeSent[i])
 			}
 		}
 	}
@@ -165,27 +171,49 @@ func intents(s *Snapshot) *intentsByID {
 		if rd.bad != "" {
 			continue
 		}
-		if _, ok := out.m[rd.in.ID]; ok {
+		if _, ok := out.at(rd.in.ID); ok {
 			continue
 		}
 		if row := ix.row(s, rd.in.ID); row != nil && SameInstruction(rd.in, rowIntent(row)) {
-			out.m[rd.in.ID] = ix.intakeSent[i]
+			out.set(rd.in.ID, ix.intakeSent[i])
 		}
 	}
 	return out
 }
 
 // intentsByID is intents' answer: per id, the reading of the payload that
-// says what was meant.
+// says what was meant (a position in ix.readings).
 type intentsByID struct {
-	ix *index
-	m  map[sluice.OperationID]int32 // positions in ix.readings
+	ix        *index
+	bySlot    []int32                      // by the id's slot; -1: none
+	unslotted map[sluice.OperationID]int32 // ids without a slot (no event, no row)
+}
+
+// at is where the reading of what id was meant to be is.
+func (m *intentsByID) at(id sluice.OperationID) (int32, bool) {
+	if k, ok := m.ix.slot[id]; ok {
+		return m.bySlot[k], m.bySlot[k] >= 0
+	}
+	i, ok := m.unslotted[id]
+	return i, ok
+}
+
+// set records that the reading at i says what id was meant to be.
+func (m *intentsByID) set(id sluice.OperationID, i int32) {
+	if k, ok := m.ix.slot[id]; ok {
+		m.bySlot[k] = i
+		return
+	}
+	if m.unslotted == nil {
+		m.unslotted = make(map[sluice.OperationID]int32)
+	}
+	m.unslotted[id] = i
 }
 
 // of is what id was meant to be; ok is false when no client's payload
 // says.
 func (m *intentsByID) of(id sluice.OperationID) (Intent, bool) {
-	if i, ok := m.m[id]; ok {
+	if i, ok := m.at(id); ok {
 		return m.ix.readings[i].in, true
 	}
 	return Intent{}, false
@@ -243,8 +271,12 @@ type reading struct {
 }
 
 // readPayload is the model's reading of p.
-func readPayload(p Payload) reading {
-	in, bad := ReadIntent(p)
+func readPayload(p Payload) reading { return readPayloadIn(p, nil) }
+
+// readPayloadIn is readPayload with the reading's strings written in texts
+// (nil: a string of their own).
+func readPayloadIn(p Payload, texts *textArena) reading {
+	in, bad := readIntent(p, texts)
 	r := reading{in: in, bad: bad}
 	if bad == "" {
 		// Two payloads share a key exactly when they are the same
@@ -255,15 +287,73 @@ func readPayload(p Payload) reading {
 		hex.Encode(hexSum[:], sum[:])
 		// One string holds both: the key is the lin value's first part
 		// (linKey(key, in) is key + "/" + customer).
-		var lin strings.Builder
-		lin.Grow(len(hexSum) + 1 + len(in.Customer))
-		lin.Write(hexSum[:])
-		lin.WriteByte('/')
-		lin.WriteString(string(in.Customer))
-		r.lin = lin.String()
+		r.lin = texts.join(hexSum[:], '/', string(in.Customer))
 		r.key = r.lin[:len(hexSum)]
 	}
 	return r
+}
+
+// textArena makes strings in shared blocks: a run reads tens of payloads,
+// and their strings need not be one allocation each. A string it made is
+// never written again (a strings.Builder only ever appends, and a full
+// block is left as it is for a new one).
+type textArena struct {
+	b     strings.Builder
+	block int // the size of a new block, in bytes
+}
+
+// str is string(x), made in the arena (a string of its own when a is nil).
+func (a *textArena) str(x []byte) string {
+	if a == nil || len(x) > textBlockMax {
+		return string(x)
+	}
+	a.room(len(x))
+	start := a.b.Len()
+	a.b.Write(x)
+	return a.b.String()[start:]
+}
+
+// cat is x + y, made in the arena (a string of its own when a is nil).
+func (a *textArena) cat(x, y string) string {
+	n := len(x) + len(y)
+	if a == nil || n > textBlockMax {
+		return x + y
+	}
+	a.room(n)
+	start := a.b.Len()
+	a.b.WriteString(x)
+	a.b.WriteString(y)
+	return a.b.String()[start:]
+}
+
+// room makes sure the current block has n bytes free.
+func (a *textArena) room(n int) {
+	if a.b.Cap()-a.b.Len() < n {
+		a.b = strings.Builder{}
+		a.b.Grow(max(n, min(a.block, textBlockMax)))
+	}
+}
+
+// textBlockMax bounds a block: a string longer than this gets its own.
+const textBlockMax = 4 << 10
+
+// join is x + sep + y, made in the arena (a string of its own when a is nil).
+func (a *textArena) join(x []byte, sep byte, y string) string {
+	n := len(x) + 1 + len(y)
+	if a == nil || n > textBlockMax {
+		var b strings.Builder
+		b.Grow(n)
+		b.Write(x)
+		b.WriteByte(sep)
+		b.WriteString(y)
+		return b.String()
+	}
+	a.room(n)
+	start := a.b.Len()
+	a.b.Write(x)
+	a.b.WriteByte(sep)
+	a.b.WriteString(y)
+	return a.b.String()[start:]
 }
 
 // appendKeyText appends what a valid intent's key hashes:

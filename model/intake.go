@@ -50,7 +50,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 	// The records by the id they name: group g's records are
 	// recPos[recStart[g]:recStart[g+1]], in record order.
 	group := make(map[sluice.OperationID]int32, len(s.Operations))
-	var groupIDs []sluice.OperationID // by group: first-seen order
+	groupIDs := make([]sluice.OperationID, 0, len(s.Intake)) // by group: first-seen order
 	recGroup := make([]int32, len(s.Intake))
 	for i, id := range ix.intakeKey {
 		g, ok := group[id]

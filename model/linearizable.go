@@ -68,6 +68,9 @@ type linInput struct {
 	// Hash is a post's payload key ("" for an invalid payload): equal
 	// exactly for the same instruction, customer included.
 	Hash string
+	// succ, when set, holds the sets of states this post most often steps
+	// to, made once with the input (linFast's; linModel ignores it).
+	succ *linSucc
 }
 
 type linOutput struct {
@@ -218,12 +221,17 @@ func (r *LinearizabilityReport) Visualize(w io.Writer) error {
 func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *LinearizabilityReport) {
 	s = withMemo(s)
 	ix := s.index()
-	// The operations in the order above (intake, then reads), with inputs
-	// and outputs by pointer (linFast's form).
-	ops := make([]porcupine.Operation, 0, len(s.Intake)+len(s.Reads))
-	ins := make([]linInput, 0, cap(ops))
-	outs := make([]linOutput, 0, cap(ops))
-	clients := make(map[string]int, 16)
+	// The operations in the order above (intake, then reads), with their
+	// inputs and outputs (linFast's form: porcupine gets pointers to them).
+	type linOp struct {
+		in        linInput
+		out       linOutput
+		client    int
+		call, ret int64
+	}
+	lops := make([]linOp, 0, len(s.Intake)+len(s.Reads))
+	succ := make([]linSucc, len(s.Intake))     // the posts' common successors
+	clients := make(map[string]int, cap(lops)) // at most one client per operation
 	client := func(name string) int {
 		if id, ok := clients[name]; ok {
 			return id
@@ -237,57 +245,34 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 		if r.Outcome == Failed && ret == 0 {
 			ret = math.MaxInt64
 		}
-		ins = append(ins, linInput{ID: string(ix.intakeKey[i]), Hash: ix.sentOf(i).lin})
-		outs = append(outs, linOutput{Outcome: r.Outcome, Returned: ix.answerOf(i).lin})
-		ops = append(ops, porcupine.Operation{
-			ClientId: client(r.Client),
-			Input:    &ins[len(ins)-1],
-			Call:     r.Call,
-			Output:   &outs[len(outs)-1],
-			Return:   ret,
-		})
+		in := linInput{ID: string(ix.intakeKey[i]), Hash: ix.sentOf(i).lin}
+		if in.Hash != "" {
+			in.succ = succ[i].init(in.Hash)
+		}
+		lops = append(lops, linOp{in: in, out: linOutput{Outcome: r.Outcome, Returned: ix.answerOf(i).lin},
+			client: client(r.Client), call: r.Call, ret: ret})
 	}
 	for i := range s.Reads {
 		r := &s.Reads[i]
 		if r.Status != 0 && r.Status != 200 && r.Status != 404 {
 			continue // no information about the row
 		}
-		ins = append(ins, linInput{Read: true, ID: string(ix.readKey[i])})
-		outs = append(outs, linOutput{Present: r.Present, Hash: ix.readAnswerOf(i).lin})
-		ops = append(ops, porcupine.Operation{
-			ClientId: client(r.Client),
-			Input:    &ins[len(ins)-1],
-			Call:     r.Call,
-			Output:   &outs[len(outs)-1],
-			Return:   r.Return,
-		})
+		lops = append(lops, linOp{in: linInput{Read: true, ID: string(ix.readKey[i])},
+			out:    linOutput{Present: r.Present, Hash: ix.readAnswerOf(i).lin},
+			client: client(r.Client), call: r.Call, ret: r.Return})
 	}
-	// The history is ops grouped by id, ids in order, each id's in the order
-	// above, so that partitioning only cuts it: the parts are
+	// The history is the operations grouped by id, ids in order, each id's
+	// in the order above, so that partitioning only cuts it: the parts are
 	// linModel.Partition's.
-	group := make(map[string]int32, len(s.Operations))
-	var groupIDs []string
-	opGroup := make([]int32, len(ins))
-	for i := range ins {
-		g, ok := group[ins[i].ID]
-		if !ok {
-			g = int32(len(groupIDs))
-			group[ins[i].ID] = g
-			groupIDs = append(groupIDs, ins[i].ID)
-		}
-		opGroup[i] = g
+	order := make([]int32, len(lops))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	pos, start := groupBy(opGroup, len(groupIDs))
-	order := make([]int32, len(groupIDs))
-	for g := range order {
-		order[g] = int32(g)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(groupIDs[a], groupIDs[b]) })
-	history := make([]porcupine.Operation, 0, len(ops))
-	for _, g := range order {
-		for _, i := range pos[start[g]:start[g+1]] {
-			history = append(history, ops[i])
-		}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(lops[a].in.ID, lops[b].in.ID) })
+	history := make([]porcupine.Operation, len(lops))
+	for j, i := range order {
+		op := &lops[i]
+		history[j] = porcupine.Operation{ClientId: op.client, Input: &op.in, Call: op.call, Output: &op.out, Return: op.ret}
 	}
 	m := linFast
 	res := porcupine.CheckOperationsTimeout(m, history, timeout)

@@ -33,6 +33,17 @@ const PostBodyMax = 16 << 10
 // case-sensitive: "Amount" is not "amount"), in the API's order.
 var postFields = [5]string{"operation_id", "customer", "to_address", "amount", "asset"}
 
+// postFieldReasons are refObject's reasons about each of postFields, made
+// once.
+var postFieldReasons = func() (r [len(postFields)]struct{ twice, notString, missing string }) {
+	for i, key := range postFields {
+		r[i].twice = "has the key " + key + " twice"
+		r[i].notString = "has a " + key + " that is not a JSON string"
+		r[i].missing = "has no " + key
+	}
+	return r
+}()
+
 // ReadPost reads a raw POST as intake must: the media type is absent or
 // application/json (type and subtype in any letter case, a charset only if
 // it is UTF-8), the body at most PostBodyMax bytes and exactly one JSON
@@ -41,7 +52,11 @@ var postFields = [5]string{"operation_id", "customer", "to_address", "amount", "
 // request's form is acceptable, and then p holds the five strings (which
 // ReadIntent still has to judge); otherwise reason says why the request is
 // refused before any field is read.
-func ReadPost(r RawPost) (p Payload, reason string) {
+func ReadPost(r RawPost) (p Payload, reason string) { return readPost(r, nil) }
+
+// readPost is ReadPost with the payload's strings made in texts (nil:
+// strings of their own).
+func readPost(r RawPost, texts *textArena) (p Payload, reason string) {
 	// "application/json" itself, the usual header, reads as itself with no
 	// parameters: ParseMediaType is for every other spelling.
 	if r.ContentType != "" && r.ContentType != "application/json" {
@@ -61,18 +76,18 @@ func ReadPost(r RawPost) (p Payload, reason string) {
 	if len(r.Body) > PostBodyMax {
 		return Payload{}, "body is longer than " + strconv.Itoa(PostBodyMax) + " bytes"
 	}
-	vals, why := refObject(r.Body)
+	vals, why := refObject(r.Body, texts)
 	if why != "" {
-		return Payload{}, "body " + why
+		return Payload{}, texts.cat("body ", why)
 	}
 	return Payload{ID: vals[0], Customer: vals[1], To: vals[2], Amount: vals[3], Asset: vals[4]}, ""
 }
 
 // refObject reads body as one JSON object of the five string fields, token
 // by token: every value must itself be a single string token.
-func refObject(body []byte) ([len(postFields)]string, string) {
-	if vals, ok := refObjectPlain(body); ok {
-		return vals, ""
+func refObject(body []byte, texts *textArena) ([len(postFields)]string, string) {
+	if vals, why, ok := refObjectPlain(body, texts); ok {
+		return vals, why
 	}
 	return refObjectDecoded(body)
 }
@@ -119,7 +134,7 @@ func refObjectDecoded(body []byte) ([len(postFields)]string, string) {
 			return vals, "has an unknown key " + strconv.Quote(key)
 		}
 		if seen[i] {
-			return vals, "has the key " + key + " twice"
+			return vals, postFieldReasons[i].twice
 		}
 		seen[i] = true
 		v, why := next()
@@ -128,7 +143,7 @@ func refObjectDecoded(body []byte) ([len(postFields)]string, string) {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return vals, "has a " + key + " that is not a JSON string"
+			return vals, postFieldReasons[i].notString
 		}
 		vals[i] = s
 	}
@@ -139,7 +154,7 @@ func refObjectDecoded(body []byte) ([len(postFields)]string, string) {
 	}
 	for i, ok := range seen {
 		if !ok {
-			return vals, "has no " + postFields[i]
+			return vals, postFieldReasons[i].missing
 		}
 	}
 	return vals, ""

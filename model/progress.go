@@ -144,7 +144,8 @@ func (j *judge) justify(op *sluice.Operation, meant *intentsByID) (reason string
 		if len(txids) == 0 || j.neverSent(txids[len(txids)-1]) {
 			return "cancelled by an operator (nothing sent)", true
 		}
-		if dead, why := j.provenDead(txids[len(txids)-1]); !dead && !j.failedOnChain(txids[len(txids)-1]) {
+		if last := txids[len(txids)-1]; !j.dead(last) && !j.failedOnChain(last) {
+			_, why := j.provenDead(last)
 			return "cancelled by an operator, but " + why, false
 		}
 		return "cancelled by an operator", true
@@ -166,9 +167,10 @@ func (j *judge) justify(op *sluice.Operation, meant *intentsByID) (reason string
 		// (the core reads its wait against a solid block's time, never
 		// later than the cancel itself).
 		if first, ok := j.firstWriteAhead(op.ID); ok && final.At.Sub(first) >= j.s.Stuck.CancelAfter {
-			if dead, why := j.provenDead(last); dead {
+			if j.dead(last) {
 				return "cancelled by the stuck policy past CancelAfter", true
 			} else if len(txids) < j.s.BuildsMax {
+				_, why := j.provenDead(last)
 				return "cancelled by the stuck policy past CancelAfter, but " + why, false
 			}
 		}
@@ -236,7 +238,7 @@ func (j *judge) justifyReview(op *sluice.Operation, meant *intentsByID) (reason 
 		// nothing); a failed receipt's has its own justification above.
 		escalated := final.Decision != nil && final.Decision.Action == sluice.Escalate &&
 			(final.Evidence == nil || final.Evidence.Lookup == tron.Unknown)
-		if dead, _ := j.provenDead(last); escalated && dead && spent {
+		if escalated && spent && j.dead(last) {
 			return "stuck policy's budget spent on a dead txid", true
 		}
 	}
@@ -284,6 +286,9 @@ func (j *judge) neverSent(t tron.Txid) bool {
 // has a block at or below its solid head whose time is at least t's
 // raw_data expiration plus the configured margin, and t is nowhere on chain.
 func (j *judge) provenDead(t tron.Txid) (bool, string) {
+	if j.dead(t) {
+		return true, ""
+	}
 	raw, ok := j.ix.envelope(j.s, t)
 	if !ok {
 		return false, fmt.Sprintf("the world never saw txid %s's envelope stored", t.Short())
@@ -292,12 +297,22 @@ func (j *judge) provenDead(t tron.Txid) (bool, string) {
 		return false, fmt.Sprintf("txid %s is on chain", t.Short())
 	}
 	deadline := time.UnixMilli(raw.Expiration).Add(j.s.SafetyMargin)
+	return false, fmt.Sprintf("no solid block reaches txid %s's expiration plus margin (%s)", t.Short(), stamp(deadline))
+}
+
+// dead is provenDead's verdict alone, without the reason's text.
+func (j *judge) dead(t tron.Txid) bool {
+	raw, ok := j.ix.envelope(j.s, t)
+	if !ok || len(j.onChain[t]) > 0 {
+		return false
+	}
+	deadline := time.UnixMilli(raw.Expiration).Add(j.s.SafetyMargin)
 	for _, b := range j.s.Blocks {
 		if b.Number <= j.s.SolidNumber && !b.Time.Before(deadline) {
-			return true, ""
+			return true
 		}
 	}
-	return false, fmt.Sprintf("no solid block reaches txid %s's expiration plus margin (%s)", t.Short(), stamp(deadline))
+	return false
 }
 
 // Outcomes counts how a run's withdrawals ended, by ground truth: how many

@@ -39,17 +39,21 @@ type Intent struct {
 // "amount has more than 6 decimals"). The Intent is meaningful only when
 // reason == "". Fields are checked in the API's order (id, customer,
 // recipient, amount, asset) and the first refusal is returned.
-func ReadIntent(p Payload) (Intent, string) {
-	id, why := refOperationID(p.ID)
-	if why != "" {
-		return Intent{}, "operation id " + why
+func ReadIntent(p Payload) (Intent, string) { return readIntent(p, nil) }
+
+// readIntent is ReadIntent with the id, when it is not already canonical,
+// made in texts (nil: a string of its own).
+func readIntent(p Payload, texts *textArena) (Intent, string) {
+	id, code := refOperationIDCode(p.ID, texts)
+	if code != 0 {
+		return Intent{}, refIDReasons[code].field
 	}
 	if why := refCustomer(p.Customer); why != "" {
-		return Intent{}, "customer " + why
+		return Intent{}, texts.cat("customer ", why)
 	}
 	to, why := refAddress(p.To)
 	if why != "" {
-		return Intent{}, "recipient " + why
+		return Intent{}, texts.cat("recipient ", why)
 	}
 	// Both are well-formed addresses, but tokens sent to either are lost.
 	switch to {
@@ -60,7 +64,7 @@ func ReadIntent(p Payload) (Intent, string) {
 	}
 	units, why := refUnits(p.Amount)
 	if why != "" {
-		return Intent{}, "amount " + why
+		return Intent{}, texts.cat("amount ", why)
 	}
 	if p.Asset == "" {
 		return Intent{}, "asset is missing"
@@ -116,11 +120,19 @@ const refUUIDLen = 36
 // case, returned lowercase so that two spellings are one operation. The nil
 // UUID is refused: it is what an unset field serializes to.
 func refOperationID(s string) (sluice.OperationID, string) {
+	id, why := refOperationIDCode(s, nil)
+	return id, refIDReasons[why].why
+}
+
+// refOperationIDCode is refOperationID with the reason as a code, an index
+// into refIDReasons (0: none), whose phrases are made once; a lowercased id
+// is made in texts (nil: a string of its own).
+func refOperationIDCode(s string, texts *textArena) (sluice.OperationID, int) {
 	if s == "" {
-		return "", "is missing"
+		return "", refIDMissing
 	}
 	if len(s) != refUUIDLen {
-		return "", "is not a UUID (not 36 characters)"
+		return "", refIDLength
 	}
 	var out [refUUIDLen]byte
 	for i := 0; i < refUUIDLen; i++ {
@@ -130,23 +142,47 @@ func refOperationID(s string) (sluice.OperationID, string) {
 		case hyphen && c == '-':
 			out[i] = c
 		case hyphen:
-			return "", "is not a UUID (no hyphen at index " + strconv.Itoa(i) + ")"
+			return "", refIDNoHyphen + i
 		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
 			out[i] = c
 		case 'A' <= c && c <= 'F':
 			out[i] = c - 'A' + 'a'
 		default:
-			return "", "is not a UUID (not a hex digit at index " + strconv.Itoa(i) + ")"
+			return "", refIDNotHex + i
 		}
 	}
 	if string(out[:]) == "00000000-0000-0000-0000-000000000000" {
-		return "", "is the nil UUID"
+		return "", refIDNil
 	}
 	if string(out[:]) == s {
-		return sluice.OperationID(s), "" // already canonical: no copy
+		return sluice.OperationID(s), 0 // already canonical: no copy
 	}
-	return sluice.OperationID(out[:]), ""
+	return sluice.OperationID(texts.str(out[:])), 0
 }
+
+// The codes of refOperationIDCode's reasons: a few fixed ones, then one
+// for each index a hyphen or a hex digit can be missing at.
+const (
+	refIDMissing  = 1
+	refIDLength   = 2
+	refIDNil      = 3
+	refIDNoHyphen = 4                          // + the index
+	refIDNotHex   = refIDNoHyphen + refUUIDLen // + the index
+)
+
+// refIDReasons are the reasons by code: refOperationID's (why), and the
+// same for the operation id field of a payload (field).
+var refIDReasons = func() (r [refIDNotHex + refUUIDLen]struct{ why, field string }) {
+	set := func(code int, why string) { r[code].why, r[code].field = why, "operation id "+why }
+	set(refIDMissing, "is missing")
+	set(refIDLength, "is not a UUID (not 36 characters)")
+	set(refIDNil, "is the nil UUID")
+	for i := range refUUIDLen {
+		set(refIDNoHyphen+i, "is not a UUID (no hyphen at index "+strconv.Itoa(i)+")")
+		set(refIDNotHex+i, "is not a UUID (not a hex digit at index "+strconv.Itoa(i)+")")
+	}
+	return r
+}()
 
 // refBase58Alphabet is Bitcoin's base58 alphabet, which TRON uses: no 0, O,
 // I or l, so that no two characters look alike.

@@ -34,8 +34,8 @@ type refTransfer struct {
 // log that claims to be USDT); under Execution.Lie it reports
 // Execution.Logs, which the model decodes itself. ok is false when a
 // reported USDT log is not a well-formed Transfer: then nothing the core
-// could read confirms either.
-func reportedUSDT(in mocknode.Inclusion) (ts []refTransfer, ok bool) {
+// could read confirms either. The transfers are appended to ts.
+func reportedUSDT(in mocknode.Inclusion, ts []refTransfer) (_ []refTransfer, ok bool) {
 	if !in.Execution.Lie {
 		for _, m := range in.Moved {
 			ts = append(ts, refTransfer{From: m.From, To: m.To, Units: m.Amount})
@@ -87,7 +87,8 @@ func refReadTransfer(l tron.Log) (refTransfer, bool) {
 // log for in, from the hot wallet to want.To for want.Units: the only
 // report on which a confirmation is honest. why says what differs.
 func reportedExactly(in mocknode.Inclusion, hot [21]byte, want Intent) (why string, exact bool) {
-	ts, ok := reportedUSDT(in)
+	var buf [2]refTransfer // more than one is refused: room to see a second
+	ts, ok := reportedUSDT(in, buf[:0])
 	switch {
 	case !ok:
 		return "a malformed USDT log", false
