@@ -43,7 +43,7 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 	}
 	if w.s.Chance("lie", w.cfg.BroadcastLieP) {
 		f := broadcastLies[w.s.Choose("lie-kind", len(broadcastLies))]
-		if f == mocknode.BandwidthExhausted && w.cfg.FaultsAtWork && !w.net.Node(c.Node).CanRefuseForBandwidth(w.sent[c.Txid]) {
+		if f == mocknode.BandwidthExhausted && w.cfg.FaultsAtWork && !w.net.Node(c.Node).CanRefuseForBandwidth(w.sentTxOrZero(c.Txid)) {
 			// Exhaustive search shows its first failing schedule as a
 			// finding, so it refuses for bandwidth only where a node can:
 			// one that holds the transaction answers DUP_TRANSACTION_ERROR
@@ -115,7 +115,7 @@ func (w *world) relayLoop(p *sim.Proc) {
 // dropped makes a transaction the node just dropped from its pool
 // relayable.
 func (w *world) dropped(id tron.Txid) {
-	if tx, ok := w.sent[id]; ok && w.cfg.RelayP > 0 {
+	if tx, ok := w.sentTx(id); ok && w.cfg.RelayP > 0 {
 		w.relayable = append(w.relayable, tx)
 	}
 }

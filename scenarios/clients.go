@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,8 +24,8 @@ import (
 func (w *world) spawnClients() {
 	cfg := w.cfg
 	for i := range cfg.Withdrawals {
-		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", w.data.Uint32(), i+1)
-		w.names[sluice.OperationID(id)] = fmt.Sprintf("op%d", i+1)
+		id := clientOperationID(w.data.Uint32(), i+1)
+		w.names[sluice.OperationID(id)] = "op" + strconv.Itoa(i+1)
 		w.ids = append(w.ids, id)
 		amount := money.Amount(1 + w.data.Int64N(int64(amountMax)))
 		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(w.data.Uint32())})
@@ -40,14 +41,14 @@ func (w *world) spawnClients() {
 		switch {
 		case cfg.InvalidEvery > 0 && n%cfg.InvalidEvery == 0:
 			// Refused at the door, each in its own way.
-			w.spawnClient(fmt.Sprintf("c%d", n), invalidInputs[w.data.IntN(len(invalidInputs))](sub), 0)
+			w.spawnClient(n, "", invalidInputs[w.data.IntN(len(invalidInputs))](sub), 0)
 			w.count("client-invalid")
 			continue
 		case cfg.RejectEvery > 0 && n%cfg.RejectEvery == 0:
 			// Well formed, so intake holds its amount; only the pipeline
 			// refuses to pay the hot wallet itself, and releases the hold.
 			sub.ToAddress = w.hot.String()
-			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+			w.spawnClient(n, "", sub, 0)
 			w.count("client-to-hot-wallet")
 			continue
 		case cfg.DuplicateEvery > 0 && n%cfg.DuplicateEvery == 0:
@@ -55,32 +56,52 @@ func (w *world) spawnClients() {
 			// differently but means the same instruction.
 			twin := sub
 			twin.Amount = amount.String() + pad(amount)
-			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
-			w.spawnClient(fmt.Sprintf("c%d'", n), twin, 0)
+			w.spawnClient(n, "", sub, 0)
+			w.spawnClient(n, "'", twin, 0)
 			w.count("client-duplicate")
 			continue
 		case cfg.ConflictEvery > 0 && n%cfg.ConflictEvery == 0:
 			other := w.conflicting(sub, amount)
-			w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
-			w.spawnClient(fmt.Sprintf("c%d*", n), other, 1)
+			w.spawnClient(n, "", sub, 0)
+			w.spawnClient(n, "*", other, 1)
 			w.count("client-conflict")
 			continue
 		case cfg.HostileEvery > 0 && n%cfg.HostileEvery == 0:
 			h := hostile.Draw(w.data, cfg.Hostile, hostile.Fields{ID: id, Customer: sub.Customer, Others: w.otherCustomers(customer),
 				To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset})
-			w.spawnPost(fmt.Sprintf("c%d", n), hostilePost(h), 0)
+			w.spawnPost(n, "", hostilePost(h), 0)
 			// Half the time the client then posts the tidy request under
 			// the same id: it must replay what a valid hostile request
 			// created (or be refused if that meant another instruction),
 			// and create what an invalid one did not.
 			if w.data.IntN(2) == 0 {
-				w.spawnClient(fmt.Sprintf("c%d~", n), sub, 1)
+				w.spawnClient(n, "~", sub, 1)
 			}
 			w.count("client-hostile")
 			continue
 		}
-		w.spawnClient(fmt.Sprintf("c%d", n), sub, 0)
+		w.spawnClient(n, "", sub, 0)
 	}
+}
+
+// clientOperationID is the id a client mints for its nth withdrawal, r
+// drawn from the data stream: fmt.Sprintf("%08x-0000-4000-8000-%012x", r, n),
+// written in place when n has at most 12 hex digits (every world's).
+func clientOperationID(r uint32, n int) string {
+	if n < 0 || uint64(n) >= 1<<48 {
+		return fmt.Sprintf("%08x-0000-4000-8000-%012x", r, n)
+	}
+	const digits = "0123456789abcdef"
+	var b [36]byte
+	for k := 7; k >= 0; k-- {
+		b[k], r = digits[r&0xf], r>>4
+	}
+	copy(b[8:24], "-0000-4000-8000-")
+	v := uint64(n)
+	for k := 35; k >= 24; k-- {
+		b[k], v = digits[v&0xf], v>>4
+	}
+	return string(b[:])
 }
 
 // invalidInputs spoil a valid submission in one field, near the edge of
@@ -201,8 +222,36 @@ type clientPost struct {
 
 // tidyPost is sub as a well-behaved client sends it.
 func tidyPost(sub intake.Submission) clientPost {
-	// The fields in sorted order, as a map would marshal them (the body
-	// bytes are part of every trace), without building and sorting a map.
+	return clientPost{
+		id: sub.OperationID, body: tidyBody(sub), contentType: "application/json",
+		sent: model.Payload{ID: sub.OperationID, Customer: sub.Customer, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
+	}
+}
+
+// tidyBody is sub's JSON body: the fields in sorted order, as a map would
+// marshal them (the body bytes are part of every trace), without building
+// and sorting a map. Fields of printable ASCII that json.Marshal leaves as
+// they are, which is every field a tidy client sends, are written in one
+// allocation; any other field sends the whole body through json.Marshal.
+func tidyBody(sub intake.Submission) []byte {
+	fields := [...]string{sub.Amount, sub.Asset, sub.Customer, sub.OperationID, sub.ToAddress}
+	n := len(`{"amount":"","asset":"","customer":"","operation_id":"","to_address":""}`)
+	for _, f := range fields {
+		if !plainJSONString(f) {
+			return tidyBodyMarshal(sub)
+		}
+		n += len(f)
+	}
+	b := make([]byte, 0, n)
+	b = append(append(append(b, `{"amount":"`...), sub.Amount...), `","asset":"`...)
+	b = append(append(b, sub.Asset...), `","customer":"`...)
+	b = append(append(b, sub.Customer...), `","operation_id":"`...)
+	b = append(append(b, sub.OperationID...), `","to_address":"`...)
+	return append(append(b, sub.ToAddress...), `"}`...)
+}
+
+// tidyBodyMarshal is tidyBody by json.Marshal: its definition.
+func tidyBodyMarshal(sub intake.Submission) []byte {
 	body, _ := json.Marshal(struct {
 		Amount      string `json:"amount"`
 		Asset       string `json:"asset"`
@@ -210,10 +259,19 @@ func tidyPost(sub intake.Submission) clientPost {
 		OperationID string `json:"operation_id"`
 		ToAddress   string `json:"to_address"`
 	}{sub.Amount, sub.Asset, sub.Customer, sub.OperationID, sub.ToAddress})
-	return clientPost{
-		id: sub.OperationID, body: body, contentType: "application/json",
-		sent: model.Payload{ID: sub.OperationID, Customer: sub.Customer, To: sub.ToAddress, Amount: sub.Amount, Asset: sub.Asset},
+	return body
+}
+
+// plainJSONString reports whether json.Marshal writes s as s in quotes:
+// printable ASCII without a quote, a backslash, or <, > and &, which it
+// escapes for HTML's sake.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
 	}
+	return true
 }
 
 // hostilePost is a request from the hostile-client generator. Which of them
@@ -231,52 +289,94 @@ func hostilePost(h hostile.Post) clientPost {
 // A client that gets no answer within ClientTimeout gives up on that request
 // (the server may still finish it) and retries with the same id. After an
 // answer it may read the operation back.
-func (w *world) spawnClient(name string, sub intake.Submission, wave int) {
-	w.spawnPost(name, tidyPost(sub), wave)
+//
+// The client is named "c" and its withdrawal's number n, then mark, which
+// tells the clients of one withdrawal apart ("c12", "c12'").
+func (w *world) spawnClient(n int, mark string, sub intake.Submission, wave int) {
+	w.spawnPost(n, mark, tidyPost(sub), wave)
 }
 
 // spawnPost is spawnClient for any request.
-func (w *world) spawnPost(name string, post clientPost, wave int) {
+func (w *world) spawnPost(n int, mark string, post clientPost, wave int) {
 	arrive := time.Duration(w.data.Int64N(int64(w.cfg.ArrivalSpread.D()/time.Second)+1)) * time.Second
 	arrive += time.Duration(wave) * w.cfg.ArrivalSpread.D()
 	if !w.keep {
 		return
 	}
 	w.clients++
-	w.s.Spawn(name, func(p *sim.Proc) {
-		defer func() {
-			w.s.Touch("clients", true)
-			w.clients--
-		}()
-		p.Sleep(arrive)
-		answered := false
-		for attempt := 0; attempt <= w.cfg.ClientRetries && !answered; attempt++ {
-			if attempt > 0 {
-				w.tally["client-retry"]++
-				p.Sleep(w.cfg.ClientRetryBackoff.D())
-			}
-			rec := model.IntakeRecord{Client: name, ID: post.id, Sent: post.sent, Raw: post.raw, Call: w.tick()}
-			resp, ok := w.request(p, fmt.Sprintf("%s.%d", name, attempt), http.MethodPost, "/v1/withdrawals", post.body, post.contentType, "")
-			if ok {
-				rec.Return = resp.ret
-				rec.Outcome, rec.Answer, rec.State = classifyPost(resp)
-				answered = rec.Outcome != model.Failed
-				if rec.Outcome == model.Failed {
-					rec.Return = 0 // a 5xx says nothing about whether the insert committed
-				}
-			} else {
-				rec.Outcome = model.Failed // timed out: open-ended
-				w.tally["client-timeout"]++
-			}
-			w.intake = append(w.intake, rec)
-			if w.s.Tracing() {
-				w.fact(model.Fact{Kind: model.FactClientPost, Op: w.name(sluice.OperationID(strings.ToLower(post.id))), Label: post.label, Answer: rec.Outcome.String()})
-			}
+	c := &postClient{w: w, post: post, arrive: arrive}
+	c.name, c.firstPost, c.get = clientNames(n, mark)
+	// The client's state rides in its process's Local, where runPostClient
+	// finds it: a closure over it would be one more allocation a client.
+	w.s.Spawn(c.name, runPostClient).Local = c
+}
+
+// postClient is what a client process posts, and when.
+type postClient struct {
+	w      *world
+	name   string
+	post   clientPost
+	arrive time.Duration // after the start
+	// The server processes' names of its first post and of its read.
+	firstPost, get string
+}
+
+// clientNames are the names of a client (see spawnClient), of the server
+// process of its first post ("srv-c12.0") and of its read
+// ("srv-c12.get"), cut from one string.
+func clientNames(n int, mark string) (name, firstPost, get string) {
+	var buf [64]byte
+	b := strconv.AppendInt(append(buf[:0], "srv-c"...), int64(n), 10)
+	b = append(b, mark...)
+	end := len(b) // of "srv-" and the name
+	b = append(b, ".0"...)
+	b = append(append(b, b[:end]...), ".get"...)
+	all := string(b)
+	return all[len("srv-"):end], all[:end+len(".0")], all[end+len(".0"):]
+}
+
+// runPostClient is a client process (see spawnClient); its postClient is
+// its Local.
+func runPostClient(p *sim.Proc) {
+	c := p.Local.(*postClient)
+	w, name, post := c.w, c.name, &c.post
+	defer func() {
+		w.s.Touch("clients", true)
+		w.clients--
+	}()
+	p.Sleep(c.arrive)
+	answered := false
+	for attempt := 0; attempt <= w.cfg.ClientRetries && !answered; attempt++ {
+		if attempt > 0 {
+			w.tally["client-retry"]++
+			p.Sleep(w.cfg.ClientRetryBackoff.D())
 		}
-		if answered && w.s.Chance("client-get", w.cfg.ClientGetP) {
-			w.read(p, name+".get", post.id)
+		rec := model.IntakeRecord{Client: name, ID: post.id, Sent: post.sent, Raw: post.raw, Call: w.tick()}
+		srvName := c.firstPost
+		if attempt > 0 {
+			srvName = "srv-" + name + "." + strconv.Itoa(attempt)
 		}
-	})
+		resp, ok := w.request(p, srvName, http.MethodPost, "/v1/withdrawals", post.body, post.contentType, "")
+		if ok {
+			rec.Return = resp.ret
+			rec.Outcome, rec.Answer, rec.State = classifyPost(resp)
+			w.release(resp)
+			answered = rec.Outcome != model.Failed
+			if rec.Outcome == model.Failed {
+				rec.Return = 0 // a 5xx says nothing about whether the insert committed
+			}
+		} else {
+			rec.Outcome = model.Failed // timed out: open-ended
+			w.tally["client-timeout"]++
+		}
+		w.intake = append(w.intake, rec)
+		if w.s.Tracing() {
+			w.fact(model.Fact{Kind: model.FactClientPost, Op: w.name(sluice.OperationID(strings.ToLower(post.id))), Label: post.label, Answer: rec.Outcome.String()})
+		}
+	}
+	if answered && w.s.Chance("client-get", w.cfg.ClientGetP) {
+		w.read(p, c.get, post.id)
+	}
 }
 
 // classifyPost reads an answer as the client would: the status, the replay
@@ -314,12 +414,13 @@ func (w *world) logLen(id string) int {
 // read GETs an operation and records what it saw, with the length of the
 // operation's log at the call and at the return: the window of instants the
 // answer must come from. A read that gets no answer tells nothing and is
-// not recorded.
-func (w *world) read(p *sim.Proc, name, id string) {
-	rec := model.ReadRecord{Client: name, ID: id, Call: w.tick(), Bounded: true, LogAtCall: w.logLen(id)}
+// not recorded. srvName is the server process's name, "srv-" and the
+// reader's name, built in one piece.
+func (w *world) read(p *sim.Proc, srvName, id string) {
+	rec := model.ReadRecord{Client: strings.TrimPrefix(srvName, "srv-"), ID: id, Call: w.tick(), Bounded: true, LogAtCall: w.logLen(id)}
 	// A hostile client's id may hold spaces or worse: the path carries it
 	// escaped, and the server reads it back unescaped.
-	resp, ok := w.request(p, name, http.MethodGet, "/v1/withdrawals/"+url.PathEscape(id), nil, "", id)
+	resp, ok := w.request(p, srvName, http.MethodGet, "/v1/withdrawals/"+url.PathEscape(id), nil, "", id)
 	if !ok {
 		return
 	}
@@ -328,6 +429,7 @@ func (w *world) read(p *sim.Proc, name, id string) {
 		rec.Present = true
 		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(resp.body)
 	}
+	w.release(resp)
 	w.reads = append(w.reads, rec)
 	w.tally["client-read"]++
 }
@@ -338,7 +440,7 @@ func (w *world) readerLoop(ids []string) func(p *sim.Proc) {
 	return func(p *sim.Proc) {
 		for i := range w.cfg.Reads {
 			p.Sleep(time.Duration(1+w.s.Choose("read-gap", 10)) * time.Second)
-			w.read(p, fmt.Sprintf("reader.%d", i), ids[w.s.Choose("read-id", len(ids))])
+			w.read(p, "srv-reader."+strconv.Itoa(i), ids[w.s.Choose("read-id", len(ids))])
 		}
 	}
 }

@@ -9,10 +9,13 @@ import (
 )
 
 // Goal: what runs reuse from run to run (the kernel's pooled coroutines,
-// tape storage) carries nothing from one run into the next. The same runs,
-// in three orders and from two goroutines at once, give the same summaries
-// (tape hash included), and the same as each run alone in a fresh Sim with
-// a fresh tape (keepTape).
+// tape storage, intake's pooled response writers and body buffers) carries
+// nothing from one run into the next. The same runs, in three orders and
+// from two goroutines at once, give the same summaries (tape hash
+// included), and the same as each run alone in a fresh Sim with a fresh
+// tape (keepTape). The chaos world's hostile clients and the intake
+// mutants, which rewrite requests in front of the handler, put every kind
+// of request through those pools.
 func TestRunsDoNotDependOnEarlierRuns(t *testing.T) {
 	type job struct {
 		cfg  Config
@@ -24,6 +27,11 @@ func TestRunsDoNotDependOnEarlierRuns(t *testing.T) {
 		for seed := uint64(1); seed <= 3; seed++ {
 			jobs = append(jobs, job{cfg, seed})
 		}
+	}
+	for _, mutant := range []string{"body-truncated", "content-type-ignored", "raw-bytes-hash"} {
+		cfg := Chaos()
+		cfg.Mutant = mutant
+		jobs = append(jobs, job{cfg, 1})
 	}
 	summary := func(j job, o Options) string {
 		r := Run(j.cfg, j.seed, o)

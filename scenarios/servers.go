@@ -17,7 +17,11 @@ import (
 type response struct {
 	code   int
 	replay bool
+	// body is the answer's body, in its call's buffer: the client reads it
+	// and then hands the call back (world.release), after which the next
+	// request's answer may overwrite it.
 	body   []byte
+	call   *serverCall
 	ret    int64
 	retLog int // the events of the operation asked for at ret (logOf)
 	// storeFailed: the world failed a store call of this request.
@@ -25,33 +29,99 @@ type response struct {
 }
 
 // request runs one HTTP request through the real handler in a server
-// process of its own, so that the client can give up on it while it goes
-// on. ok is false if no answer came within ClientTimeout. With logOf set,
-// the answer also counts that operation's events at the moment of return.
-func (w *world) request(client *sim.Proc, name, method, path string, body []byte, contentType, logOf string) (resp response, ok bool) {
-	waiting, done := true, false
-	w.s.Spawn("srv-"+name, func(p *sim.Proc) {
-		act := &actor{w: w, p: p, server: true}
-		p.Local = act
-		req := serverRequest(w.ctx, method, path, body, contentType)
-		if w.rawBody {
-			req = req.WithContext(context.WithValue(w.ctx, rawBodyKey{}, bodyDigest(body)))
-		}
-		rec := recorder{code: http.StatusOK}
-		w.handler.ServeHTTP(&rec, req)
-		resp = response{code: rec.code, replay: rec.header.Get("X-Idempotent-Replay") == "true", body: rec.body, ret: w.tick(),
-			storeFailed: act.storeFailed}
-		if logOf != "" {
-			resp.retLog = w.logLen(logOf)
-		}
-		done = true
-		if waiting {
-			client.Wake()
-		}
-	})
+// process of its own, named srvName, so that the client can give up on it
+// while it goes on. ok is false if no answer came within ClientTimeout.
+// With logOf set, the answer also counts that operation's events at the
+// moment of return. An answer's body lives in its call: the client must
+// release the answer when it has read it.
+func (w *world) request(client *sim.Proc, srvName, method, path string, body []byte, contentType, logOf string) (resp response, ok bool) {
+	c := w.newCall()
+	c.client, c.method, c.path, c.body, c.contentType, c.logOf = client, method, path, body, contentType, logOf
+	w.s.Spawn(srvName, c.serve)
 	client.Wait(w.cfg.ClientTimeout.D())
-	waiting = false
-	return resp, done
+	c.waiting = false
+	if !c.done {
+		return response{}, false // the server process frees c when it is done
+	}
+	resp = c.resp
+	resp.call = c
+	return resp, true
+}
+
+// release hands back an answer's call, body and all, once its client has
+// read it.
+func (w *world) release(resp response) {
+	if resp.call != nil {
+		w.freeCall(resp.call)
+	}
+}
+
+// serverCall is one request in flight: what the client asked, the server
+// process's actor, the request it receives, the recorder it answers into,
+// and the answer handed back. A world keeps its finished calls for its
+// later requests (newCall, freeCall): a run makes a hundred requests, a few
+// at a time, and each would otherwise allocate all of this afresh. Nothing
+// of one request survives into the next: run rebuilds every part, and the
+// answer's body buffer is written from its start.
+type serverCall struct {
+	w      *world
+	client *sim.Proc
+	serve  func(*sim.Proc) // c.run, bound once (a method value is an allocation)
+
+	method, path, contentType, logOf string
+	body                             []byte
+
+	act  actor
+	in   inbound
+	rec  recorder
+	resp response
+	// waiting: the client still waits for the answer; done: the server
+	// process has answered. Whichever of the two comes last frees the call.
+	waiting, done bool
+}
+
+// newCall is a call ready for a request: a freed one, or a new one.
+func (w *world) newCall() *serverCall {
+	var c *serverCall
+	if n := len(w.calls); n > 0 {
+		c, w.calls = w.calls[n-1], w.calls[:n-1]
+	} else {
+		c = &serverCall{w: w}
+		c.serve = c.run
+	}
+	c.waiting, c.done = true, false
+	return c
+}
+
+// freeCall keeps c for a later request, dropping what it points to but
+// the answer's body buffer.
+func (w *world) freeCall(c *serverCall) {
+	c.client, c.body, c.resp = nil, nil, response{}
+	w.calls = append(w.calls, c)
+}
+
+// run is the server process: the request through the real handler.
+func (c *serverCall) run(p *sim.Proc) {
+	w := c.w
+	c.act = actor{w: w, p: p, server: true}
+	p.Local = &c.act
+	req := c.in.build(w.ctx, c.method, c.path, c.body, c.contentType)
+	if w.rawBody {
+		req = req.WithContext(context.WithValue(w.ctx, rawBodyKey{}, bodyDigest(c.body)))
+	}
+	c.rec.reset()
+	w.handler.ServeHTTP(&c.rec, req)
+	c.resp = response{code: c.rec.code, replay: c.rec.header.Get("X-Idempotent-Replay") == "true", body: c.rec.body, ret: w.tick(),
+		storeFailed: c.act.storeFailed}
+	if c.logOf != "" {
+		c.resp.retLog = w.logLen(c.logOf)
+	}
+	c.done = true
+	if c.waiting {
+		c.client.Wake()
+	} else {
+		w.freeCall(c) // the client gave up on the answer
+	}
 }
 
 // serverRequest is the request a server receives, built directly as
@@ -61,22 +131,78 @@ func (w *world) request(client *sim.Proc, name, method, path string, body []byte
 // is parsed as the server parses a request line, so escaped ids keep their
 // RawPath.
 func serverRequest(ctx context.Context, method, path string, body []byte, contentType string) *http.Request {
+	return new(inbound).build(ctx, method, path, body, contentType)
+}
+
+// inbound is a request and what it points to (its URL, body reader and
+// header), held together so that building one allocates once, or not at
+// all when it is built again in the same place.
+type inbound struct {
+	req    http.Request
+	url    url.URL
+	body   bodyReader
+	header http.Header
+	ctype  [1]string // the Content-Type header's one value
+}
+
+// build makes in the request a server receives (see serverRequest),
+// replacing whatever an earlier request, or a handler that rewrote it
+// (the intake mutants do), left there.
+func (in *inbound) build(ctx context.Context, method, path string, body []byte, contentType string) *http.Request {
+	in.url = requestURL(method, path)
+	if in.header == nil {
+		in.header = make(http.Header, 1)
+	} else {
+		clear(in.header)
+	}
+	in.req = http.Request{Method: method, URL: &in.url, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: in.header, Body: http.NoBody, RequestURI: path}
+	if len(body) > 0 {
+		in.body.Reset(body)
+		in.req.Body, in.req.ContentLength = &in.body, int64(len(body))
+	}
+	if contentType != "" {
+		in.ctype[0] = contentType
+		in.header["Content-Type"] = in.ctype[:1:1]
+	}
+	if ctx != context.Background() {
+		return in.req.WithContext(ctx)
+	}
+	return &in.req
+}
+
+// requestURL is path parsed as a server parses its request line
+// (url.ParseRequestURI). A path of unreserved characters and slashes only,
+// which is every path the world sends but a hostile client's escaped id,
+// parses to itself with nothing else set; TestRequestURLMatchesParse holds
+// that shortcut to the parser.
+func requestURL(method, path string) url.URL {
+	if plainPath(path) {
+		return url.URL{Path: path}
+	}
 	u, err := url.ParseRequestURI(path)
 	if err != nil {
 		panic(fmt.Sprintf("building %s %s: %v", method, path, err))
 	}
-	req := &http.Request{Method: method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{}, Body: http.NoBody, RequestURI: path}
-	if len(body) > 0 {
-		req.Body, req.ContentLength = &bodyReader{Reader: *bytes.NewReader(body)}, int64(len(body))
+	return *u
+}
+
+// plainPath reports whether path is a slash followed by nothing but
+// unreserved characters (RFC 3986: letters, digits, "-._~") and slashes:
+// nothing that a URL parser unescapes, splits off or refuses.
+func plainPath(path string) bool {
+	if path == "" || path[0] != '/' {
+		return false
 	}
-	if contentType != "" {
-		req.Header["Content-Type"] = []string{contentType}
+	for i := 1; i < len(path); i++ {
+		switch c := path[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '.', c == '_', c == '~', c == '/':
+		default:
+			return false
+		}
 	}
-	if ctx != context.Background() {
-		req = req.WithContext(ctx)
-	}
-	return req
+	return true
 }
 
 // bodyReader is a request body: the bytes and a Close that does nothing, in
@@ -95,6 +221,13 @@ type recorder struct {
 	code   int // 200 until WriteHeader says otherwise
 	wrote  bool
 	body   []byte
+}
+
+// reset readies r for another answer, keeping its header map and body
+// buffer, emptied: the last answer's client is done with them.
+func (r *recorder) reset() {
+	clear(r.header)
+	r.code, r.wrote, r.body = http.StatusOK, false, r.body[:0]
 }
 
 func (r *recorder) Header() http.Header {

@@ -157,7 +157,8 @@ type world struct {
 	intake  []model.IntakeRecord
 	handler http.Handler
 	rawBody bool
-	keep    bool // the withdrawal being set up is part of this world
+	calls   []*serverCall // finished requests' calls, for later requests
+	keep    bool          // the withdrawal being set up is part of this world
 	reads   []model.ReadRecord
 	lclock  int64
 	ids     []string
@@ -187,8 +188,9 @@ type world struct {
 	deposits     []sluice.Credit
 	ledgerBreaks []string
 
-	sent      map[tron.Txid]tron.Transaction // every transaction a worker broadcast
-	lostTxid  tron.Txid                      // the broadcast the node is losing right now
+	sent      map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
+	sentTxs   []tron.Transaction
+	lostTxid  tron.Txid // the broadcast the node is losing right now
 	relayable []tron.Transaction
 }
 
@@ -228,7 +230,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		seen:   map[tron.Txid]bool{},
 		gen:    map[int]int{},
 		stored: map[tron.Txid]bool{},
-		sent:   map[tron.Txid]tron.Transaction{},
+		sent:   map[tron.Txid]int{},
 	}
 	stores := o.Stores
 	if stores == nil {
@@ -335,6 +337,23 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		res.Elapsed = o.Now().Sub(began)
 	}
 	return res
+}
+
+// sentTx is the transaction a worker broadcast under id, if one did. The
+// map holds indexes rather than the transactions: a map stores a value
+// this large out of line, one allocation an entry.
+func (w *world) sentTx(id tron.Txid) (tron.Transaction, bool) {
+	i, ok := w.sent[id]
+	if !ok {
+		return tron.Transaction{}, false
+	}
+	return w.sentTxs[i], true
+}
+
+// sentTxOrZero is sentTx's transaction, zero if none was sent.
+func (w *world) sentTxOrZero(id tron.Txid) tron.Transaction {
+	tx, _ := w.sentTx(id)
+	return tx
 }
 
 // tapes holds tape storage between runs that do not keep their tapes.

@@ -548,7 +548,8 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 	w := n.a.w
 	id := tx.Txid()
 	if _, ok := w.sent[id]; !ok {
-		w.sent[id] = tx
+		w.sent[id] = len(w.sentTxs)
+		w.sentTxs = append(w.sentTxs, tx)
 	}
 	res, err := n.inner.Broadcast(ctx, tx)
 	if w.lostTxid == id {

@@ -447,7 +447,31 @@ func Corpus(b Fields, r Rand) []Post {
 
 // plain is b as a tidy JSON request.
 func plain(b Fields) Post {
-	return Post{ContentType: jsonType, Body: []byte(object(pairs(b))), ID: b.ID}
+	return Post{ContentType: jsonType, Body: plainBody(b), ID: b.ID}
+}
+
+// plainBody is objectBytes(pairs(b)), written in one buffer without the
+// pairs' strings.
+func plainBody(b Fields) []byte {
+	members := [...]struct{ key, value string }{
+		keyID:       {`"operation_id":`, b.ID},
+		keyCustomer: {`"customer":`, b.Customer},
+		keyTo:       {`"to_address":`, b.To},
+		keyAmount:   {`"amount":`, b.Amount},
+		keyAsset:    {`"asset":`, b.Asset},
+	}
+	n := 1 + len(members) // the braces and the commas
+	for _, m := range members {
+		n += len(m.key) + len(m.value) + 2
+	}
+	out := append(make([]byte, 0, n), '{') // n is enough unless a value needs escaping
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendQuoted(append(out, m.key...), m.value)
+	}
+	return append(out, '}')
 }
 
 // CustomerMax is the API's written limit on a customer id, in bytes.
@@ -464,9 +488,7 @@ func customerValue(name string, f func(c string, r Rand) string) Case {
 
 // shaped is b's request with the body kv.
 func shaped(b Fields, kv [][2]string) Post {
-	p := plain(b)
-	p.Body = []byte(object(kv))
-	return p
+	return Post{ContentType: jsonType, Body: objectBytes(kv), ID: b.ID}
 }
 
 func idCase(name string, f func(string) string) Case {
@@ -529,26 +551,77 @@ func pairs(b Fields) [][2]string {
 	}
 }
 
+// object is the JSON object of the members kv, each a key and a value
+// already in JSON.
 func object(kv [][2]string) string {
 	var sb strings.Builder
+	sb.Grow(objectLen(kv))
 	sb.WriteByte('{')
 	for i, p := range kv {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(p[0] + ":" + p[1])
+		sb.WriteString(p[0])
+		sb.WriteByte(':')
+		sb.WriteString(p[1])
 	}
 	sb.WriteByte('}')
 	return sb.String()
 }
 
-// quote is s as a JSON string.
+// objectBytes is object(kv) as bytes, written once.
+func objectBytes(kv [][2]string) []byte {
+	b := make([]byte, 0, objectLen(kv))
+	b = append(b, '{')
+	for i, p := range kv {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, p[0]...), ':'), p[1]...)
+	}
+	return append(b, '}')
+}
+
+// objectLen is the length of object(kv).
+func objectLen(kv [][2]string) int {
+	n := 2 + max(len(kv)-1, 0)
+	for _, p := range kv {
+		n += len(p[0]) + 1 + len(p[1])
+	}
+	return n
+}
+
+// quote is s as a JSON string, as json.Marshal writes it.
 func quote(s string) string {
-	b, err := json.Marshal(s)
+	if plainString(s) {
+		return `"` + s + `"`
+	}
+	return string(appendQuoted(nil, s))
+}
+
+// appendQuoted appends quote(s) to b. A string of printable ASCII that
+// json.Marshal leaves alone (see plainString) is only put in quotes; every
+// other goes through json.Marshal.
+func appendQuoted(b []byte, s string) []byte {
+	if plainString(s) {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	q, err := json.Marshal(s)
 	if err != nil {
 		panic(err) // a string always marshals
 	}
-	return string(b)
+	return append(b, q...)
+}
+
+// plainString reports whether s is printable ASCII without a quote, a
+// backslash, or <, > and &, which json.Marshal escapes for HTML's sake.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 func pick(r Rand, options ...string) string { return options[r.IntN(len(options))] }

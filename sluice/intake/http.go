@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -75,9 +77,19 @@ func JSONAnswers(h http.Handler) http.Handler {
 		panic("intake.JSONAnswers: nil handler")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&jsonWriter{ResponseWriter: w, r: r}, r)
+		j := jsonWriters.Get().(*jsonWriter)
+		*j = jsonWriter{ResponseWriter: w, r: r}
+		h.ServeHTTP(j, r)
+		// A ResponseWriter may not be used after ServeHTTP returns, so j
+		// is free again; emptied, so that the pool holds no request.
+		*j = jsonWriter{}
+		jsonWriters.Put(j)
 	})
 }
+
+// jsonWriters keeps jsonWriters between requests: every answer goes through
+// one, and one each was an allocation per request.
+var jsonWriters = sync.Pool{New: func() any { return new(jsonWriter) }}
 
 // jsonWriter replaces a non-JSON answer at the moment its header is written,
 // the last moment the status and Content-Type are known and the body is not.
@@ -172,18 +184,27 @@ func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyMax))
+	buf := bodyBuffers.Get().(*[]byte)
+	body, err := readBody((*buf)[:0], r.Body, r.ContentLength)
+	var sub Submission
+	var verr *ValidationError
+	if err == nil {
+		sub, verr = decodeSubmission(body)
+	}
+	// Nothing decoded points into the body (the submission's strings and
+	// every refusal's are copies), so its buffer is free again.
+	*buf = body[:0]
+	bodyBuffers.Put(buf)
+	if err == errBodyTooLarge {
+		// 422 rather than 413: the API answers every refusal of the
+		// request's content with one code, naming what is wrong.
+		writeError(w, http.StatusUnprocessableEntity, "body: exceeds "+strconv.Itoa(BodyMax)+" bytes", FieldBody)
+		return
+	}
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			// 422 rather than 413: the API answers every refusal of the
-			// request's content with one code, naming what is wrong.
-			writeError(w, http.StatusUnprocessableEntity, "body: exceeds "+strconv.Itoa(BodyMax)+" bytes", FieldBody)
-			return
-		}
 		writeError(w, http.StatusBadRequest, "could not read the request body", FieldBody)
 		return
 	}
-	sub, verr := decodeSubmission(body)
 	if verr != nil {
 		writeValidationError(w, verr)
 		return
@@ -193,12 +214,62 @@ func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, err)
 		return
 	}
-	answer := summarize(res.Operation, to).appendJSON(make([]byte, 0, answerSize))
+	a := new(postAnswer)
+	answer := summarize(res.Operation, to).appendJSON(a.body[:0])
 	if res.Created {
-		writeJSON(w, http.StatusCreated, answer, "Location", "/v1/withdrawals/"+string(res.Operation.ID))
+		writeJSONHeader(w, &a.header, http.StatusCreated, answer, "Location", "/v1/withdrawals/"+string(res.Operation.ID))
 		return
 	}
-	writeJSON(w, http.StatusOK, answer, "X-Idempotent-Replay", "true")
+	writeJSONHeader(w, &a.header, http.StatusOK, answer, "X-Idempotent-Replay", "true")
+}
+
+// postAnswer is a POST's answer: its header values and room for its body,
+// in one allocation. The header map keeps the values after the handler
+// returns (the server writes them then), and with them the body's bytes,
+// which are few.
+type postAnswer struct {
+	header headerValues
+	body   [answerSize]byte
+}
+
+// bodyBuffers keeps request body buffers between requests; a body is read
+// whole, decoded, and then not needed.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, bodyBufferSize); return &b }}
+
+// bodyBufferSize is a body buffer's first size: room for any honest
+// withdrawal.
+const bodyBufferSize = 1 << 10
+
+// errBodyTooLarge is readBody's refusal of a body over BodyMax bytes.
+var errBodyTooLarge = errors.New("intake: request body exceeds BodyMax")
+
+// readBody appends the whole of body to buf, reading no more than BodyMax+1
+// bytes: errBodyTooLarge if it holds more than BodyMax, a read error as it
+// comes. It does what io.ReadAll over http.MaxBytesReader did, without the
+// reader to allocate: a body's declared length (-1 if unknown) only sizes
+// the buffer, it limits nothing (a handler in front may have replaced the
+// body). The net/http server's own too-large handling (closing the
+// connection) was never reached through jsonWriter, which hides the
+// server's writer from MaxBytesReader, and is not here either.
+func readBody(buf []byte, body io.Reader, length int64) ([]byte, error) {
+	if 0 <= length && length <= BodyMax && cap(buf) < int(length)+1 {
+		buf = slices.Grow(buf, int(length)+1) // +1: room to see the end
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 1)
+		}
+		n, err := body.Read(buf[len(buf):min(cap(buf), BodyMax+1)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case len(buf) > BodyMax:
+			return buf, errBodyTooLarge
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		}
+	}
 }
 
 // answerSize is room for a withdrawal answer with a txid and a customer id
@@ -216,11 +287,27 @@ func (h *handler) withdrawal(w http.ResponseWriter, r *http.Request) {
 		writeServiceError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, appendDetail(make([]byte, 0, answerSize+eventSize*len(events)), op, events), "", "")
+	if len(events) > getAnswerEvents {
+		writeJSON(w, http.StatusOK, appendDetail(make([]byte, 0, answerSize+eventSize*len(events)), op, events), "", "")
+		return
+	}
+	a := new(getAnswer)
+	writeJSONHeader(w, &a.header, http.StatusOK, appendDetail(a.body[:0], op, events), "", "")
 }
 
 // eventSize is room for one event of a GET answer's history.
 const eventSize = 200
+
+// getAnswer is a GET's answer with a short history: its header values and
+// room for its body in one allocation (see postAnswer). Most reads come
+// early in an operation's life (a client reads back what it posted).
+type getAnswer struct {
+	header headerValues
+	body   [answerSize + getAnswerEvents*eventSize]byte
+}
+
+// getAnswerEvents is how many events a getAnswer has room for.
+const getAnswerEvents = 3
 
 // checkContentType returns why ct is refused, or "" if it is JSON. JSON is
 // UTF-8 by definition (RFC 8259), so a charset claiming otherwise is refused
@@ -244,11 +331,15 @@ func checkContentType(ct string) string {
 
 // decodeSubmission reads the body as exactly one JSON object of string
 // fields. scanSubmission reads the shape honest clients send without
-// encoding/json's token machinery; decodeSubmissionTokens reads everything
-// else, and its answers are the definition that scanSubmission matches.
+// encoding/json's token machinery, walkValidSubmission any other valid
+// JSON; decodeSubmissionTokens reads everything else, and its answers are
+// the definition that both match.
 func decodeSubmission(body []byte) (Submission, *ValidationError) {
 	if sub, verr, ok := scanSubmission(body); ok {
 		return sub, verr
+	}
+	if json.Valid(body) {
+		return walkValidSubmission(body)
 	}
 	return decodeSubmissionTokens(body)
 }
@@ -372,7 +463,7 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	}
 	switch {
 	case errors.Is(err, sluice.ErrInsufficientFunds):
-		writeJSON(w, http.StatusPaymentRequired, errorBody{Error: errInsufficientFunds, Code: CodeInsufficientFunds}.json(), "", "")
+		writeErrorBody(w, http.StatusPaymentRequired, errorBody{Error: errInsufficientFunds, Code: CodeInsufficientFunds})
 	case errors.Is(err, sluice.ErrPayloadMismatch):
 		writeError(w, http.StatusConflict, sluice.ErrPayloadMismatch.Error(), FieldOperationID)
 	case errors.Is(err, sluice.ErrNotFound):
@@ -434,15 +525,41 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, status int, msg, field string) {
-	writeJSON(w, status, errorBody{Error: msg, Field: field}.json(), "", "")
+	writeErrorBody(w, status, errorBody{Error: msg, Field: field})
 }
 
+// writeErrorBody answers status with e.
+func writeErrorBody(w http.ResponseWriter, status int, e errorBody) {
+	a := new(errorAnswer)
+	writeJSONHeader(w, &a.header, status, e.appendJSON(a.body[:0]), "", "")
+}
+
+// errorAnswer is an error answer's header values and room for its body
+// (postAnswer's twin): every message intake writes fits, and a longer one,
+// which can only quote a client's input at length, grows out of it.
+type errorAnswer struct {
+	header headerValues
+	body   [errorAnswerSize]byte
+}
+
+// errorAnswerSize holds the longest of intake's fixed messages (the 402's)
+// with its JSON and a newline.
+const errorAnswerSize = 256
+
 // writeJSON answers status with the JSON body, and with the header key
-// set to value unless key is "". The header values share one allocation;
-// each slice is capped at its one value, so that appending to one header
-// cannot overwrite another.
+// set to value unless key is "".
 func writeJSON(w http.ResponseWriter, status int, body []byte, key, value string) {
-	vals := make([]string, 4)
+	writeJSONHeader(w, new(headerValues), status, body, key, value)
+}
+
+// headerValues are the values of an answer's headers, which share one
+// allocation (see writeJSONHeader).
+type headerValues [4]string
+
+// writeJSONHeader is writeJSON with the header values stored in vals, which
+// the header map keeps: each of its slices is capped at its one value, so
+// that appending to one header cannot overwrite another.
+func writeJSONHeader(w http.ResponseWriter, vals *headerValues, status int, body []byte, key, value string) {
 	vals[0], vals[1], vals[2], vals[3] = "application/json", "no-store", "nosniff", value
 	h := w.Header()
 	// As h.Set does, with keys already in canonical form.

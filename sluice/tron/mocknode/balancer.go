@@ -83,7 +83,7 @@ func (b balancer) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broa
 	var res tron.BroadcastResult
 	err := b.each(Broadcast, tx.Txid(), func(n *Node) error {
 		var err error
-		res, err = n.Client(b.worker).Broadcast(ctx, tx)
+		res, err = client{n: n, worker: b.worker}.Broadcast(ctx, tx)
 		return err
 	})
 	return res, err
@@ -93,7 +93,7 @@ func (b balancer) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error)
 	var info tron.TxInfo
 	err := b.each(Lookup, id, func(n *Node) error {
 		var err error
-		info, err = n.Client(b.worker).Lookup(ctx, id)
+		info, err = client{n: n, worker: b.worker}.Lookup(ctx, id)
 		return err
 	})
 	return info, err
@@ -103,7 +103,7 @@ func (b balancer) HeadBlock(ctx context.Context) (tron.Block, error) {
 	var blk tron.Block
 	err := b.each(Head, tron.Txid{}, func(n *Node) error {
 		var err error
-		blk, err = n.Client(b.worker).HeadBlock(ctx)
+		blk, err = client{n: n, worker: b.worker}.HeadBlock(ctx)
 		return err
 	})
 	return blk, err
@@ -113,7 +113,7 @@ func (b balancer) SolidBlock(ctx context.Context) (tron.Block, error) {
 	var blk tron.Block
 	err := b.each(Solid, tron.Txid{}, func(n *Node) error {
 		var err error
-		blk, err = n.Client(b.worker).SolidBlock(ctx)
+		blk, err = client{n: n, worker: b.worker}.SolidBlock(ctx)
 		return err
 	})
 	return blk, err

@@ -99,7 +99,7 @@ func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResu
 		net.spread(n, n.pool[len(n.pool)-1], w.At, false)
 	}
 	if timeout {
-		return tron.BroadcastResult{}, fmt.Errorf("mocknode: broadcast %s by %q: %w", id.Short(), worker, tron.ErrTimeout)
+		return tron.BroadcastResult{}, &timeoutError{call: "broadcast", worker: worker, txid: id, hasTxid: true}
 	}
 	return res, nil
 }

@@ -2,7 +2,6 @@ package mocknode
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"sluicesim/sluice/tron"
@@ -28,7 +27,7 @@ func (c client) Broadcast(_ context.Context, tx tron.Transaction) (tron.Broadcas
 func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n := c.n
 	if n.query(Lookup, c.worker, id) {
-		return tron.TxInfo{}, fmt.Errorf("mocknode: lookup %s by %q: %w", id.Short(), c.worker, tron.ErrTimeout)
+		return tron.TxInfo{}, &timeoutError{call: "lookup", worker: c.worker, txid: id, hasTxid: true}
 	}
 	info := n.lookup(id)
 	n.net.queries.last().Answer = info.Status.String()
@@ -38,7 +37,7 @@ func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
 func (c client) HeadBlock(_ context.Context) (tron.Block, error) {
 	n := c.n
 	if n.query(Head, c.worker, tron.Txid{}) {
-		return tron.Block{}, fmt.Errorf("mocknode: head block by %q: %w", c.worker, tron.ErrTimeout)
+		return tron.Block{}, &timeoutError{call: "head block", worker: c.worker}
 	}
 	b := n.head()
 	n.net.queries.last().Answer = n.net.blockAnswer(b)
@@ -48,7 +47,7 @@ func (c client) HeadBlock(_ context.Context) (tron.Block, error) {
 func (c client) SolidBlock(_ context.Context) (tron.Block, error) {
 	n := c.n
 	if n.query(Solid, c.worker, tron.Txid{}) {
-		return tron.Block{}, fmt.Errorf("mocknode: solid block by %q: %w", c.worker, tron.ErrTimeout)
+		return tron.Block{}, &timeoutError{call: "solid block", worker: c.worker}
 	}
 	b := n.solid()
 	n.net.queries.last().Answer = n.net.blockAnswer(b)

@@ -133,6 +133,10 @@ func (e Execution) check() {
 // pay what really leaves it (a redirect beyond its balance): the contract
 // reverts.
 func (e Execution) effects(r ExecRequest) (moves []tron.Transfer, logs []tron.Log, ok bool) {
+	if e.IsExact() && r.Amount <= r.Balance {
+		moves, logs = exactEffects(r.Owner, r.To, r.Amount)
+		return moves, logs, true
+	}
 	logs = cloneLogs(e.Extra)
 	if !e.NoTransfer {
 		to, amount := r.To, r.Amount
@@ -219,7 +223,7 @@ func (net *Network) execute(hdr tron.Block, p pending) {
 				// as it always was, which spells addresses with the 0x41
 				// prefix whatever the raw data held).
 				last := moves[len(moves)-1]
-				inc.Transfer, inc.TransferOK = tron.ParseTransferLog(tron.TransferLog(last.Contract, last.From, last.To, last.Amount))
+				inc.Transfer, inc.TransferOK = loggedTransfer(last), true
 			}
 			logs = reported
 		}

@@ -333,25 +333,3 @@ func cloneTx(tx tron.Transaction) tron.Transaction {
 	tx.Raw.Contract.Data = carve(tx.Raw.Contract.Data)
 	return tx
 }
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
-}
-
-func cloneLogs(logs []tron.Log) []tron.Log {
-	if logs == nil {
-		return nil
-	}
-	out := make([]tron.Log, len(logs))
-	for i, l := range logs {
-		out[i] = tron.Log{
-			Address: l.Address,
-			Topics:  append([][32]byte(nil), l.Topics...),
-			Data:    clone(l.Data),
-		}
-	}
-	return out
-}

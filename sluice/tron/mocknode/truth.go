@@ -162,10 +162,21 @@ func (n *Node) Inclusions() []Inclusion { return n.net.Inclusions() }
 func (net *Network) Inclusions() []Inclusion {
 	net.advance()
 	out := make([]Inclusion, net.landed.len())
+	moved := 0
+	for i := range out {
+		moved += len(net.landed.at(i).inc.Moved)
+	}
+	// Every inclusion's movements are copied into one array, each capped
+	// at its own length so that appending to one cannot reach the next.
+	all := make([]tron.Transfer, 0, moved)
 	for i := range out {
 		l := net.landed.at(i)
 		out[i] = l.inc
-		out[i].Moved = append([]tron.Transfer(nil), l.inc.Moved...)
+		out[i].Moved = nil
+		if n := len(l.inc.Moved); n > 0 {
+			all = append(all, l.inc.Moved...)
+			out[i].Moved = all[len(all)-n : len(all) : len(all)]
+		}
 		out[i].Execution = l.inc.Execution.clone()
 	}
 	return out
