@@ -134,13 +134,8 @@ type Evidence struct {
 
 // String is a one-line summary for logs and traces.
 func (e Evidence) String() string {
-	if e.Lookup == tron.Included {
-		return fmt.Sprintf("txid=%s included in #%d with receipt %s, solid=#%d",
-			e.Txid.Short(), e.BlockNumber, e.Receipt, e.SolidNumber)
-	}
-	return fmt.Sprintf("txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s (node solid #%d)",
-		e.Txid.Short(), e.Expiration.UTC().Format(time.RFC3339Nano), e.Margin,
-		e.SolidNumber, e.SolidTime.UTC().Format(time.RFC3339Nano), e.Lookup, e.LookupSolid)
+	var a [160]byte
+	return string(e.appendTo(a[:0]))
 }
 
 // Proves reports whether the evidence establishes death: the solid time has

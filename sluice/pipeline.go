@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,6 +116,11 @@ type Pipeline struct {
 	Clock     Clock // the worker's wall clock: raw_data timestamps only
 	HotWallet tron.Address
 	Config    Config
+
+	// txids remembers the txids of the last few envelopes: every step
+	// checks its envelope's txid against its raw_data, and the same
+	// envelope comes by step after step. A Pipeline must not be copied.
+	txids tron.TxidCache
 }
 
 // Outcome is what one handler step decided.
@@ -185,8 +191,8 @@ func (p *Pipeline) build(ctx context.Context, w WorkerID, op Operation) (Outcome
 		return p.unavailable(op, why), nil
 	}
 	return p.cas(ctx, w, op, Change{
-		To: Signing, Envelope: &env, Builds: 1,
-		Note: fmt.Sprintf("built txid=%s expiration=%s", env.Txid.Short(), msTime(env.Raw.Expiration).Format(time.RFC3339)),
+		To: Signing, Envelope: env, Builds: 1,
+		Note: builtNote(env.Txid, env.Raw.Expiration),
 	})
 }
 
@@ -194,14 +200,14 @@ func (p *Pipeline) build(ctx context.Context, w WorkerID, op Operation) (Outcome
 // txid excludes the signature, and the envelope was never sent (nothing is
 // sent before the write-ahead to broadcasting).
 func (p *Pipeline) sign(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
-	mustHaveEnvelope(op)
+	p.mustHaveEnvelope(op)
 	sig, err := p.Signer.Sign(ctx, op.Envelope.Raw)
 	if err != nil {
 		return p.parked(op, "signer: "+err.Error()), nil
 	}
 	env := op.Envelope
 	env.Signature = sig
-	return p.cas(ctx, w, op, Change{To: Signed, Envelope: &env, Note: "signed txid=" + env.Txid.Short()})
+	return p.cas(ctx, w, op, Change{To: Signed, Envelope: &env, Note: txidNote("signed txid=", env.Txid)})
 }
 
 // send is the first send of an envelope. It commits the intent (state
@@ -211,7 +217,7 @@ func (p *Pipeline) sign(ctx context.Context, w WorkerID, op Operation) (Outcome,
 // which the bytes are out but the row says signed, and a stale-envelope
 // rebuild from signed would then make a second, live txid.
 func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
-	mustHaveEnvelope(op)
+	p.mustHaveEnvelope(op)
 	head, err := p.Node.HeadBlock(ctx)
 	if err != nil {
 		return p.unavailable(op, "head block: "+err.Error()), nil
@@ -228,7 +234,7 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 		}
 		return p.rebuild(ctx, w, op, nil, nil, why)
 	}
-	out, err := p.cas(ctx, w, op, Change{To: Broadcasting, FirstSend: true, Note: "write-ahead: sending txid=" + op.Envelope.Txid.Short()})
+	out, err := p.cas(ctx, w, op, Change{To: Broadcasting, FirstSend: true, Note: txidNote("write-ahead: sending txid=", op.Envelope.Txid)})
 	if err != nil {
 		return out, err
 	}
@@ -239,13 +245,13 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 	}
 	switch tron.Read(res.Code) {
 	case tron.Accepted:
-		return p.cas(ctx, w, op, Change{To: Broadcast, Note: "accepted: " + string(res.Code)})
+		return p.cas(ctx, w, op, Change{To: Broadcast, Note: codeNote(acceptedPrefix, res.Code)})
 	case tron.HardReject:
 		if tron.Intrinsic(res.Code) {
 			// Bytes no node will ever accept (a bad signature, too big)
 			// went out for the first time and were refused: no copy of
 			// them can be alive anywhere.
-			reason := "first send rejected: " + string(res.Code)
+			reason := codeNote(firstSendRejectedPrefix, res.Code)
 			return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, Hold: HoldRelease, Note: reason})
 		}
 		// A refusal from the answering node's own state (bandwidth,
@@ -255,12 +261,12 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 		// land: failing now would report a payment as failed. Let the
 		// chain decide: reconcile re-sends the same bytes, and only proof
 		// of death rebuilds. Meanwhile the shortage is ours: park.
-		return p.parked(op, "first send refused by the node: "+string(res.Code)), nil
+		return p.parked(op, codeNote(firstSendRefusedPrefix, res.Code)), nil
 	case tron.NotTaken:
-		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: "first send not taken: " + string(res.Code)}, nil
+		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: codeNote(firstSendNotTakenPrefix, res.Code)}, nil
 	}
 	// Ambiguous, or an expiration/TAPoS answer (never proof): reconcile.
-	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "first send unclear: " + string(res.Code)}, nil
+	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: codeNote(firstSendUnclearPrefix, res.Code)}, nil
 }
 
 // reconcile handles broadcasting: "someone committed to sending txid T". It
@@ -268,14 +274,14 @@ func (p *Pipeline) send(ctx context.Context, w WorkerID, op Operation) (Outcome,
 // provably dead (rebuild) or possibly in flight (re-send the same bytes:
 // the network deduplicates on the txid, so this is always safe).
 func (p *Pipeline) reconcile(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
-	mustHaveEnvelope(op)
+	p.mustHaveEnvelope(op)
 	solid, info, why := p.observe(ctx, op)
 	if why != "" {
 		return p.unavailable(op, why), nil
 	}
 	switch info.Status {
 	case tron.Pending, tron.Included:
-		return p.cas(ctx, w, op, Change{To: Broadcast, Note: "reconciled: txid " + info.Status.String()})
+		return p.cas(ctx, w, op, Change{To: Broadcast, Note: reconciledNote(info.Status)})
 	}
 	return p.stuck(ctx, w, op, p.evidence(op, solid, info))
 }
@@ -286,16 +292,21 @@ func (p *Pipeline) reconcile(ctx context.Context, w WorkerID, op Operation) (Out
 // txid, so that is always safe).
 func (p *Pipeline) stuck(ctx context.Context, w WorkerID, op Operation, ev Evidence) (Outcome, error) {
 	d := p.Config.Stuck.Decide(op, ev, ev.SolidTime)
+	// The evidence is copied where it is filed, so that the common answer,
+	// wait, does not move it to the heap.
 	switch d.Action {
 	case Rebuild:
-		return p.rebuild(ctx, w, op, &ev, &d, "proof of death")
+		e := ev
+		return p.rebuild(ctx, w, op, &e, &d, "proof of death")
 	case Cancel:
+		e := ev
 		reason := "cancelled by the stuck policy: " + d.Reason
 		return p.cas(ctx, w, op, Change{To: Failed, Reason: reason, RetiredTxid: op.Envelope.Txid,
-			Evidence: &ev, Decision: &d, Hold: HoldRelease, Note: reason})
+			Evidence: &e, Decision: &d, Hold: HoldRelease, Note: reason})
 	case Escalate:
+		e := ev
 		reason := "stuck, to review: " + d.Reason
-		return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Evidence: &ev, Decision: &d, Note: "review: " + reason})
+		return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Evidence: &e, Decision: &d, Note: "review: " + reason})
 	}
 	if ev.Proves() {
 		// Dead, but patience has not run out: nothing to re-send.
@@ -309,7 +320,7 @@ func (p *Pipeline) stuck(ctx context.Context, w WorkerID, op Operation, ev Evide
 // await handles broadcast: accepted, waiting for a solid block. Only a solid
 // block with a SUCCESS receipt and the expected Transfer log confirms.
 func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome, error) {
-	mustHaveEnvelope(op)
+	p.mustHaveEnvelope(op)
 	solid, info, why := p.observe(ctx, op)
 	if why != "" {
 		return p.unavailable(op, why), nil
@@ -323,7 +334,7 @@ func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome
 			// node every few seconds.
 			blocks := max(info.BlockNumber-solid.Number, 1)
 			return Outcome{Op: op, Wait: time.Duration(blocks) * p.Config.BlockInterval,
-				Why: fmt.Sprintf("included in #%d, solid head #%d", info.BlockNumber, solid.Number)}, nil
+				Why: includedWhy(info.BlockNumber, solid.Number)}, nil
 		}
 		if info.Receipt != tron.ReceiptSuccess {
 			return p.failedReceipt(ctx, w, op, p.evidence(op, solid, info))
@@ -338,7 +349,7 @@ func (p *Pipeline) await(ctx context.Context, w WorkerID, op Operation) (Outcome
 			return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Note: "review: " + reason})
 		}
 		return p.cas(ctx, w, op, Change{To: Confirmed, Hold: HoldSettle,
-			Note: fmt.Sprintf("confirmed txid=%s in solid block #%d", op.Envelope.Txid.Short(), info.BlockNumber)})
+			Note: confirmedNote(op.Envelope.Txid, info.BlockNumber)})
 	}
 	// Accepted once, now unknown: dropped from the pool (eviction, node
 	// restart). It stays valid until it expires, so re-send the same bytes
@@ -362,9 +373,11 @@ func (p *Pipeline) failedReceipt(ctx context.Context, w WorkerID, op Operation, 
 		// nobody can verify.
 		blocks := max(ev.BlockNumber-ev.SolidNumber, 1)
 		return Outcome{Op: op, Wait: time.Duration(blocks) * p.Config.BlockInterval,
-			Why: fmt.Sprintf("receipt %s in #%d, above the solid head #%d seen", ev.Receipt, ev.BlockNumber, ev.SolidNumber)}, nil
+			Why: "receipt " + ev.Receipt + " in #" + strconv.FormatInt(ev.BlockNumber, 10) +
+				", above the solid head #" + strconv.FormatInt(ev.SolidNumber, 10) + " seen"}, nil
 	}
-	why := fmt.Sprintf("receipt %s in solid block #%d: no tokens moved", ev.Receipt, ev.BlockNumber)
+	why := "receipt " + ev.Receipt + " in solid block #" + strconv.FormatInt(ev.BlockNumber, 10) + ": no tokens moved"
+	e := ev // filed below: a copy, so that the wait above keeps ev off the heap
 	d := Decision{Rebuilds: max(op.Builds-1, 0), Reason: why}
 	if !op.FirstSentAt.IsZero() {
 		d.Waited = max(ev.SolidTime.Sub(op.FirstSentAt), 0)
@@ -373,10 +386,10 @@ func (p *Pipeline) failedReceipt(ctx context.Context, w WorkerID, op Operation, 
 		d.Action = Escalate
 		d.Reason = fmt.Sprintf("%s; rebuilt %d times, the policy allows %d", why, d.Rebuilds, p.Config.Stuck.Rebuilds)
 		reason := "failed on chain for operational reasons, to review: " + d.Reason
-		return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Evidence: &ev, Decision: &d, Note: "review: " + reason})
+		return p.cas(ctx, w, op, Change{To: Review, Reason: reason, Evidence: &e, Decision: &d, Note: "review: " + reason})
 	}
 	d.Action = Rebuild
-	out, err := p.rebuild(ctx, w, op, &ev, &d, why)
+	out, err := p.rebuild(ctx, w, op, &e, &d, why)
 	if err != nil || out.Wait > 0 || out.Park != "" {
 		return out, err
 	}
@@ -429,19 +442,19 @@ func (p *Pipeline) resend(ctx context.Context, w WorkerID, op Operation) (Outcom
 	switch tron.Read(res.Code) {
 	case tron.Accepted:
 		if op.State == Broadcasting {
-			return p.cas(ctx, w, op, Change{To: Broadcast, Note: "re-sent, accepted: " + string(res.Code)})
+			return p.cas(ctx, w, op, Change{To: Broadcast, Note: codeNote(resentAcceptedPrefix, res.Code)})
 		}
-		return Outcome{Op: op, Wait: p.Config.PollPending, Why: "re-sent, accepted: " + string(res.Code)}, nil
+		return Outcome{Op: op, Wait: p.Config.PollPending, Why: codeNote(resentAcceptedPrefix, res.Code)}, nil
 	case tron.NotTaken:
-		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: "re-send not taken: " + string(res.Code)}, nil
+		return Outcome{Op: op, Wait: p.Config.RetryNotTaken, Why: codeNote(resendNotTakenPrefix, res.Code)}, nil
 	case tron.HardReject:
 		if !tron.Intrinsic(res.Code) {
 			// Not terminal (an earlier copy may live elsewhere), but a
 			// shortage of ours: park rather than hammer the node.
-			return p.parked(op, "re-send refused by the node: "+string(res.Code)), nil
+			return p.parked(op, codeNote(resendRefusedPrefix, res.Code)), nil
 		}
 	}
-	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: "re-sent: " + string(res.Code)}, nil
+	return Outcome{Op: op, Wait: p.Config.RetryAmbiguous, Why: codeNote(resentPrefix, res.Code)}, nil
 }
 
 // rebuild replaces the envelope with a fresh one (new timestamp, new txid).
@@ -462,8 +475,8 @@ func (p *Pipeline) rebuild(ctx context.Context, w WorkerID, op Operation, ev *Ev
 		return p.unavailable(op, werr), nil
 	}
 	return p.cas(ctx, w, op, Change{
-		To: Signing, Envelope: &env, Builds: op.Builds + 1, RetiredTxid: old, Evidence: ev, Decision: d,
-		Note: fmt.Sprintf("rebuild #%d: %s; retired %s, new txid=%s", op.Builds+1, why, old.Short(), env.Txid.Short()),
+		To: Signing, Envelope: env, Builds: op.Builds + 1, RetiredTxid: old, Evidence: ev, Decision: d,
+		Note: rebuildNote(op.Builds+1, why, old, env.Txid),
 	})
 }
 
@@ -471,30 +484,42 @@ func (p *Pipeline) rebuild(ctx context.Context, w WorkerID, op Operation, ev *Ev
 // solid block (irreversible, so the reference can never be orphaned),
 // expiration from head chain time, and a memo naming the operation and the
 // build so that no two builds anywhere share a txid.
-func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int, feeLimit int64) (Envelope, string) {
+func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int, feeLimit int64) (*Envelope, string) {
 	head, err := p.Node.HeadBlock(ctx)
 	if err != nil {
-		return Envelope{}, "head block: " + err.Error()
+		return nil, "head block: " + err.Error()
 	}
 	solid, err := p.Node.SolidBlock(ctx)
 	if err != nil {
-		return Envelope{}, "solid block: " + err.Error()
+		return nil, "solid block: " + err.Error()
 	}
 	refBytes, refHash := solid.Ref()
-	raw := tron.RawData{
+	// The envelope, its memo and its call data share one allocation (the
+	// memo and the data each capped at its length, so that neither can grow
+	// into the other): the envelope goes to the store by pointer anyway.
+	// A memo too long for the room (an unusually long id) spills to the
+	// heap.
+	e := new(struct {
+		env Envelope
+		buf [96 + tron.TransferSize]byte
+	})
+	buf := appendMemo(e.buf[:0], op.ID, n)
+	memo := len(buf)
+	e.env.Raw = tron.RawData{
 		RefBlockBytes: refBytes,
 		RefBlockHash:  refHash,
 		Expiration:    head.Time.Add(p.Config.ExpirationWindow).UnixMilli(),
 		Timestamp:     p.Clock.Now().UnixMilli(),
 		FeeLimit:      feeLimit,
-		Memo:          fmt.Appendf(nil, "sluice:%s:%d", op.ID, n),
+		Memo:          buf[:memo:memo],
 		Contract: tron.TriggerSmartContract{
 			Owner:    p.HotWallet,
 			Contract: tron.USDTContract,
-			Data:     tron.EncodeTransfer(op.Request.To, uint64(op.Request.Amount)),
+			Data:     tron.AppendTransfer(buf[memo:], op.Request.To, uint64(op.Request.Amount)),
 		},
 	}
-	return Envelope{Txid: raw.Txid(), Raw: raw}, ""
+	e.env.Txid = p.txids.Txid(&e.env.Raw)
+	return &e.env, ""
 }
 
 // unavailable answers a node that did not answer: wait and look again.
@@ -571,22 +596,26 @@ func (p *Pipeline) transferMismatch(op Operation, logs []tron.Log) string {
 // payment inside one call) means more moved than was asked. Logs of other
 // contracts are not USDT and are ignored, whatever they claim.
 func TransferMismatch(hot tron.Address, req Request, logs []tron.Log) string {
-	var usdt []tron.Transfer
+	// Only the count and the first matter: no list of them is kept.
+	var t tron.Transfer
+	n := 0
 	for _, l := range logs {
 		if l.Address != tron.USDTContract.Bytes20() {
 			continue
 		}
-		if t, ok := tron.ParseTransferLog(l); ok {
-			usdt = append(usdt, t)
+		if u, ok := tron.ParseTransferLog(l); ok {
+			if n == 0 {
+				t = u
+			}
+			n++
 		}
 	}
 	switch {
-	case len(usdt) == 0:
+	case n == 0:
 		return "no USDT Transfer log"
-	case len(usdt) > 1:
-		return fmt.Sprintf("%d USDT Transfer logs, want exactly one", len(usdt))
+	case n > 1:
+		return fmt.Sprintf("%d USDT Transfer logs, want exactly one", n)
 	}
-	t := usdt[0]
 	var bad []string
 	if t.From != hot {
 		bad = append(bad, "from "+t.From.String())
@@ -609,7 +638,7 @@ func (p *Pipeline) cas(ctx context.Context, w WorkerID, op Operation, c Change) 
 	c.ID, c.Token, c.Worker, c.From = op.ID, op.Token, w, op.State
 	next, err := p.Store.CAS(ctx, c)
 	if err != nil {
-		return Outcome{Op: op}, fmt.Errorf("%s %s->%s token=%d: %w", op.ID, c.From, c.To, c.Token, err)
+		return Outcome{Op: op}, &casError{id: op.ID, from: c.From, to: c.To, token: c.Token, err: err}
 	}
 	return Outcome{Op: next, Why: c.Note, Decision: c.Decision}, nil
 }
@@ -618,8 +647,8 @@ func transaction(op Operation) tron.Transaction {
 	return tron.Transaction{Raw: op.Envelope.Raw, Signature: op.Envelope.Signature}
 }
 
-func mustHaveEnvelope(op Operation) {
-	if op.Envelope.Txid.IsZero() || op.Envelope.Txid != op.Envelope.Raw.Txid() {
+func (p *Pipeline) mustHaveEnvelope(op Operation) {
+	if op.Envelope.Txid.IsZero() || op.Envelope.Txid != p.txids.Txid(&op.Envelope.Raw) {
 		panic(fmt.Sprintf("sluice: %s in %s without a consistent envelope (txid %s)", op.ID, op.State, op.Envelope.Txid))
 	}
 }

@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -121,19 +122,20 @@ func (p StuckPolicy) Decide(op Operation, ev Evidence, now time.Time) Decision {
 		d.Waited = max(now.Sub(op.FirstSentAt), 0)
 	}
 	if !ev.Proves() {
-		d.Action, d.Reason = Wait, "no proof of death yet: "+ev.String()
+		var a [192]byte
+		d.Action, d.Reason = Wait, string(ev.appendTo(append(a[:0], "no proof of death yet: "...)))
 		return d
 	}
 	spent := ""
 	switch {
 	case d.Waited >= p.CancelAfter:
-		spent = fmt.Sprintf("waited %s, at or past CancelAfter %s", d.Waited, p.CancelAfter)
+		spent = "waited " + d.Waited.String() + ", at or past CancelAfter " + p.CancelAfter.String()
 	case d.Rebuilds >= p.Rebuilds:
-		spent = fmt.Sprintf("rebuilt %d times, the policy allows %d", d.Rebuilds, p.Rebuilds)
+		spent = "rebuilt " + strconv.Itoa(d.Rebuilds) + " times, the policy allows " + strconv.Itoa(p.Rebuilds)
 	}
 	switch {
 	case spent != "" && op.Parks > 0:
-		d.Action, d.Reason = Escalate, spent+fmt.Sprintf("; parked %d times for operational trouble", op.Parks)
+		d.Action, d.Reason = Escalate, spent+"; parked "+strconv.Itoa(op.Parks)+" times for operational trouble"
 		if op.ParkReason != "" {
 			// Empty once a transition has ended the last park spell.
 			d.Reason += " (last: " + op.ParkReason + ")"
@@ -147,9 +149,10 @@ func (p StuckPolicy) Decide(op Operation, ev Evidence, now time.Time) Decision {
 	case spent != "":
 		d.Action, d.Reason = Cancel, spent+"; txid proven dead"
 	case d.Waited < p.RebuildAfter:
-		d.Action, d.Reason = Wait, fmt.Sprintf("txid proven dead, but waited %s of RebuildAfter %s", d.Waited, p.RebuildAfter)
+		d.Action, d.Reason = Wait, "txid proven dead, but waited "+d.Waited.String()+" of RebuildAfter "+p.RebuildAfter.String()
 	default:
-		d.Action, d.Reason = Rebuild, fmt.Sprintf("txid proven dead after %s (RebuildAfter %s), rebuild %d of %d", d.Waited, p.RebuildAfter, d.Rebuilds+1, p.Rebuilds)
+		d.Action, d.Reason = Rebuild, "txid proven dead after "+d.Waited.String()+" (RebuildAfter "+p.RebuildAfter.String()+
+			"), rebuild "+strconv.Itoa(d.Rebuilds+1)+" of "+strconv.Itoa(p.Rebuilds)
 	}
 	return d
 }

@@ -3,7 +3,6 @@ package money
 import (
 	"errors"
 	"strconv"
-	"strings"
 )
 
 // ErrInvalidAmount is matched (errors.Is) by every error Parse returns.
@@ -151,12 +150,32 @@ func Parse(s string) (Amount, error) {
 // between MinAmount and MaxAmount, and equal amounts always print the same,
 // which is what the request hash relies on.
 func (a Amount) String() string {
-	whole, frac := uint64(a)/unit, uint64(a)%unit
-	w := strconv.FormatUint(whole, 10)
-	if frac == 0 {
-		return w
+	if uint64(a)%unit == 0 {
+		return strconv.FormatUint(uint64(a)/unit, 10) // no allocation below 100
 	}
-	f := strconv.FormatUint(frac, 10)
-	f = strings.Repeat("0", Decimals-len(f)) + f
-	return w + "." + strings.TrimRight(f, "0")
+	var buf [32]byte // 14 digits of the largest whole part, a point, 6 digits
+	return string(a.Append(buf[:0]))
+}
+
+// Append appends a.String() to b. It writes in place, without the
+// intermediate strings (digits, padding, trimming) String once made: amounts
+// are written into every request hash and answer.
+func (a Amount) Append(b []byte) []byte {
+	whole, frac := uint64(a)/unit, uint64(a)%unit
+	b = strconv.AppendUint(b, whole, 10)
+	if frac == 0 {
+		return b
+	}
+	// Decimals digits with leading zeros, then trailing zeros cut.
+	b = append(b, '.')
+	var digits [Decimals]byte
+	for i := Decimals - 1; i >= 0; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := Decimals
+	for digits[n-1] == '0' {
+		n--
+	}
+	return append(b, digits[:n]...)
 }

@@ -2,8 +2,11 @@ package money
 
 import (
 	"errors"
+	"math"
 	"math/big"
+	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -243,4 +246,38 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Goal: String (and Append) write what the strconv and strings version they
+// replaced wrote, for every kind of amount, and String allocates once at
+// most. Method: both over edges and random values, including above
+// MaxAmount, which String must still print.
+func TestStringMatchesFormatUint(t *testing.T) {
+	old := func(a Amount) string {
+		whole, frac := uint64(a)/unit, uint64(a)%unit
+		w := strconv.FormatUint(whole, 10)
+		if frac == 0 {
+			return w
+		}
+		f := strconv.FormatUint(frac, 10)
+		f = strings.Repeat("0", Decimals-len(f)) + f
+		return w + "." + strings.TrimRight(f, "0")
+	}
+	vals := []Amount{0, 1, 9, 10, 100_000, 999_999, 1_000_000, 1_000_001, 1_100_000, 99_000_000, 100_000_000,
+		MaxAmount, MaxAmount - 1, math.MaxUint64, math.MaxUint64 - 999_999}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		vals = append(vals, Amount(r.Uint64()), Amount(r.Uint64N(uint64(MaxAmount))), Amount(r.Uint64N(1000)*1000))
+	}
+	for _, a := range vals {
+		if got, want := a.String(), old(a); got != want {
+			t.Fatalf("Amount(%d).String() = %q, want %q", uint64(a), got, want)
+		}
+		if got, want := string(a.Append([]byte("x"))), "x"+old(a); got != want {
+			t.Fatalf("Amount(%d).Append = %q, want %q", uint64(a), got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Amount(12_345_678).String() }); n > 1 {
+		t.Errorf("String: %v allocations, want at most 1", n)
+	}
 }

@@ -37,13 +37,16 @@ type Memory struct {
 	// withdrawals would share one on-chain fate.
 	owners map[tron.Txid]sluice.OperationID
 
-	// The ledger: accounts in first-credit order, credits by ref, holds by
-	// operation (an operation's hold lives as long as its row).
+	// The ledger: accounts in first-credit order, credits by ref; holds are
+	// in meta, one per row (an operation's hold lives as long as its row).
 	accounts []*sluice.Account
 	acctIdx  map[sluice.CustomerID]int
 	credits  map[string]sluice.Credit
 	creditLs []sluice.Credit
-	holds    map[sluice.OperationID]*sluice.Hold
+
+	// Where rows and holds are allocated.
+	rowSlab  slab[sluice.Operation]
+	holdSlab slab[sluice.Hold]
 }
 
 var _ sluice.Store = (*Memory)(nil)
@@ -58,14 +61,19 @@ func NewMemory(clock sluice.Clock, lease time.Duration) *Memory {
 	if lease <= 0 {
 		panic(fmt.Sprintf("store.NewMemory: lease %s must be positive", lease))
 	}
+	// Room for a typical run's rows from the start: the slices and maps
+	// below would otherwise grow (and copy) half a dozen times each.
+	const rowsHint = 64
 	return &Memory{
 		clock:   clock,
 		lease:   lease,
-		index:   make(map[sluice.OperationID]int),
-		owners:  make(map[tron.Txid]sluice.OperationID),
+		rows:    make([]*sluice.Operation, 0, rowsHint),
+		meta:    make([]rowMeta, 0, rowsHint),
+		open:    make([]gate, 0, rowsHint),
+		index:   make(map[sluice.OperationID]int, rowsHint),
+		owners:  make(map[tron.Txid]sluice.OperationID, rowsHint),
 		acctIdx: make(map[sluice.CustomerID]int),
 		credits: make(map[string]sluice.Credit),
-		holds:   make(map[sluice.OperationID]*sluice.Hold),
 	}
 }
 
@@ -98,9 +106,11 @@ func (m *Memory) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Ope
 	}
 	acct.Balance -= r.Amount
 	acct.Held += r.Amount
-	m.holds[op.ID] = &sluice.Hold{Operation: op.ID, Customer: r.Customer, Amount: r.Amount, State: sluice.HoldHeld}
+	h := m.holdSlab.alloc()
+	*h = sluice.Hold{Operation: op.ID, Customer: r.Customer, Amount: r.Amount, State: sluice.HoldHeld}
 	now := m.clock.Now()
-	row := &sluice.Operation{
+	row := m.rowSlab.alloc()
+	*row = sluice.Operation{
 		ID:          op.ID,
 		Request:     op.Request,
 		RequestHash: op.RequestHash,
@@ -112,7 +122,7 @@ func (m *Memory) Insert(ctx context.Context, op sluice.NewOperation) (sluice.Ope
 	i := len(m.rows)
 	m.index[op.ID] = i
 	m.rows = append(m.rows, row)
-	m.meta = append(m.meta, rowMeta{lastEvent: -1})
+	m.meta = append(m.meta, rowMeta{lastEvent: -1, hold: h})
 	m.regate(i)
 	m.appendEvent(i, sluice.Event{
 		OperationID: op.ID,
@@ -131,9 +141,9 @@ func (m *Memory) Get(ctx context.Context, id sluice.OperationID) (sluice.Operati
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, row, err := m.row(id)
-	if err != nil {
-		return sluice.Operation{}, fmt.Errorf("get: %w", err)
+	_, row, ok := m.row(id)
+	if !ok {
+		return sluice.Operation{}, notFound("get", id)
 	}
 	return copyOperation(*row), nil
 }
@@ -191,13 +201,12 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i, row, err := m.row(c.ID)
-	if err != nil {
-		return sluice.Operation{}, fmt.Errorf("cas: %w", err)
+	i, row, ok := m.row(c.ID)
+	if !ok {
+		return sluice.Operation{}, notFound("cas", c.ID)
 	}
 	if row.Token != c.Token || row.State != c.From {
-		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s token=%d: row is %s token=%d: %w",
-			c.ID, c.From, c.To, c.Token, row.State, row.Token, sluice.ErrFenced)
+		return sluice.Operation{}, &casFencedError{id: c.ID, from: c.From, to: c.To, token: c.Token, rowState: row.State, rowToken: row.Token}
 	}
 	if !sluice.CanTransition(c.From, c.To) {
 		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, sluice.ErrIllegalTransition)
@@ -207,7 +216,7 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 		return sluice.Operation{}, fmt.Errorf("cas %s %s->%s: %w", c.ID, c.From, c.To, err)
 	}
 	if c.Envelope != nil {
-		if derived := c.Envelope.Raw.Txid(); c.Envelope.Txid != derived {
+		if derived := envelopeTxid(&row.Envelope, c.Envelope); c.Envelope.Txid != derived {
 			// Storing it would make recovery ask the chain about a txid the
 			// stored bytes can never produce.
 			return sluice.Operation{}, fmt.Errorf("cas %s: envelope txid %s is not its raw_data's txid %s",
@@ -223,8 +232,13 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	// step all-or-nothing.
 	now := m.clock.Now()
 	row.State = c.To
+	// out is the caller's copy of the row's new envelope. With a new
+	// envelope, the row's copy and the caller's come from one allocation
+	// (each capped, so neither can reach the other); otherwise the caller's
+	// is copied from the row below.
+	var out sluice.Envelope
 	if c.Envelope != nil {
-		row.Envelope = copyEnvelope(*c.Envelope)
+		row.Envelope, out = copyEnvelopeTwice(*c.Envelope)
 		m.owners[c.Envelope.Txid] = c.ID
 	}
 	if c.Builds != 0 {
@@ -265,7 +279,12 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 		Note:        c.Note,
 	}))
 	m.closeHold(hold, c.Hold)
-	return copyOperation(*row), nil
+	if c.Envelope == nil {
+		return copyOperation(*row), nil
+	}
+	op := *row
+	op.Envelope = out
+	return op, nil
 }
 
 // checkHold decides, with mu held, whether entering to with action a is
@@ -283,7 +302,7 @@ func (m *Memory) checkHold(id sluice.OperationID, to sluice.State, a sluice.Hold
 	case !closing:
 		return nil, nil
 	}
-	h := m.holds[id]
+	h := m.holdOf(id)
 	if h == nil {
 		return nil, fmt.Errorf("operation %s has no hold: %w", id, sluice.ErrHoldClosed)
 	}
@@ -309,6 +328,16 @@ func (m *Memory) closeHold(h *sluice.Hold, a sluice.HoldAction) {
 		acct.Balance += h.Amount
 	}
 	h.ClosedSeq = int64(m.events.len())
+}
+
+// holdOf must be called with mu held; nil when id has no row (every row
+// has a hold from its insert on).
+func (m *Memory) holdOf(id sluice.OperationID) *sluice.Hold {
+	i, ok := m.index[id]
+	if !ok {
+		return nil
+	}
+	return m.meta[i].hold
 }
 
 // account must be called with mu held; nil when the customer has none.
@@ -356,9 +385,9 @@ func (m *Memory) Park(ctx context.Context, p sluice.Park) (sluice.Operation, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i, row, err := m.row(p.ID)
-	if err != nil {
-		return sluice.Operation{}, fmt.Errorf("park: %w", err)
+	i, row, ok := m.row(p.ID)
+	if !ok {
+		return sluice.Operation{}, notFound("park", p.ID)
 	}
 	if row.Token != p.Token || row.State.Terminal() {
 		return sluice.Operation{}, fmt.Errorf("park %s token=%d: row is %s token=%d: %w",
@@ -388,9 +417,9 @@ func (m *Memory) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Opera
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i, row, err := m.row(r.ID)
-	if err != nil {
-		return sluice.Operation{}, fmt.Errorf("resolve: %w", err)
+	i, row, ok := m.row(r.ID)
+	if !ok {
+		return sluice.Operation{}, notFound("resolve", r.ID)
 	}
 	if row.State != r.From {
 		return sluice.Operation{}, fmt.Errorf("resolve %s %s->%s: row is %s: %w", r.ID, r.From, r.To, row.State, sluice.ErrFenced)
@@ -532,7 +561,7 @@ func (m *Memory) Hold(ctx context.Context, id sluice.OperationID) (sluice.Hold, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	h := m.holds[id]
+	h := m.holdOf(id)
 	if h == nil {
 		return sluice.Hold{}, fmt.Errorf("hold of %q: %w", id, sluice.ErrNotFound)
 	}
@@ -546,9 +575,9 @@ func (m *Memory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Ev
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	i, _, err := m.row(id)
-	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
+	i, _, ok := m.row(id)
+	if !ok {
+		return nil, notFound("events", id)
 	}
 	// Walk the operation's chain from its newest event back, filling out
 	// from the end, so it comes out in Seq order.
@@ -599,12 +628,12 @@ func (m *Memory) Snapshot() Snapshot {
 		s.Accounts = append(s.Accounts, *a)
 	}
 	s.Credits = slices.Clone(m.creditLs)
-	if len(m.holds) > 0 {
-		s.Holds = make([]sluice.Hold, 0, len(m.holds)) // one per row that has one
+	if len(m.rows) > 0 {
+		s.Holds = make([]sluice.Hold, 0, len(m.rows)) // one per row that has one
 	}
-	for _, row := range m.rows {
-		if h := m.holds[row.ID]; h != nil {
-			s.Holds = append(s.Holds, *h)
+	for _, meta := range m.meta {
+		if meta.hold != nil {
+			s.Holds = append(s.Holds, *meta.hold)
 		}
 	}
 	return s
@@ -626,13 +655,14 @@ func (m *Memory) TxidOwner(txid tron.Txid) (sluice.OperationID, bool) {
 	return id, ok
 }
 
-// row must be called with mu held; it returns the row's position too.
-func (m *Memory) row(id sluice.OperationID) (int, *sluice.Operation, error) {
+// row must be called with mu held; it returns the row's position too, and
+// false for an id it does not hold (the caller answers notFound).
+func (m *Memory) row(id sluice.OperationID) (int, *sluice.Operation, bool) {
 	i, ok := m.index[id]
 	if !ok {
-		return 0, nil, fmt.Errorf("operation %q: %w", id, sluice.ErrNotFound)
+		return 0, nil, false
 	}
-	return i, m.rows[i], nil
+	return i, m.rows[i], true
 }
 
 // LastSeq is the Seq of the newest event (0 before any). A caller that

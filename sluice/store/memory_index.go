@@ -71,6 +71,8 @@ func gateOf(i int, row *sluice.Operation) gate {
 type rowMeta struct {
 	lastEvent int // position in Memory.events of the row's newest event; -1 before any
 	events    int // how many events the row has
+	// hold is the row's hold, made by its insert; never nil for a row.
+	hold *sluice.Hold
 }
 
 // eventChunk is how many events one chunk of the log holds (some 13 KiB),
@@ -117,6 +119,16 @@ func copyEnvelope(e sluice.Envelope) sluice.Envelope {
 	a := make(arena, 0, envelopeBytes(&e))
 	a.cloneEnvelope(&e)
 	return e
+}
+
+// copyEnvelopeTwice returns two copies of e, sharing no memory with e or
+// with each other, their byte slices copied into one allocation.
+func copyEnvelopeTwice(e sluice.Envelope) (sluice.Envelope, sluice.Envelope) {
+	a := make(arena, 0, 2*envelopeBytes(&e))
+	f := e
+	a.cloneEnvelope(&e)
+	a.cloneEnvelope(&f)
+	return e, f
 }
 
 // copyOperations makes every row of ops (shallow copies of the store's

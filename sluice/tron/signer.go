@@ -23,8 +23,13 @@ type HMACSigner struct {
 	// The key's inner and outer pads (RFC 2104), computed once: every
 	// signature and every node's verification costs two hashes and no
 	// allocation instead of a new crypto/hmac state. Read-only after
-	// NewHMACSigner, so a signer is safe for concurrent use.
+	// NewHMACSigner.
 	ipad, opad [sha256.BlockSize]byte
+	// macs remembers the signatures of the last few raw_data: an envelope
+	// is signed once and then verified by every node each send reaches,
+	// three hashes each time. It has its own lock, so a signer stays safe
+	// for concurrent use.
+	macs rawCache
 }
 
 // NewHMACSigner returns a signer with the given key (copied).
@@ -59,7 +64,18 @@ func (s *HMACSigner) Verify(raw RawData, sig []byte) bool {
 // mac is HMAC-SHA256(key, txid) = H(opad || H(ipad || txid)), as
 // crypto/hmac computes it (TestHMACSignerMatchesCryptoHMAC).
 func (s *HMACSigner) mac(raw RawData) [sha256.Size]byte {
-	id := raw.Txid()
+	var ser [320]byte // as in RawData.Txid
+	key := raw.appendMarshal(ser[:0])
+	if sum, ok := s.macs.get(key); ok {
+		return sum
+	}
+	sum := s.macOf(sha256.Sum256(key))
+	s.macs.put(key, sum)
+	return sum
+}
+
+// macOf is HMAC-SHA256(key, id).
+func (s *HMACSigner) macOf(id Txid) [sha256.Size]byte {
 	var buf [sha256.BlockSize + sha256.Size]byte
 	copy(buf[:], s.ipad[:])
 	copy(buf[sha256.BlockSize:], id[:])

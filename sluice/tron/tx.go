@@ -138,15 +138,28 @@ type Transaction struct {
 // Txid is the transaction's id; the signature does not take part.
 func (t Transaction) Txid() Txid { return t.Raw.Txid() }
 
+// TransferSize is the length of EncodeTransfer's call data.
+const TransferSize = 4 + 32 + 32
+
 // EncodeTransfer ABI-encodes transfer(to, amount): selector, the recipient's
 // 20 bytes left-padded to 32, the amount as a 32-byte big-endian integer.
 func EncodeTransfer(to Address, amount uint64) []byte {
-	b := make([]byte, 4+32+32)
-	copy(b, TransferSelector[:])
+	return AppendTransfer(make([]byte, 0, TransferSize), to, amount)
+}
+
+// AppendTransfer appends EncodeTransfer(to, amount) to b and returns the
+// encoding alone, capped at its length (so appending to it never writes past
+// it into b's spare capacity), in b's memory when b has TransferSize bytes of
+// room.
+func AppendTransfer(b []byte, to Address, amount uint64) []byte {
+	start := len(b)
+	b = append(b, TransferSelector[:]...)
+	b = append(b, make([]byte, 12)...)
 	body := to.Bytes20()
-	copy(b[4+12:4+32], body[:])
-	binary.BigEndian.PutUint64(b[4+32+24:], amount)
-	return b
+	b = append(b, body[:]...)
+	b = append(b, make([]byte, 24)...)
+	b = binary.BigEndian.AppendUint64(b, amount)
+	return b[start:len(b):len(b)]
 }
 
 // ErrNotTransfer is returned by DecodeTransfer for call data that is not a
@@ -174,12 +187,17 @@ type Log struct {
 
 // TransferLog builds the log a successful TRC-20 transfer emits.
 func TransferLog(contract, from, to Address, amount uint64) Log {
-	var data [32]byte
-	binary.BigEndian.PutUint64(data[24:], amount)
+	// The topics and the data share one allocation: a log is built for
+	// every transfer a node executes.
+	m := &struct {
+		topics [3][32]byte
+		data   [32]byte
+	}{topics: [3][32]byte{TransferTopic, pad32(from), pad32(to)}}
+	binary.BigEndian.PutUint64(m.data[24:], amount)
 	return Log{
 		Address: contract.Bytes20(),
-		Topics:  [][32]byte{TransferTopic, pad32(from), pad32(to)},
-		Data:    data[:],
+		Topics:  m.topics[:],
+		Data:    m.data[:],
 	}
 }
 
