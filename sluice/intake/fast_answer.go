@@ -41,6 +41,31 @@ func (w withdrawal) appendFields(dst []byte) []byte {
 	return dst
 }
 
+// appendOperation appends op's answer: summarize(op, to).appendJSON, with
+// the address, amount and txid formatted in place instead of as strings
+// first (every POST and GET answers with one).
+func appendOperation(dst []byte, op sluice.Operation, to string) []byte {
+	dst = append(dst, '{')
+	dst = appendOperationFields(dst, op, to)
+	return append(dst, '}')
+}
+
+// appendOperationFields is summarize(op, to).appendFields. Base58, decimal
+// digits and hex need no JSON escaping.
+func appendOperationFields(dst []byte, op sluice.Operation, to string) []byte {
+	dst = appendMember(dst, `"operation_id":`, string(op.ID))
+	dst = appendMember(dst, `,"customer":`, string(op.Request.Customer))
+	dst = appendMember(dst, `,"state":`, op.State.String())
+	if to != "" {
+		dst = appendMember(dst, `,"to_address":`, to)
+	} else {
+		dst = append(op.Request.To.Append(append(dst, `,"to_address":"`...)), '"')
+	}
+	dst = append(op.Request.Amount.Append(append(dst, `,"amount":"`...)), '"')
+	dst = appendMember(dst, `,"asset":`, op.Request.Asset)
+	return appendTxidMember(dst, `,"txid":`, op.Envelope.Txid)
+}
+
 // json is e as json.Marshal writes it, with room for the newline that ends
 // an answer.
 func (e errorBody) json() []byte {
@@ -75,7 +100,7 @@ func (e errorBody) appendJSON(dst []byte) []byte {
 // fast_answer_test.go declares for it.
 func appendDetail(dst []byte, op sluice.Operation, events []sluice.Event) []byte {
 	dst = append(dst, '{')
-	dst = summarize(op, "").appendFields(dst)
+	dst = appendOperationFields(dst, op, "")
 	dst = strconv.AppendInt(append(dst, `,"builds":`...), int64(op.Builds), 10)
 	if op.Reason != "" {
 		dst = appendMember(dst, `,"reason":`, op.Reason)

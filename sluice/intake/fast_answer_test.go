@@ -98,13 +98,20 @@ func TestAnswersMatchMarshal(t *testing.T) {
 		if got, want := appendDetail(nil, op, events), marshalDetail(t, op, events); string(got) != string(want) {
 			t.Errorf("appendDetail = %s\nwant           %s", got, want)
 		}
+		for _, to := range []string{"", addrA, op.Request.To.String(), pick(r)} {
+			if got, want := appendOperation(nil, op, to), mustMarshal(t, summarize(op, to)); string(got) != string(want) {
+				t.Errorf("appendOperation(%q) = %s\nwant                %s", to, got, want)
+			}
+		}
 	}
 }
+
+// pick is one of answerStrings.
+func pick(r *rand.Rand) string { return answerStrings[r.IntN(len(answerStrings))] }
 
 // randomOperation is an operation and an event log drawn to vary every
 // member of a GET answer.
 func randomOperation(r *rand.Rand) (sluice.Operation, []sluice.Event) {
-	pick := func() string { return answerStrings[r.IntN(len(answerStrings))] }
 	txid := func() tron.Txid {
 		var t tron.Txid
 		if r.IntN(2) == 0 {
@@ -119,20 +126,20 @@ func randomOperation(r *rand.Rand) (sluice.Operation, []sluice.Event) {
 		return time.Unix(r.Int64N(1<<34)-1<<33, []int64{0, 1, 1000, 123456789, 500000000}[r.IntN(5)]).In(zones[r.IntN(len(zones))])
 	}
 	op := sluice.Operation{
-		ID:       sluice.OperationID(pick()),
+		ID:       sluice.OperationID(pick(r)),
 		State:    sluice.State(r.IntN(20)),
-		Request:  sluice.Request{Customer: sluice.CustomerID(pick()), To: tron.AddressFromBytes20([20]byte{byte(r.IntN(256)), 7}), Amount: money.Amount(r.Uint64N(uint64(money.MaxAmount) + 1)), Asset: pick()},
+		Request:  sluice.Request{Customer: sluice.CustomerID(pick(r)), To: tron.AddressFromBytes20([20]byte{byte(r.IntN(256)), 7}), Amount: money.Amount(r.Uint64N(uint64(money.MaxAmount) + 1)), Asset: pick(r)},
 		Envelope: sluice.Envelope{Txid: txid()},
 		Builds:   r.IntN(5),
 	}
 	if r.IntN(2) == 0 {
-		op.Reason = pick()
+		op.Reason = pick(r)
 	}
 	var events []sluice.Event
 	for range r.IntN(6) {
 		e := sluice.Event{From: sluice.State(r.IntN(20)), To: sluice.State(r.IntN(20)), At: at(), Txid: txid(), RetiredTxid: txid()}
 		if r.IntN(2) == 0 {
-			e.Note = pick()
+			e.Note = pick(r)
 		}
 		events = append(events, e)
 	}
@@ -161,6 +168,11 @@ func FuzzAnswersMatchMarshal(f *testing.F) {
 		events := []sluice.Event{{Note: a}, {Note: b, At: time.Unix(int64(len(a))<<20, int64(len(b)))}}
 		if got, want := appendDetail(nil, op, events), marshalDetail(t, op, events); string(got) != string(want) {
 			t.Errorf("appendDetail = %s\nwant           %s", got, want)
+		}
+		for _, to := range []string{"", addrA, op.Request.To.String(), a} {
+			if got, want := appendOperation(nil, op, to), mustMarshal(t, summarize(op, to)); string(got) != string(want) {
+				t.Errorf("appendOperation(%q) = %s\nwant                %s", to, got, want)
+			}
 		}
 	})
 }

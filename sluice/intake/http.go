@@ -215,7 +215,7 @@ func (h *handler) withdrawals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := new(postAnswer)
-	answer := summarize(res.Operation, to).appendJSON(a.body[:0])
+	answer := appendOperation(a.body[:0], res.Operation, to)
 	if res.Created {
 		writeJSONHeader(w, &a.header, http.StatusCreated, answer, "Location", "/v1/withdrawals/"+string(res.Operation.ID))
 		return

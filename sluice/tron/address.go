@@ -131,6 +131,13 @@ func (a Address) IsZero() bool { return a == Address{} }
 // 58 a byte at a time. TestAddressStringMatchesReference holds it to the
 // plain byte-at-a-time definition.
 func (a Address) String() string {
+	var buf [35]byte
+	return string(a.Append(buf[:0]))
+}
+
+// Append appends the base58check form to b: String without the string,
+// for answers written into a buffer.
+func (a Address) Append(b []byte) []byte {
 	var raw [25]byte
 	copy(raw[:], a[:])
 	sum := checksum(a[:])
@@ -172,20 +179,16 @@ func (a Address) String() string {
 	}
 	// One '1' per leading zero byte, then the digits most significant
 	// first.
-	var out [len(raw) + len(digits)]byte
-	k := 0
-	for _, b := range raw {
-		if b != 0 {
+	for _, c := range raw {
+		if c != 0 {
 			break
 		}
-		out[k] = '1'
-		k++
+		b = append(b, '1')
 	}
 	for i := n - 1; i >= 0; i-- {
-		out[k] = base58Alphabet[digits[i]]
-		k++
+		b = append(b, base58Alphabet[digits[i]])
 	}
-	return string(out[:k])
+	return b
 }
 
 // MarshalText makes addresses appear in base58 form in JSON. The zero
