@@ -218,6 +218,11 @@ func (r *LinearizabilityReport) Visualize(w io.Writer) error {
 // Call and Return must come from one logical clock that orders every call
 // and return point of the run. A post whose answer never came (Failed with
 // Return 0) is open-ended: it may take effect any time after its call.
+//
+// Each id is checked on its own (the model has no state across ids). An id
+// whose operations happen one after another has one possible order and is
+// replayed in it; porcupine searches the ids where operations overlap, and
+// decides every history with an illegal id (checkLinHistory).
 func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *LinearizabilityReport) {
 	s = withMemo(s)
 	ix := s.index()
@@ -275,7 +280,7 @@ func CheckLinearizable(s *Snapshot, timeout time.Duration) ([]Violation, *Linear
 		history[j] = porcupine.Operation{ClientId: op.client, Input: &op.in, Call: op.call, Output: &op.out, Return: op.ret}
 	}
 	m := linFast
-	res := porcupine.CheckOperationsTimeout(m, history, timeout)
+	res := checkLinHistory(history, timeout)
 	rep := &LinearizabilityReport{Result: res, Operations: len(history), model: m, history: history, timeout: timeout}
 	vs := append(verdict(res, m, history, timeout), checkReadHistories(s)...)
 	return finish(vs), rep

@@ -1,0 +1,78 @@
+package model
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Goal: checkLinHistory decides exactly what porcupine decides, on random
+// histories over a few ids whose operations are often one after another
+// (the forced order the shortcut decides) and often overlapping; and for
+// every id with a forced order, forcedOrder's replay agrees with
+// porcupine's search of that id alone.
+func TestForcedOrderIsPorcupine(t *testing.T) {
+	ins, outs := linOps()
+	r := rand.New(rand.NewPCG(5, 6))
+	kinds := map[string]int{}
+	for range 6000 {
+		n := 1 + r.IntN(7)
+		history := make([]porcupine.Operation, n)
+		sequential := r.IntN(3) > 0
+		clock := int64(0)
+		for j := range n {
+			k := r.IntN(len(ins))
+			in, out := ins[k], outs[k]
+			in.ID = []string{"b", "a", "c"}[r.IntN(3)]
+			if in.Hash != "" && r.IntN(2) == 0 {
+				in.succ = new(linSucc).init(in.Hash)
+			}
+			var call, ret int64
+			if sequential {
+				call = clock + int64(r.IntN(3)) // may equal the last return: overlapping
+				ret = call + int64(r.IntN(3))
+				clock = ret
+				if r.IntN(12) == 0 {
+					ret = 1 << 62 // never returned
+				}
+			} else {
+				call = int64(r.IntN(10))
+				ret = call + int64(r.IntN(5))
+			}
+			history[j] = porcupine.Operation{ClientId: j, Input: &in, Output: &out, Call: call, Return: ret}
+		}
+		// Grouped by id, as CheckLinearizable builds it.
+		slices.SortStableFunc(history, func(a, b porcupine.Operation) int {
+			return strings.Compare(a.Input.(*linInput).ID, b.Input.(*linInput).ID)
+		})
+		for _, part := range linFast.Partition(history) {
+			forced, legal := forcedOrder(part)
+			want := porcupine.CheckOperations(linFast, part)
+			switch {
+			case !forced:
+				kinds["overlapping"]++
+			case legal != want:
+				t.Fatalf("id %s: forced order legal %v, porcupine %v: %+v", part[0].Input.(*linInput).ID, legal, want, part)
+			case legal:
+				kinds["forced legal"]++
+			default:
+				kinds["forced illegal"]++
+			}
+		}
+		got, want := checkLinHistory(history, time.Minute), porcupine.CheckOperationsTimeout(linFast, history, time.Minute)
+		if got != want {
+			t.Fatalf("history %+v: checkLinHistory %v, porcupine %v", history, got, want)
+		}
+		kinds[string(got)]++
+	}
+	t.Logf("%v", kinds)
+	for _, k := range []string{"overlapping", "forced legal", "forced illegal", string(porcupine.Ok), string(porcupine.Illegal)} {
+		if kinds[k] < 200 {
+			t.Errorf("only %d %q: too few to compare (%v)", kinds[k], k, kinds)
+		}
+	}
+}
