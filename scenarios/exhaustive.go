@@ -2,10 +2,8 @@ package scenarios
 
 import (
 	"fmt"
-	"time"
 
 	"sluicesim/sim"
-	"sluicesim/sluice"
 )
 
 // ExhaustiveBounds are the limits of an exhaustive search, in the world's
@@ -72,7 +70,7 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 	out := &ExhaustiveResult{}
 	done := 0
 	e.Search(func(r *sim.ExhaustiveRun) (pruned, stop bool) {
-		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil, Stores: attached(r)})
+		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil})
 		done++
 		if visit != nil && !res.Pruned {
 			visit(res)
@@ -104,16 +102,4 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 		return out, fmt.Errorf("exhaustive search ran no schedule")
 	}
 	return out, nil
-}
-
-// attached is the memory store factory that also hands the search's run
-// the run's Sim (a reducing search reads its clock): the store factory is
-// where run shows its caller the Sim before the Sim runs.
-func attached(r *sim.ExhaustiveRun) StoreFactory {
-	return func(clock sluice.Clock, lease time.Duration) (Store, func(), error) {
-		if s, ok := clock.(*sim.Sim); ok {
-			r.Attach(s)
-		}
-		return MemoryStores(clock, lease)
-	}
 }

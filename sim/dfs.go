@@ -87,8 +87,21 @@ type Exhaustive struct {
 	stored int           // states stored since the table last grew
 	finals map[h128]bool // the classes of runs that ended by themselves
 	recent []*record     // the latest runs' records, newest last: more to predict from
+	spare  []*record     // records neither recent nor held by a node: reused (record.reset)
 	hint   int           // how many steps a run records, about
 	sleep  bool          // sleep sets: only without a preemption bound, where they are exact
+
+	spareNodes  []*dnode    // nodes backtracked past, for reuse (newNode)
+	spareStates []*simState // their states
+	tr          *tracker    // the live run's (one at a time)
+	scratch     *simState   // predict's
+
+	// Tests only: how many records are recent (recentRecords), and
+	// whether storage is reused at all (records, nodes, states, the
+	// tracker); TestReuseChangesNothing compares searches with and without.
+	recentMax int
+	reuse     bool
+	recycled  int // records reused
 }
 
 // ExhaustiveStats count what the search did.
@@ -129,7 +142,7 @@ type dnode struct {
 
 // NewExhaustive starts a search.
 func NewExhaustive(b Bounds, reduce bool) *Exhaustive {
-	e := &Exhaustive{b: b, reduce: reduce, sleep: reduce && b.Preemptions < 0, class: map[string]int{}}
+	e := &Exhaustive{b: b, reduce: reduce, sleep: reduce && b.Preemptions < 0, class: map[string]int{}, recentMax: recentRecords, reuse: true}
 	for c := range b.Budgets {
 		e.classes = append(e.classes, c)
 	}
@@ -167,6 +180,7 @@ type ExhaustiveRun struct {
 	next     *dnode    // the scheduling decision whose pick takes the coming step
 	blocked  bool      // every runnable process slept
 	looked   int       // instant ends looked up
+	one      [1]int    // scratch: the one process runnable at a step not picked at a decision
 }
 
 // lookAhead is how many instant ends a live run looks up (and records)
@@ -177,7 +191,8 @@ type ExhaustiveRun struct {
 const lookAhead = 32
 
 // Attach gives a reducing search's run its Sim, whose clock tells it when
-// virtual time moved between two steps. Call it after sim.New and before
+// virtual time moved between two steps. sim.New calls it when the run is
+// the Observer it is given; a Sim made otherwise must be attached before
 // Run.
 func (r *ExhaustiveRun) Attach(s *Sim) { r.sim = s }
 
@@ -213,15 +228,17 @@ func (e *Exhaustive) Search(run func(r *ExhaustiveRun) (pruned, stop bool)) {
 		}
 		r := &ExhaustiveRun{e: e, st: &simState{last: -1, used: make([]int, len(e.classes))}, fresh: fresh, first: -1, pending: -1}
 		if e.reduce {
-			r.rec, r.tr = &record{steps: make([]step, 0, e.hint), clocks: make([]int32, 0, e.hint*8)}, newTracker()
+			r.rec, r.tr = e.newRecord(), e.tracker()
 			r.st.src = r.rec
 		}
 		pruned, stop := run(r)
 		r.finish(pruned)
 		if e.reduce {
 			e.hint = max(e.hint, len(r.rec.steps)+len(r.rec.steps)/8)
-			if len(e.recent) == recentRecords {
+			if len(e.recent) == e.recentMax {
+				old := e.recent[0]
 				e.recent = slices.Delete(e.recent, 0, 1)
+				e.retire(old)
 			}
 			e.recent = append(e.recent, r.rec)
 		}
@@ -239,6 +256,81 @@ func (e *Exhaustive) Search(run func(r *ExhaustiveRun) (pruned, stop bool)) {
 	}
 }
 
+// newNode is a node for a new decision: one the search backtracked past
+// if there is one (millions of nodes are made on pair with two crashes).
+// Its slices keep their storage; the caller sets every field.
+func (e *Exhaustive) newNode() *dnode {
+	if k := len(e.spareNodes); k > 0 {
+		n := e.spareNodes[k-1]
+		e.spareNodes = e.spareNodes[:k-1]
+		return n
+	}
+	return &dnode{}
+}
+
+// free takes a node the search backtracked past: nothing refers to it any
+// more (a node's holder is an ancestor of it, the run that reached it is
+// over), so it and its state are kept for reuse.
+func (e *Exhaustive) free(n *dnode) {
+	if n.st != nil {
+		e.spareStates = append(e.spareStates, n.st)
+		n.st = nil
+	}
+	e.spareNodes = append(e.spareNodes, n)
+}
+
+// newState is a state to clone into: a freed node's if there is one.
+func (e *Exhaustive) newState() *simState {
+	if k := len(e.spareStates); k > 0 {
+		st := e.spareStates[k-1]
+		e.spareStates = e.spareStates[:k-1]
+		return st
+	}
+	return &simState{}
+}
+
+// tracker is the search's tracker, reset for a new run.
+func (e *Exhaustive) tracker() *tracker {
+	if e.tr == nil || !e.reuse {
+		e.tr = newTracker()
+	} else {
+		e.tr.reset()
+	}
+	return e.tr
+}
+
+// newRecord is an empty record for a run: a spare one if there is one.
+func (e *Exhaustive) newRecord() *record {
+	if k := len(e.spare); k > 0 {
+		rec := e.spare[k-1]
+		e.spare = e.spare[:k-1]
+		rec.reset()
+		e.recycled++
+		return rec
+	}
+	return &record{steps: make([]step, 0, e.hint), clocks: make([]int32, 0, e.hint*8)}
+}
+
+// retire takes a record that is no longer recent: if no node on the path
+// predicts from it (a node's state names its source record), nothing can
+// reach it again, and it is kept for reuse.
+func (e *Exhaustive) retire(rec *record) {
+	if !e.reuse {
+		return
+	}
+	for _, n := range e.path {
+		if n.st != nil && n.st.src == rec {
+			return
+		}
+	}
+	if len(e.spare) < spareRecords {
+		e.spare = append(e.spare, rec)
+	}
+}
+
+// spareRecords is how many unused records the search keeps for reuse.
+const spareRecords = 4
+
 // backtrack moves to the next unexplored alternative of the deepest node
 // that has one.
 func (e *Exhaustive) backtrack() bool {
@@ -253,6 +345,9 @@ func (e *Exhaustive) backtrack() bool {
 			return true
 		}
 		e.path = e.path[:len(e.path)-1]
+		if e.reuse {
+			e.free(n)
+		}
 	}
 	return false
 }
@@ -269,31 +364,34 @@ func (e *Exhaustive) backtrack() bool {
 func (e *Exhaustive) seenBefore(st *simState) bool {
 	k := st.key()
 	slot := &e.seen[k.a&uint64(len(e.seen)-1)]
-	if slot.used && slot.key == k && int(slot.preempt) <= st.preempt {
+	if slot.a == k.a && slot.b == uint32(k.b>>32) && slot.preempt > 0 && int(slot.preempt)-1 <= st.preempt {
 		return true
 	}
-	*slot = seenState{key: k, preempt: int32(st.preempt), used: true}
+	*slot = seenState{a: k.a, b: uint32(k.b >> 32), preempt: int32(st.preempt) + 1}
 	if e.stored++; e.stored > len(e.seen) && len(e.seen) < seenStates {
 		// A search that stores many states gets a larger table (a small
 		// one costs a small search nothing).
 		old := e.seen
 		e.seen, e.stored = make([]seenState, 4*len(old)), 0
 		for _, s := range old {
-			if s.used {
-				e.seen[s.key.a&uint64(len(e.seen)-1)] = s
+			if s.preempt > 0 {
+				e.seen[s.a&uint64(len(e.seen)-1)] = s
 			}
 		}
 	}
 	return false
 }
 
-// seenStates is the largest size of the cache of instant ends: 24 MB.
+// seenStates is the largest size of the cache of instant ends: 16 MB.
 const seenStates = 1 << 20
 
+// A seenState is a state's key (96 of its 128 bits: a 16-byte slot, where
+// the whole key took 24) and the fewest preemptions spent there, plus one
+// (0: an empty slot).
 type seenState struct {
-	key     h128
-	preempt int32 // the fewest preemptions spent there
-	used    bool
+	a       uint64
+	b       uint32 // the high half of the key's second lane
+	preempt int32
 }
 
 // Pick follows the current path, then extends it with the first allowed
@@ -328,13 +426,18 @@ func (r *ExhaustiveRun) Pick(a Ask, i int) (int, error) {
 		r.account(n, a)
 		return n.pick, nil
 	}
-	n := &dnode{kind: a.Kind, n: a.N, steps: r.st.steps}
+	n := e.newNode()
+	*n = dnode{kind: a.Kind, n: a.N, steps: r.st.steps, allowed: n.allowed[:0], procs: n.procs[:0]}
 	if sched {
-		n.sched, n.procs = true, slices.Clone(a.Procs)
+		n.sched, n.procs = true, append(n.procs, a.Procs...)
 		def := max(slices.Index(a.Procs, a.Current), 0)
 		n.allowed = append(n.allowed, def)
 		if e.b.Preemptions < 0 || r.st.preempt < e.b.Preemptions {
-			n.allowed = append(n.allowed, seq(a.N, def)...)
+			for k := range a.N {
+				if k != def {
+					n.allowed = append(n.allowed, k)
+				}
+			}
 		}
 		if e.sleep {
 			n.base, n.fps = slices.Clone(r.sleeping), make([][]Access, a.N)
@@ -357,7 +460,7 @@ func (r *ExhaustiveRun) Pick(a Ask, i int) (int, error) {
 		}
 	}
 	if e.reduce && len(n.allowed) > 1 {
-		n.st, n.proc, n.first = r.st.clone(), r.stepping, r.first
+		n.st, n.proc, n.first = r.st.cloneInto(e.newState()), r.stepping, r.first
 		if !sched {
 			// Prediction takes the step again from its start.
 			copy(n.st.used, r.used0)
@@ -407,10 +510,11 @@ func (r *ExhaustiveRun) StepStart(proc int) bool {
 		return true
 	}
 	if r.sim == nil {
-		panic("sim: a reducing exhaustive search needs each run's Sim: call ExhaustiveRun.Attach after sim.New")
+		panic("sim: a reducing exhaustive search needs each run's Sim: give sim.New the run as its Observer, or call ExhaustiveRun.Attach")
 	}
 	if !r.asked {
-		r.observe([]int{proc})
+		r.one[0] = proc
+		r.observe(r.one[:])
 	}
 	r.asked = false
 	if r.cut {
@@ -588,16 +692,6 @@ func (r *ExhaustiveRun) finish(pruned bool) {
 // recentRecords is how many of the latest runs' records prediction may
 // turn to besides a node's own.
 const recentRecords = 256
-
-func seq(n, skip int) []int {
-	out := make([]int, 0, n)
-	for k := range n {
-		if k != skip {
-			out = append(out, k)
-		}
-	}
-	return out
-}
 
 // conflict reports whether two footprints fail to commute: some key is
 // touched by both and written by at least one. A key ending in "*" stands

@@ -30,7 +30,12 @@ func (e *Exhaustive) predict() (settled bool, known int) {
 	if n.st == nil {
 		return false, n.steps
 	}
-	st := n.st.clone()
+	// The prediction's state lives only until it returns (a node it makes
+	// clones it): one scratch state serves them all.
+	if e.scratch == nil || !e.reuse {
+		e.scratch = &simState{}
+	}
+	st := n.st.cloneInto(e.scratch)
 	r := &ExhaustiveRun{e: e, st: st, virtual: true}
 	i := x
 	var p int
@@ -145,27 +150,29 @@ func (e *Exhaustive) stepFor(st *simState, p int, path []*dnode) *step {
 		at[sid] = st.at[q]
 		want[sid] = st.src.sum(q, int(at[sid]))
 	}
+	var ids []int
 	for j := len(e.recent) - 1; j >= 0; j-- {
 		rec := e.recent[j]
-		if rec == st.src || !holds(rec, want, at, st.last) {
+		// The cheap tests first: the filter of the steps done, then the
+		// step p would take next there (none, or one turned down already),
+		// then every process's steps (holds).
+		if rec == st.src || !mayHold(rec, want, at, st.last) || p >= len(rec.byProc) || int(at[p]) >= len(rec.byProc[p]) ||
+			slices.Contains(rejected, rec.steps[rec.byProc[p][at[p]]].hash) || !holds(rec, want, at, st.last) {
 			continue
 		}
 		// The same steps, the processes numbered alike: carry on from it.
-		if p < len(rec.byProc) && int(at[p]) < len(rec.byProc[p]) && slices.Contains(rejected, rec.steps[rec.byProc[p][at[p]]].hash) {
-			continue
-		}
-		ids := make([]int, len(st.ids))
-		for sid := range ids {
-			ids[sid] = sid
+		if ids == nil {
+			ids = make([]int, len(st.ids))
+			for sid := range ids {
+				ids[sid] = sid
+			}
 		}
 		s, ok := next(rec, ids, at, p, path)
 		if ok {
 			st.src, st.ids, st.at = rec, ids, slices.Clone(at)
 			return s
 		}
-		if s != nil {
-			rejected = append(rejected, s.hash)
-		}
+		rejected = append(rejected, s.hash)
 	}
 	return nil
 }
@@ -217,6 +224,21 @@ func quietRest(rec *record, st *simState) bool {
 					return false
 				}
 			}
+		}
+	}
+	return true
+}
+
+// mayHold is holds through the record's filter (record.sums): false
+// means that rec did not do the steps done; true, that it may have. The
+// process that ran last goes first here too.
+func mayHold(rec *record, want []h128, at []int32, last int) bool {
+	if last >= 0 && at[last] > 0 && !rec.hasSum(want[last]) {
+		return false
+	}
+	for p, k := range at {
+		if k > 0 && !rec.hasSum(want[p]) {
+			return false
 		}
 	}
 	return true

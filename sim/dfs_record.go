@@ -21,6 +21,18 @@ type record struct {
 	// stopped: it ended by Stop after its last step (not because nothing
 	// was left to run)
 	stopped bool
+	// sums has a bit set for each step's psum (a Bloom filter of one
+	// hash): holds rules most records out with one load each, where the
+	// steps themselves are four dependent loads into cold memory.
+	sums [sumWords]uint64
+}
+
+// sumWords is the size of record.sums in words: 8192 bits, a few percent
+// of false positives for the few hundred steps of a run on pair.
+const sumWords = 128
+
+func (r *record) hasSum(h h128) bool {
+	return r.sums[h.a/64%sumWords]&(1<<(h.a%64)) != 0
 }
 
 type step struct {
@@ -62,15 +74,33 @@ func (r *record) add(s step, vc []int32, fp []Access, choices []Choice) int {
 	s.ch, s.nch = int32(len(r.choices)), int32(len(choices))
 	r.choices = append(r.choices, choices...)
 	for len(r.byProc) <= int(s.proc) {
+		if n := len(r.byProc); n < cap(r.byProc) {
+			// A reused record: the process's list from its last run, emptied.
+			r.byProc = r.byProc[:n+1]
+			r.byProc[n] = r.byProc[n][:0]
+			continue
+		}
 		r.byProc = append(r.byProc, make([]int32, 0, 64))
 	}
 	if own := r.byProc[s.proc]; len(own) > 0 {
 		s.psum = r.steps[own[len(own)-1]].psum
 	}
 	s.psum = s.psum.add(s.hash)
+	r.sums[s.psum.a/64%sumWords] |= 1 << (s.psum.a % 64)
 	r.steps = append(r.steps, s)
 	r.byProc[s.proc] = append(r.byProc[s.proc], int32(i))
 	return i
+}
+
+// reset empties the record for another run, keeping its storage: a
+// record is about 100 KB on pair, and allocating (and zeroing, and
+// collecting) one per run was the largest cost of the search after the
+// world itself.
+func (r *record) reset() {
+	r.steps, r.clocks, r.accs, r.choices, r.made = r.steps[:0], r.clocks[:0], r.accs[:0], r.choices[:0], r.made[:0]
+	r.byProc = r.byProc[:0]
+	r.clean, r.stopped = false, false
+	r.sums = [sumWords]uint64{}
 }
 
 // sum is the sum of the hashes of process p's first k steps.
@@ -122,26 +152,72 @@ func splitmix(x uint64) uint64 {
 // same in every interleaving that only reorders commuting steps, so a step
 // hashes the same in all of them, and the sum over the steps done names
 // the run's class so far (its Mazurkiewicz trace).
+//
+// One tracker serves every run of a search, one after the other (reset):
+// the keys met, their hashes and which overlap which are facts about the
+// keys, not the run, and are kept; what a run did to a key is dropped
+// lazily, by run number (keyState.run), when the key is next looked at. A
+// key the run has not touched reads as one never touched: no clock, no
+// hashes.
 type tracker struct {
 	keys   []*keyState
 	index  map[string]*keyState
 	clock  [][]int32 // per process: the clock of its latest step
 	last   []h128    // per process: the hash of its latest step, or what it was spawned by
 	hashes map[string]h128
+	run    int         // the current run's number, from 1
 	vc     []int32     // scratch
 	states []*keyState // scratch: the current step's keys
 }
 
 type keyState struct {
-	key         string
-	hash        h128        // of the key itself
-	related     []*keyState // the keys that overlap this one (itself included)
+	key     string
+	hash    h128        // of the key itself
+	related []*keyState // the keys that overlap this one (itself included)
+	// What the current run did to the key; stale unless run is the
+	// tracker's.
+	run         int
 	wrote, read []int32
 	sumW, sumR  h128
 }
 
 func newTracker() *tracker {
-	return &tracker{index: map[string]*keyState{}, hashes: map[string]h128{}}
+	return &tracker{index: map[string]*keyState{}, hashes: map[string]h128{}, run: 1}
+}
+
+// reset readies the tracker for another run.
+func (t *tracker) reset() {
+	t.run++
+	t.clock, t.last = t.clock[:0], t.last[:0]
+	if len(t.keys) > keysMax {
+		// A world whose keys differ from run to run: start the table over
+		// rather than let it (and each new key's overlap scan) grow.
+		t.keys, t.index, t.hashes = nil, map[string]*keyState{}, map[string]h128{}
+	}
+}
+
+// keysMax bounds the keys a tracker keeps across runs (pair meets a few
+// dozen).
+const keysMax = 4096
+
+// grow makes room for process p.
+func (t *tracker) grow(p int) {
+	for len(t.clock) <= p {
+		if n := len(t.clock); n < cap(t.clock) {
+			// A process of an earlier run: its clock's storage, emptied.
+			t.clock, t.last = t.clock[:n+1], append(t.last, h128{})
+			t.clock[n] = t.clock[n][:0]
+			continue
+		}
+		t.clock, t.last = append(t.clock, nil), append(t.last, h128{})
+	}
+}
+
+// current drops what an earlier run did to the key.
+func (t *tracker) current(ks *keyState) {
+	if ks.run != t.run {
+		ks.run, ks.wrote, ks.read, ks.sumW, ks.sumR = t.run, ks.wrote[:0], ks.read[:0], h128{}, h128{}
+	}
 }
 
 // state is the key's state, made on first use.
@@ -149,7 +225,7 @@ func (t *tracker) state(key string) *keyState {
 	if ks := t.index[key]; ks != nil {
 		return ks
 	}
-	ks := &keyState{key: key, hash: t.keyHash(key)}
+	ks := &keyState{key: key, hash: t.keyHash(key), run: t.run}
 	ks.related = append(ks.related, ks)
 	for _, o := range t.keys {
 		if overlap(key, o.key) {
@@ -190,18 +266,14 @@ func (t *tracker) keyHash(key string) h128 {
 // j-th spawn): p's first step hashes after it, since p's closure is that
 // step's doing.
 func (t *tracker) spawned(p int, by h128, j int) {
-	for len(t.last) <= p {
-		t.clock, t.last = append(t.clock, nil), append(t.last, h128{})
-	}
+	t.grow(p)
 	t.last[p] = by.mix(uint64(j)).mix(0x5370617764)
 }
 
 // step records proc's next step, taken at virtual time now, and returns
 // its clock and hash.
 func (t *tracker) step(proc int, now int64, fp []Access, choices []Choice) ([]int32, h128) {
-	for len(t.clock) <= proc {
-		t.clock, t.last = append(t.clock, nil), append(t.last, h128{})
-	}
+	t.grow(proc)
 	own := t.clock[proc]
 	vc := append(t.vc[:0], own...)
 	for len(vc) <= proc {
@@ -221,6 +293,7 @@ func (t *tracker) step(proc int, now int64, fp []Access, choices []Choice) ([]in
 			h = h.mix(2)
 		}
 		for _, ks := range this.related {
+			t.current(ks)
 			vc = join(vc, ks.wrote)
 			preds = preds.add(ks.sumW)
 			if a.Write {
@@ -269,22 +342,17 @@ type simState struct {
 	preempt  int
 }
 
-func (s *simState) clone() *simState {
-	c := *s
-	// One allocation for the slices of ints; each gets its own capacity, so
-	// that appending to one never writes over the next.
-	ints := make([]int, 0, len(s.ready)+len(s.sleepers)+len(s.ids)+len(s.used)+8)
-	take := func(src []int, extra int) []int {
-		start := len(ints)
-		ints = append(ints, src...)
-		for range extra {
-			ints = append(ints, 0)
-		}
-		return ints[start : start+len(src) : start+len(src)+extra]
-	}
-	c.ready, c.sleepers, c.ids, c.used = take(s.ready, 2), take(s.sleepers, 2), take(s.ids, 2), take(s.used, 0)
-	c.at = slices.Clone(s.at)
-	return &c
+// cloneInto makes c a copy of s that shares no storage with it, reusing
+// c's slices.
+func (s *simState) cloneInto(c *simState) *simState {
+	ready, sleepers, ids, used, at := c.ready, c.sleepers, c.ids, c.used, c.at
+	*c = *s
+	c.ready = append(ready[:0], s.ready...)
+	c.sleepers = append(sleepers[:0], s.sleepers...)
+	c.ids = append(ids[:0], s.ids...)
+	c.used = append(used[:0], s.used...)
+	c.at = append(at[:0], s.at...)
+	return c
 }
 
 // key names the state at an instant's end (nothing runnable, time about to

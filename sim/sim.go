@@ -16,6 +16,7 @@ type Sim struct {
 
 	procs  []*Proc
 	ready  []*Proc // runnable at the current instant, in the order they became so
+	spare  []Proc  // storage for the next processes Spawn makes (kernel_procs)
 	timers timerHeap
 	seq    int64 // timer tie-breaker: earlier sleeps wake first
 	cur    *Proc
@@ -93,9 +94,18 @@ func New(strategy Strategy, o Options) *Sim {
 	if tape == nil {
 		tape = make([]Choice, 0, 8192)
 	}
-	return &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
+	s := &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
 		tape: tape, observer: o.Observer, last: -1}
+	if a, ok := o.Observer.(attacher); ok {
+		a.Attach(s)
+	}
+	return s
 }
+
+// attacher is an Observer that also wants the run's Sim, handed to it by
+// New before the run starts (exhaustive search reads the run's clock and
+// which processes finished: see ExhaustiveRun.Attach).
+type attacher interface{ Attach(*Sim) }
 
 // Now is virtual time. It is the clock of everything inside the run.
 func (s *Sim) Now() time.Time { return s.now }
@@ -191,7 +201,8 @@ func (s *Sim) fail(err error) {
 
 // Spawn creates a process that starts running fn at the current instant.
 func (s *Sim) Spawn(name string, fn func(p *Proc)) *Proc {
-	p := &Proc{sim: s, name: name, id: len(s.procs), fn: fn}
+	p := s.newProc()
+	*p = Proc{sim: s, name: name, id: len(s.procs), fn: fn}
 	s.procs = append(s.procs, p)
 	s.ready = append(s.ready, p)
 	return p
