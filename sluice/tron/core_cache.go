@@ -43,7 +43,7 @@ func (c *rawCache) get(ser []byte) ([32]byte, bool) {
 	if len(ser) > rawKeyMax {
 		return [32]byte{}, false
 	}
-	s := &c.slots[slotOf(ser)]
+	s := &c.slots[foldSlot(ser, rawCacheBits)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.n != len(ser) || !bytes.Equal(s.key[:s.n], ser) {
@@ -57,18 +57,18 @@ func (c *rawCache) put(ser []byte, val [32]byte) {
 	if len(ser) > rawKeyMax {
 		return
 	}
-	s := &c.slots[slotOf(ser)]
+	s := &c.slots[foldSlot(ser, rawCacheBits)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.n = copy(s.key[:], ser)
 	s.val = val
 }
 
-// slotOf picks a slot from ser's 8-byte words: a fixed function, so that
-// the cache holds the same entries for the same history. Envelopes differ in
-// their memo (operation id, build number) and timestamps, all of which fall
-// into the fold.
-func slotOf(ser []byte) int {
+// foldSlot picks a slot (of 1<<bits) from ser's 8-byte words: a fixed
+// function, so that the cache holds the same entries for the same history.
+// Envelopes differ in their memo (operation id, build number) and
+// timestamps, all of which fall into the fold.
+func foldSlot(ser []byte, bits int) int {
 	var h uint64
 	for len(ser) >= 8 {
 		h = (h ^ binary.LittleEndian.Uint64(ser)) * 0x9e3779b97f4a7c15
@@ -77,7 +77,7 @@ func slotOf(ser []byte) int {
 	for _, b := range ser {
 		h = (h ^ uint64(b)) * 0x9e3779b97f4a7c15
 	}
-	return int(h >> (64 - rawCacheBits))
+	return int(h >> (64 - bits))
 }
 
 // TxidCache is RawData.Txid with a memory of the last few raw_data it
