@@ -1,42 +1,105 @@
 package scenarios
 
 import (
-	"sort"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"sluicesim/model"
 	"sluicesim/sluice/tron/mocknode"
 )
 
 // faultTally counts what actually fired this run: worker faults, node lies,
-// chain events and hostile clients, every known kind listed.
+// chain events and hostile clients, every known kind listed, by kind. It
+// runs after every seed and every exhaustive run, so the listed kinds and
+// the node's names are laid out once (tallyBase, tallyNames), not rebuilt.
 func (w *world) faultTally() []model.Tally {
-	counts := map[string]int{}
-	for _, k := range TallyKinds {
-		counts[k] = 0
+	base := tallyBase()
+	out := make([]model.Tally, len(base.kinds), len(base.kinds)+24)
+	for i, k := range base.kinds {
+		out[i].Kind = k
+	}
+	add := func(k string, n int) {
+		if i, ok := base.index[k]; ok {
+			out[i].Count += n
+			return
+		}
+		for i := len(base.kinds); i < len(out); i++ {
+			if out[i].Kind == k {
+				out[i].Count += n
+				return
+			}
+		}
+		out = append(out, model.Tally{Kind: k, Count: n})
 	}
 	for k, v := range w.tally {
-		counts[k] += v
+		add(k, v)
 	}
 	for _, f := range w.net.FaultsFired() {
-		counts["node-"+f.Fault.String()] += f.Count
+		add(tallyName("node-", f.Fault), f.Count)
 	}
 	for _, e := range w.net.Events() {
 		// Only the chain events the world injects are faults; a pool
 		// entry aging out or an insufficient balance is just the chain.
 		switch e.Event {
 		case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
-			counts["chain-"+e.Event.String()] += e.Count
+			add(tallyName("chain-", e.Event), e.Count)
 		case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost:
 			if e.Count == 0 {
 				continue // listed only by worlds that have them
 			}
-			counts["chain-"+e.Event.String()] += e.Count
+			add(tallyName("chain-", e.Event), e.Count)
 		}
 	}
-	out := make([]model.Tally, 0, len(counts))
-	for k, v := range counts {
-		out = append(out, model.Tally{Kind: k, Count: v})
+	if len(out) > len(base.kinds) {
+		slices.SortFunc(out, func(a, b model.Tally) int { return strings.Compare(a.Kind, b.Kind) })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
+}
+
+// tallyBase is TallyKinds without repeats (sorted, as TallyKinds is) and
+// where each one is.
+var tallyBase = sync.OnceValue(func() (b struct {
+	kinds []string
+	index map[string]int
+}) {
+	b.index = map[string]int{}
+	for _, k := range TallyKinds {
+		if _, ok := b.index[k]; !ok {
+			b.index[k] = len(b.kinds)
+			b.kinds = append(b.kinds, k)
+		}
+	}
+	return b
+})
+
+// tallyNames holds prefix+name for the node's faults and chain events,
+// made the first time each is asked for (seeds run on several goroutines).
+var tallyNames struct {
+	sync.RWMutex
+	m map[tallyKey]string
+}
+
+type tallyKey struct {
+	prefix string
+	v      fmt.Stringer
+}
+
+func tallyName(prefix string, v fmt.Stringer) string {
+	k := tallyKey{prefix, v}
+	tallyNames.RLock()
+	s, ok := tallyNames.m[k]
+	tallyNames.RUnlock()
+	if ok {
+		return s
+	}
+	s = prefix + v.String()
+	tallyNames.Lock()
+	if tallyNames.m == nil {
+		tallyNames.m = map[tallyKey]string{}
+	}
+	tallyNames.m[k] = s
+	tallyNames.Unlock()
+	return s
 }
