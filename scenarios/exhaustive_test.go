@@ -46,17 +46,7 @@ func BenchmarkExhaustivePair(b *testing.B) {
 		b.Run(map[bool]string{true: "reduced", false: "no-reduction"}[reduce], func(b *testing.B) {
 			bounds := DefaultExhaustiveBounds()
 			bounds.Crashes, bounds.Lies, bounds.Preemptions, bounds.Reduce = 0, 1, 1, reduce
-			var st sim.ExhaustiveStats
-			for b.Loop() {
-				res, err := Exhaust(Pair(), bounds, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				st = res.Stats
-			}
-			b.ReportMetric(float64(st.Schedules), "schedules")
-			b.ReportMetric(float64(st.Schedules+st.Pruned), "runs")
-			b.ReportMetric(float64(st.Predicted), "settled")
+			st := benchExhaustPair(b, bounds)
 			b.ReportMetric(float64(st.Schedules+st.Pruned)*float64(b.N)/b.Elapsed().Seconds(), "runs/s")
 		})
 	}
@@ -221,6 +211,12 @@ func BenchmarkExhaustivePairTwoCrashes(b *testing.B) {
 	defer BatchGC()()
 	bounds := DefaultExhaustiveBounds()
 	bounds.Crashes = 2
+	benchExhaustPair(b, bounds)
+}
+
+// benchExhaustPair searches pair within bounds once per iteration and
+// reports the last search's schedules, runs and settled states.
+func benchExhaustPair(b *testing.B, bounds ExhaustiveBounds) sim.ExhaustiveStats {
 	var st sim.ExhaustiveStats
 	for b.Loop() {
 		res, err := Exhaust(Pair(), bounds, nil)
@@ -232,6 +228,7 @@ func BenchmarkExhaustivePairTwoCrashes(b *testing.B) {
 	b.ReportMetric(float64(st.Schedules), "schedules")
 	b.ReportMetric(float64(st.Schedules+st.Pruned), "runs")
 	b.ReportMetric(float64(st.Predicted), "settled")
+	return st
 }
 
 // TestTwoCrashHistories prints what the reduced two-crash search of pair
