@@ -34,6 +34,16 @@ type Sim struct {
 	observer Observer
 	stepFP   []Access // what the current step touched (only with an observer)
 	last     int      // id of the process that ran the last step (-1: none)
+
+	// Set by a process that parked: it ended its step and took the next
+	// decision (handoff; nil when the run is over) before switching back.
+	handoff *Proc
+	parked  bool
+	// alwaysSwitch makes park switch to Run at every yield and leave the
+	// decision to it: the kernel as it was before park decided, kept so a
+	// test can hold the two to the same runs.
+	alwaysSwitch bool
+	resumes      int // coroutine switches into processes, for tests
 }
 
 // Access is one touch of shared state by a step: a key naming what was
@@ -242,67 +252,27 @@ func (p *Proc) resume() {
 // runnable and no timers). Every process still alive at the end is killed,
 // so no coroutine outlives the run. It returns the failure, if any:
 // ErrBudget, a *PanicError, or a strategy error such as a *Divergence.
+//
+// A process that yields ends its own step and takes the next scheduling
+// decision itself (see park), so the loop here resumes whichever process
+// that decision picked, and ends a step only for a process that finished.
 func (s *Sim) Run() error {
-	for !s.stopped {
-		if len(s.ready) == 0 {
-			// Timers of sleeps that Wake ended early are dropped without
-			// moving the clock.
-			for len(s.timers) > 0 && s.timers[0].stale() {
-				s.timers.pop()
-			}
-			if len(s.timers) == 0 {
+	for {
+		p := s.handoff
+		s.handoff = nil
+		if p == nil {
+			if p = s.next(); p == nil {
 				break
 			}
-			// Time moves only when nothing is runnable now.
-			s.now = s.timers[0].at
-			for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
-				t := s.timers.pop()
-				if t.stale() {
-					continue
-				}
-				t.p.sleeping = false
-				s.ready = append(s.ready, t.p)
-			}
-			continue
 		}
-		if s.steps >= s.stepsMax {
-			s.fail(ErrBudget)
-			break
-		}
-		i := 0
-		if len(s.ready) > 1 {
-			ids := s.procIDs[:0]
-			for _, p := range s.ready {
-				ids = append(ids, p.id)
-			}
-			s.procIDs = ids
-			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
-		}
-		if s.failure != nil {
-			break
-		}
-		p := s.ready[i]
-		if s.observer != nil && !s.observer.StepStart(p.id) {
-			s.fail(ErrPruned)
-			break
-		}
-		s.ready = append(s.ready[:i], s.ready[i+1:]...)
-		s.steps++
 		s.cur = p
+		s.resumes++
 		p.resume()
 		s.cur = nil
-		s.last = p.id
-		if s.observer != nil {
-			s.observer.StepDone(p.id, s.stepFP)
-			s.stepFP = s.stepFP[:0]
-		}
-		switch {
-		case p.finished:
-			p.done = true
-		case p.sleeping:
-			// on the timer heap
-		default:
-			s.ready = append(s.ready, p)
+		if s.parked {
+			s.parked = false
+		} else {
+			s.endStep(p)
 		}
 	}
 	for _, p := range s.procs {
@@ -319,6 +289,77 @@ func (s *Sim) Run() error {
 	}
 	s.ready, s.timers = nil, nil
 	return s.failure
+}
+
+// endStep closes the step p just ran: the observer hears its footprint,
+// and p goes back to the runnable list unless it finished or sleeps.
+func (s *Sim) endStep(p *Proc) {
+	s.last = p.id
+	if s.observer != nil {
+		s.observer.StepDone(p.id, s.stepFP)
+		s.stepFP = s.stepFP[:0]
+	}
+	switch {
+	case p.finished:
+		p.done = true
+	case p.sleeping:
+		// on the timer heap
+	default:
+		s.ready = append(s.ready, p)
+	}
+}
+
+// next takes the next scheduling decision and starts the step it picks:
+// nil when the run is over (stopped, failed, or nothing left to run).
+func (s *Sim) next() *Proc {
+	for !s.stopped {
+		if len(s.ready) == 0 {
+			// Timers of sleeps that Wake ended early are dropped without
+			// moving the clock.
+			for len(s.timers) > 0 && s.timers[0].stale() {
+				s.timers.pop()
+			}
+			if len(s.timers) == 0 {
+				return nil
+			}
+			// Time moves only when nothing is runnable now.
+			s.now = s.timers[0].at
+			for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
+				t := s.timers.pop()
+				if t.stale() {
+					continue
+				}
+				t.p.sleeping = false
+				s.ready = append(s.ready, t.p)
+			}
+			continue
+		}
+		if s.steps >= s.stepsMax {
+			s.fail(ErrBudget)
+			return nil
+		}
+		i := 0
+		if len(s.ready) > 1 {
+			ids := s.procIDs[:0]
+			for _, p := range s.ready {
+				ids = append(ids, p.id)
+			}
+			s.procIDs = ids
+			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
+		}
+		if s.failure != nil {
+			return nil
+		}
+		p := s.ready[i]
+		if s.observer != nil && !s.observer.StepStart(p.id) {
+			s.fail(ErrPruned)
+			return nil
+		}
+		s.ready = append(s.ready[:i], s.ready[i+1:]...)
+		s.steps++
+		return p
+	}
+	return nil
 }
 
 // Proc is a process: plain sequential Go run as a coroutine. Exactly one
@@ -405,10 +446,32 @@ func (p *Proc) ExitIfDead() {
 	}
 }
 
+// park ends the process's step and takes the next scheduling decision on
+// the process's own stack, exactly as Run would between steps. When the
+// decision picks this process again (always, when nothing else is runnable
+// at this instant: about half of a chaos run's yields), it goes on without
+// a coroutine switch; a switch to the scheduler and back was most of what
+// a yield point cost. Otherwise it hands the picked process to Run.
 func (p *Proc) park() {
-	if p.sim.cur != p {
+	s := p.sim
+	if s.cur != p {
 		panic(fmt.Sprintf("sim: process %s yielded while not running", p.name))
 	}
+	if s.alwaysSwitch {
+		if !p.c.yield(struct{}{}) || p.dead {
+			panic(killed{})
+		}
+		return
+	}
+	s.cur = nil
+	s.endStep(p)
+	q := s.next()
+	if q == p {
+		// No other process ran, so nothing can have marked p dead.
+		s.cur = p
+		return
+	}
+	s.handoff, s.parked = q, true
 	if !p.c.yield(struct{}{}) || p.dead {
 		panic(killed{})
 	}
