@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"time"
 )
@@ -12,6 +13,7 @@ import (
 // safe for concurrent use; independent runs are independent Sims.
 type Sim struct {
 	start, now time.Time
+	elapsed    time.Duration // now - start, which timers are kept in
 	strategy   Strategy
 
 	procs  []*Proc
@@ -121,7 +123,7 @@ type attacher interface{ Attach(*Sim) }
 func (s *Sim) Now() time.Time { return s.now }
 
 // Elapsed is virtual time since the start.
-func (s *Sim) Elapsed() time.Duration { return s.now.Sub(s.start) }
+func (s *Sim) Elapsed() time.Duration { return s.elapsed }
 
 // Steps is how many scheduling steps have run.
 func (s *Sim) Steps() int { return s.steps }
@@ -151,7 +153,7 @@ func (s *Sim) Record(text string, data json.RawMessage) {
 	if s.cur != nil {
 		name = s.cur.name
 	}
-	s.events = append(s.events, Event{Step: s.steps, Tape: len(s.tape), At: s.now.Sub(s.start), Proc: name, Text: text, Data: data})
+	s.events = append(s.events, Event{Step: s.steps, Tape: len(s.tape), At: s.elapsed, Proc: name, Text: text, Data: data})
 }
 
 // Choose asks the strategy to pick one of n alternatives for a decision of
@@ -323,8 +325,9 @@ func (s *Sim) next() *Proc {
 				return nil
 			}
 			// Time moves only when nothing is runnable now.
-			s.now = s.timers[0].at
-			for len(s.timers) > 0 && !s.timers[0].at.After(s.now) {
+			s.elapsed = s.timers[0].at
+			s.now = s.start.Add(s.elapsed)
+			for len(s.timers) > 0 && s.timers[0].at <= s.elapsed {
 				t := s.timers.pop()
 				if t.stale() {
 					continue
@@ -408,7 +411,11 @@ func (p *Proc) Sleep(d time.Duration) {
 	s := p.sim
 	s.seq++
 	p.sleeping, p.timerSeq, p.woken = true, s.seq, false
-	s.timers.push(timer{at: s.now.Add(d), seq: s.seq, p: p})
+	at := s.elapsed + d
+	if at < s.elapsed {
+		at = math.MaxInt64 // a sleep past the end of representable time: forever
+	}
+	s.timers.push(timer{at: at, seq: s.seq, p: p})
 	p.park()
 }
 
@@ -487,8 +494,10 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic in %s: %v", e.Proc, e.Value) }
 
+// timer is a sleep's end. Its time is kept as an offset from the run's
+// start: comparing two time.Time values was most of the heap's cost.
 type timer struct {
-	at  time.Time
+	at  time.Duration
 	seq int64
 	p   *Proc
 }
@@ -503,8 +512,8 @@ func (t timer) stale() bool { return !t.p.sleeping || t.p.timerSeq != t.seq }
 type timerHeap []timer
 
 func (h timerHeap) less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
 	}
 	return h[i].seq < h[j].seq
 }
