@@ -116,7 +116,7 @@ func TestDirectBaselineSettles(t *testing.T) {
 // that part as check-ns/op and the rest as run-ns/op, and run-ns/op over
 // CalmDirect's ns/op is the scheduler's own overhead.
 func BenchmarkCalmDirect(b *testing.B) {
-	defer BatchGC()()
+	defer benchGC()()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		runDirect(uint64(i + 1))
@@ -124,7 +124,7 @@ func BenchmarkCalmDirect(b *testing.B) {
 }
 
 func BenchmarkCalmSimulated(b *testing.B) {
-	defer BatchGC()()
+	defer benchGC()()
 	cfg := Calm()
 	b.ReportAllocs()
 	var check time.Duration

@@ -208,7 +208,7 @@ func history(s *model.Snapshot) string {
 // -max-crashes 2`), the largest space issue 17 asks to complete in 10 s:
 // the one to profile the reduction's own cost on.
 func BenchmarkExhaustivePairTwoCrashes(b *testing.B) {
-	defer BatchGC()()
+	defer benchGC()()
 	bounds := DefaultExhaustiveBounds()
 	bounds.Crashes = 2
 	benchExhaustPair(b, bounds)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,7 +117,7 @@ func TestConfigValidate(t *testing.T) {
 // BenchmarkChaosSeed measures seeds per second on chaos through the
 // scheduler (untraced, as exploration runs them).
 func BenchmarkChaosSeed(b *testing.B) {
-	defer BatchGC()()
+	defer benchGC()()
 	cfg := Chaos()
 	b.ReportAllocs()
 	var check time.Duration
@@ -126,10 +127,28 @@ func BenchmarkChaosSeed(b *testing.B) {
 	reportCheckShare(b, check)
 }
 
+// BenchmarkChaosSeedsParallel is explore's own throughput: seeds run on
+// every core at once (GOMAXPROCS goroutines, as explore -parallel does),
+// each seed single-threaded. Its ns/op is wall time per seed across the
+// cores, what `explore -seeds 10000` takes divided by 10,000, without the
+// summary; against BenchmarkChaosSeed it shows what the cores cost each
+// other (the shared collector, memory bandwidth, the coroutine pool).
+func BenchmarkChaosSeedsParallel(b *testing.B) {
+	defer benchGC()()
+	cfg := Chaos()
+	var seed atomic.Uint64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			Run(cfg, seed.Add(1), Options{})
+		}
+	})
+}
+
 // BenchmarkJudge is what the model costs per chaos seed: every invariant
 // and the outcome count over seed 1's snapshot (part of BenchmarkChaosSeed).
 func BenchmarkJudge(b *testing.B) {
-	defer BatchGC()()
+	defer benchGC()()
 	snap := Run(Chaos(), 1, Options{keepSnapshot: true}).Snapshot
 	b.ReportAllocs()
 	for b.Loop() {
@@ -139,7 +158,7 @@ func BenchmarkJudge(b *testing.B) {
 
 // BenchmarkChaosSeedTraced is the cost of a failing seed's re-run.
 func BenchmarkChaosSeedTraced(b *testing.B) {
-	defer BatchGC()()
+	defer benchGC()()
 	cfg := Chaos()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
