@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"runtime/metrics"
 
 	"sluicesim/model"
 	"sluicesim/reports"
@@ -114,10 +115,16 @@ func (s *summary) fill(agg *reports.Aggregate) []*reports.Seed {
 func timing(seconds float64, runs int, agg *reports.Aggregate) map[string]float64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	// In use depends on where the collector happens to be (up to the
+	// exploration's heap floor); live, what the last collection kept, is
+	// the figure that stays flat over a long run.
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
 	return map[string]float64{
 		"seconds":          seconds,
 		"seeds_per_second": float64(runs) / seconds,
 		"heap_inuse_mib":   float64(ms.HeapInuse) / (1 << 20),
+		"heap_live_mib":    float64(live[0].Value.Uint64()) / (1 << 20),
 		"goroutines":       float64(runtime.NumGoroutine()),
 		"check_share":      agg.CheckShare(),
 	}

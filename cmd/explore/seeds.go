@@ -124,9 +124,9 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "explore:", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; checkers %.1f%% of run time; heap in use %.0f MiB, %d goroutines)\n",
+	fmt.Fprintf(stdout, "\nran %d seeds in %.1fs (%.1f seeds/s, %d workers; checkers %.1f%% of run time; live heap %.0f MiB, %d goroutines)\n",
 		total, elapsed.Seconds(), float64(total)/elapsed.Seconds(), o.parallel, 100*agg.CheckShare(),
-		sum.Timing["heap_inuse_mib"], int(sum.Timing["goroutines"]))
+		sum.Timing["heap_live_mib"], int(sum.Timing["goroutines"]))
 	return code
 }
 
