@@ -409,3 +409,24 @@ func TestPCT(t *testing.T) {
 		t.Errorf("replay of a PCT tape differs: %v vs %v", order, replayed)
 	}
 }
+
+// Goal: the tape digest tells tapes apart by any choice's kind, count or
+// pick, and agrees on equal tapes.
+func TestTapeDigest(t *testing.T) {
+	base := []Choice{{Kind: "sched", N: 3, Pick: 1}, {Kind: "fault", N: 2, Pick: 0}}
+	same := append([]Choice(nil), base...)
+	if TapeDigest(base) != TapeDigest(same) {
+		t.Fatal("equal tapes, different digests")
+	}
+	for i, other := range [][]Choice{
+		{{Kind: "sched", N: 3, Pick: 2}, {Kind: "fault", N: 2, Pick: 0}},
+		{{Kind: "sched", N: 4, Pick: 1}, {Kind: "fault", N: 2, Pick: 0}},
+		{{Kind: "schee", N: 3, Pick: 1}, {Kind: "fault", N: 2, Pick: 0}},
+		{{Kind: "sched", N: 3, Pick: 1}},
+		{{Kind: "fault", N: 2, Pick: 0}, {Kind: "sched", N: 3, Pick: 1}},
+	} {
+		if TapeDigest(other) == TapeDigest(base) {
+			t.Errorf("tape %d: same digest as a different tape", i)
+		}
+	}
+}

@@ -196,3 +196,28 @@ func strictUnmarshal(b []byte, v any) error {
 	}
 	return nil
 }
+
+// TapeDigest is a 64-bit FNV-1a hash of a tape: every choice's kind,
+// alternatives and pick. Two runs with equal digests made the same
+// choices (barring a collision); explore's determinism re-check compares
+// runs of one seed by it without keeping their tapes.
+func TapeDigest(tape []Choice) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) {
+		for range 8 {
+			h ^= v & 0xff
+			h *= prime
+			v >>= 8
+		}
+	}
+	for _, c := range tape {
+		for i := 0; i < len(c.Kind); i++ {
+			h ^= uint64(c.Kind[i])
+			h *= prime
+		}
+		mix(uint64(c.N))
+		mix(uint64(c.Pick))
+	}
+	return h
+}
