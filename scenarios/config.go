@@ -164,6 +164,13 @@ type Config struct {
 	// Mutant names a deliberately broken variant to run instead of the real
 	// core ("" for the real one); see Mutants.
 	Mutant string `json:",omitempty"`
+
+	// Swarm: each seed first draws its own variant of this world from the
+	// tape (swarm.go). SwarmDraw is what a run drew, written by the run
+	// into its trace header for people to read; a run ignores it on input
+	// and draws again from the tape, which gives the same world.
+	Swarm     bool       `json:",omitempty"`
+	SwarmDraw *SwarmDraw `json:",omitempty"`
 }
 
 // Validate refuses a world that cannot run.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -36,6 +37,11 @@ type Result struct {
 	Virtual    time.Duration // virtual time the run covered
 	Failure    string        // a panic or divergence, also reported as a violation
 	Trace      *sim.Trace    // only when tracing
+
+	// Swarm is the world a swarm seed drew (nil without Config.Swarm).
+	Swarm *SwarmDraw
+	// TapeDigest is a hash of the whole choice tape (Options.TapeDigest).
+	TapeDigest uint64
 
 	// Pruned: exhaustive search cut the run short as redundant; it was
 	// not checked.
@@ -77,6 +83,10 @@ type Options struct {
 	// a world runs, not what it is: the same seed gives the same trace on
 	// every store, so it is not in the trace header.
 	Stores StoreFactory
+
+	// TapeDigest sets Result.TapeDigest: explore's determinism re-check
+	// (-recheck) compares two runs of a seed by it without keeping tapes.
+	TapeDigest bool
 
 	observer     sim.Observer // exhaustive search's footprint observer
 	keepSnapshot bool         // keep Result.Snapshot without tracing
@@ -132,6 +142,9 @@ func Replay(t *sim.Trace) (*Result, error) {
 		case !got[i].Same(t.Events[i]):
 			return res, fmt.Errorf("replay diverged at event %d:\n  trace: %s\n  run:   %s", i, t.Events[i].Describe(), got[i].Describe())
 		}
+	}
+	if cfg.Swarm && !reflect.DeepEqual(cfg.SwarmDraw, res.Swarm) {
+		return res, fmt.Errorf("the trace header's swarm draw (%v) is not what its tape draws (%v)", cfg.SwarmDraw, res.Swarm)
 	}
 	if len(res.Trace.Tape) != len(t.Tape) {
 		return res, fmt.Errorf("replay used %d of the trace's %d choices", len(res.Trace.Tape), len(t.Tape))
@@ -216,6 +229,23 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		}
 	}
 	s := sim.New(strategy, sim.Options{Start: epoch, StepsMax: cfg.StepsMax, Tracing: tracing, Observer: o.observer, Tape: tapeBuf})
+	// The checkers judge against the world as named (oracle), never as a
+	// mutant rewrote it for the core; a swarm seed draws its world from
+	// the named one and the mutant applies to the drawn world.
+	cfg.SwarmDraw, header.SwarmDraw = nil, nil
+	oracle := header
+	var swarm *SwarmDraw
+	if cfg.Swarm {
+		oracle, swarm = drawSwarm(s, header)
+		header.SwarmDraw = swarm
+		cfg = oracle
+		if m.configure != nil {
+			m.configure(&cfg)
+		}
+		if tracing {
+			s.Event("swarm: " + swarm.String())
+		}
+	}
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	w := &world{
 		cfg:    cfg,
@@ -286,7 +316,10 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 
 	err := s.Run()
-	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed()}
+	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), Swarm: swarm}
+	if o.TapeDigest {
+		res.TapeDigest = sim.TapeDigest(s.Tape())
+	}
 	if keepTape {
 		res.tape = s.Tape()
 	} else {
@@ -300,7 +333,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		return res
 	}
 	res.Tally = w.faultTally()
-	snap := w.snapshot(errors.Is(err, sim.ErrBudget), header, res.Tally)
+	snap := w.snapshot(errors.Is(err, sim.ErrBudget), oracle, res.Tally)
 	var checkBegan time.Time
 	if o.Now != nil {
 		checkBegan = o.Now()
@@ -433,9 +466,9 @@ func (w *world) conduct(p *sim.Proc) {
 }
 
 // snapshot is what the checkers see. The configuration they judge with is
-// the world's as named (header), not as a mutant rewrote it for the core:
+// the world's as named (oracle), not as a mutant rewrote it for the core:
 // a core that ignores its configured margin must be caught against it.
-func (w *world) snapshot(budgetExhausted bool, header Config, tally []model.Tally) *model.Snapshot {
+func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tally) *model.Snapshot {
 	ss := w.store.Snapshot()
 	faultFree := true
 	for _, t := range tally {
@@ -449,11 +482,11 @@ func (w *world) snapshot(budgetExhausted bool, header Config, tally []model.Tall
 		Releases:     w.releases,
 		Parks:        w.parks,
 		Envelopes:    w.envelopes,
-		Lease:        header.Lease.D(),
-		SafetyMargin: header.Sluice.SafetyMargin,
-		BuildsMax:    header.Sluice.Stuck.Rebuilds + 1,
-		Stuck:        header.Sluice.Stuck,
-		ParkLimit:    header.Sluice.ParkLimit,
+		Lease:        oracle.Lease.D(),
+		SafetyMargin: oracle.Sluice.SafetyMargin,
+		BuildsMax:    oracle.Sluice.Stuck.Rebuilds + 1,
+		Stuck:        oracle.Sluice.Stuck,
+		ParkLimit:    oracle.Sluice.ParkLimit,
 		Deposits:     w.deposits,
 		Accounts:     ss.Accounts,
 		Holds:        ss.Holds,

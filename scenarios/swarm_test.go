@@ -1,0 +1,123 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"testing"
+
+	"sluicesim/sim"
+)
+
+// Goal: a swarm seed draws its world from the tape, the draw is in the
+// trace header, and the trace replays byte for byte (a replay draws the
+// same world from the same picks).
+func TestSwarmDrawsReplayFromTheTape(t *testing.T) {
+	cfg := Chaos()
+	cfg.Swarm = true
+	draws := map[string]bool{}
+	for seed := uint64(1); seed <= 12; seed++ {
+		res := Run(cfg, seed, Options{Tracing: true})
+		if res.Swarm == nil {
+			t.Fatalf("seed %d: no draw", seed)
+		}
+		draws[res.Swarm.String()] = true
+		var header Config
+		if err := json.Unmarshal(res.Trace.Header.Config, &header); err != nil {
+			t.Fatal(err)
+		}
+		if !header.Swarm || header.SwarmDraw == nil || !reflect.DeepEqual(*header.SwarmDraw, *res.Swarm) {
+			t.Fatalf("seed %d: header has swarm %v draw %+v, run drew %+v", seed, header.Swarm, header.SwarmDraw, res.Swarm)
+		}
+		again, err := Replay(res.Trace)
+		if err != nil {
+			t.Fatalf("seed %d: replay: %v", seed, err)
+		}
+		var a, b bytes.Buffer
+		if err := res.Trace.Write(&a); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Trace.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatalf("seed %d: the replayed trace differs", seed)
+		}
+	}
+	if len(draws) < 10 {
+		t.Errorf("12 seeds drew only %d distinct worlds", len(draws))
+	}
+}
+
+// Goal: every fault row whose Off zeroes a rate has that rate drawn by
+// swarm (a new row with a rate must say how it scales), and the pointer
+// returned is that very field.
+func TestSwarmRatesCoverTheFaultTable(t *testing.T) {
+	base := Chaos()
+	for _, f := range Faults {
+		if f.Off == nil || !faultPresent(base, f) {
+			continue
+		}
+		off := base
+		off.Skews = append([]Duration(nil), base.Skews...)
+		f.Off(&off)
+		bv, ov := reflect.ValueOf(base), reflect.ValueOf(off)
+		var rates []string
+		for i := range bv.NumField() {
+			if bv.Field(i).Kind() == reflect.Float64 && bv.Field(i).Float() != ov.Field(i).Float() {
+				rates = append(rates, bv.Type().Field(i).Name)
+			}
+		}
+		c := base
+		p := swarmRate(&c, f.Name)
+		switch {
+		case len(rates) == 0 && p != nil:
+			t.Errorf("%s: swarm scales a rate, but Off changes none", f.Name)
+		case len(rates) > 0 && p == nil:
+			t.Errorf("%s: Off zeroes %v, which swarm never scales", f.Name, rates)
+		case p != nil:
+			*p = 0.123
+			if got := reflect.ValueOf(c).FieldByName(rates[0]).Float(); got != 0.123 {
+				t.Errorf("%s: swarm scales another field than %s", f.Name, rates[0])
+			}
+		}
+	}
+}
+
+// Goal: drawn worlds are legal, and a swarm really varies the world: over
+// a few hundred draws every present fault row is off in some and on in
+// others, a rate reaches a storm, and sizes and times take several values.
+func TestSwarmDrawsVariedLegalWorlds(t *testing.T) {
+	base := Chaos()
+	off, on := map[string]int{}, map[string]int{}
+	workers, withdrawals, leases := map[int]bool{}, map[int]bool{}, map[Duration]bool{}
+	storm := false
+	for seed := uint64(1); seed <= 300; seed++ {
+		s := sim.New(sim.NewRandom(seed), sim.Options{Start: epoch, StepsMax: 10})
+		c, d := drawSwarm(s, base)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("seed %d drew an illegal world: %v (%s)", seed, err, d)
+		}
+		for _, f := range d.Off {
+			off[f]++
+		}
+		for _, r := range d.Rates {
+			storm = storm || r.Factor == SwarmFactors[len(SwarmFactors)-1]
+		}
+		for _, f := range Faults {
+			if f.Off != nil && faultPresent(base, f) && !slices.Contains(d.Off, f.Name) {
+				on[f.Name]++
+			}
+		}
+		workers[c.Workers], withdrawals[c.Withdrawals], leases[c.Lease] = true, true, true
+	}
+	for _, f := range Faults {
+		if f.Off != nil && faultPresent(base, f) && (off[f.Name] == 0 || on[f.Name] == 0) {
+			t.Errorf("%s: off in %d draws, on in %d", f.Name, off[f.Name], on[f.Name])
+		}
+	}
+	if !storm || len(workers) < 3 || len(withdrawals) < 3 || len(leases) < 3 {
+		t.Errorf("storm %v, %d worker counts, %d withdrawal counts, %d leases", storm, len(workers), len(withdrawals), len(leases))
+	}
+}
