@@ -56,6 +56,12 @@ type Run struct {
 	// StepsPerSeed has one entry per seed run, in seed order.
 	StepsPerSeed []int
 
+	// Coverage is the worlds' coverage catalog (scenarios.Coverage), in
+	// its order, each condition with the number of seeds that reached it
+	// (nil: not counted). The caller fills it: reports knows nothing of
+	// the worlds.
+	Coverage []CoverageRow
+
 	// Mutants is the kill table, when -mutants ran; in catalog order. A
 	// kill table's index leads with it and leaves out the sections that
 	// sum over seeds: a kill table runs no seed range of its own.
@@ -70,6 +76,22 @@ type InvariantCount struct {
 	Name          string
 	Doc           string // model's one-line doc
 	SeedsViolated int
+}
+
+// CoverageRow is one condition of the coverage catalog and how many
+// seeds reached it.
+// It has the fields of scenarios.CoverageLine, in its order, so that the
+// caller converts one to the other.
+type CoverageRow struct {
+	Name, Doc string
+	Seeds     int
+	// Expected: the world can reach it (scenarios.ExpectedCoverage), so a
+	// run that never did has not tested it. A condition not expected that
+	// no seed reached is shown as such, not flagged.
+	Expected bool
+	// Note says why it is never expected, when so: no world can reach it,
+	// or it is too rare to require ("" for most).
+	Note string
 }
 
 // MutantRow is one row of the kill table (cmd/explore's killRow).
@@ -282,6 +304,10 @@ type indexPage struct {
 	// SeedSections: seeds were run, so the sections summing over them
 	// (faults, state machine, distributions) have something to show.
 	SeedSections bool
+	// Coverage is the run's, and CoverageMissed counts the expected
+	// conditions no seed reached.
+	Coverage       []CoverageRow
+	CoverageMissed int
 }
 
 // killView is a kill-table row with the links to its kill's files.
@@ -336,6 +362,12 @@ func indexView(r *Run) *indexPage {
 		p.Faults = append(p.Faults, faultRow{t.Kind, t.Count})
 		if t.Count == 0 {
 			p.FaultsZero++
+		}
+	}
+	p.Coverage = r.Coverage
+	for _, c := range r.Coverage {
+		if c.Expected && c.Seeds == 0 {
+			p.CoverageMissed++
 		}
 	}
 	p.Diagram, p.Illegal, p.Unhit = stateDiagram(&r.Transitions)

@@ -53,6 +53,9 @@ type Result struct {
 	// Outcomes say how the run's withdrawals ended and why (model's
 	// reading): always filled.
 	Outcomes model.Outcomes
+	// Coverage is what the run reached of the coverage catalog (Coverage):
+	// condition -> times reached, reached conditions only. Always filled.
+	Coverage map[string]int
 
 	// Snapshot is what the checkers looked at (only when tracing).
 	Snapshot *model.Snapshot
@@ -205,6 +208,8 @@ type world struct {
 	sentTxs   []tron.Transaction
 	lostTxid  tron.Txid // the broadcast the node is losing right now
 	relayable []tron.Transaction
+
+	cov covCounts // the hooked coverage conditions reached (coverage.go)
 }
 
 func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o Options) *Result {
@@ -345,6 +350,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	res.Violations, res.Outcomes = verdict.Violations, verdict.Outcomes
 	linRep := verdict.Linearizability
 	res.Stats = model.StatsOf(snap)
+	res.Coverage = w.coverage(snap, res.Tally, &res.Stats)
 	if tracing {
 		res.Linearizability = linRep
 	}

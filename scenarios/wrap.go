@@ -29,6 +29,9 @@ type actor struct {
 	// storeFailed: the world failed one of this process's store calls (a
 	// server's request then may answer 5xx with nothing to blame).
 	storeFailed bool
+	// For coverage (a crash at these moments): the worker committed
+	// broadcasting and has not sent yet; it sent and has not written since.
+	wroteAhead, sentUnwritten bool
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
@@ -59,6 +62,12 @@ func (a *actor) yield(after bool) {
 	if a.worker && w.faulty() && (!w.cfg.FaultsAtWork || a.busy && after) && w.s.Chance("fault", w.cfg.WorkerFaultP) {
 		switch w.s.Choose("fault-kind", 3) {
 		case 0:
+			if a.wroteAhead {
+				w.cov[covCrashAfterWriteAhead]++
+			}
+			if a.sentUnwritten {
+				w.cov[covCrashAfterSend]++
+			}
 			w.tally["worker-crash"]++
 			w.fact(model.Fact{Kind: model.FactCrash})
 			w.restartLater(a)
@@ -66,6 +75,7 @@ func (a *actor) yield(after bool) {
 		case 1:
 			d := w.cfg.Pauses[w.s.Choose("pause-len", len(w.cfg.Pauses))].D()
 			w.tally["worker-pause"]++
+			a.pausing(d)
 			w.fact(model.Fact{Kind: model.FactPause, Dur: d})
 			a.p.Sleep(d)
 			w.fact(model.Fact{Kind: model.FactWake})
@@ -96,10 +106,30 @@ func (a *actor) pauseBeforeWrite() {
 	}
 	d := w.cfg.Pauses[w.s.Choose("pause-len", len(w.cfg.Pauses))].D()
 	w.tally["worker-pause-before-write"]++
+	a.pausing(d)
 	w.fact(model.Fact{Kind: model.FactPauseBeforeWrite, Dur: d})
 	a.p.Sleep(d)
 	w.fact(model.Fact{Kind: model.FactWake})
 	a.p.ExitIfDead()
+}
+
+// pausing counts, for coverage, a pause of a worker holding work that
+// outlasts its lease.
+func (a *actor) pausing(d time.Duration) {
+	if a.busy && d > a.w.cfg.Lease.D() {
+		a.w.cov[covPausedPastLease]++
+	}
+}
+
+// wrote notes, for coverage, a worker's write call that reached the store
+// (err is the store's answer): it ends a send's unwritten spell, begins a
+// write-ahead's, and counts a write refused for its token.
+func (a *actor) wrote(to sluice.State, err error) {
+	a.sentUnwritten = false
+	a.wroteAhead = err == nil && to == sluice.Broadcasting
+	if err != nil && a.worker && errors.Is(err, sluice.ErrFenced) {
+		a.w.cov[covFencedWrite]++
+	}
 }
 
 // readRow records that this step read an operation's row, for exhaustive
@@ -229,6 +259,9 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 		s.a.w.fact(withErr(model.Fact{Kind: model.FactInsert, Op: s.a.w.name(op.ID), Created: created}, err))
 	}
 	if f == storeErrAfter {
+		if created {
+			s.a.w.cov[covStoreInsertLost]++
+		}
 		s.failed("insert", f)
 		s.a.pointAfter()
 		return sluice.Operation{}, false, errStoreDown
@@ -277,6 +310,7 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 	}
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
 	s.a.busy = len(ops) > 0
+	s.a.wroteAhead, s.a.sentUnwritten = false, false
 	for _, op := range ops {
 		s.a.w.claims = append(s.a.w.claims, model.ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()})
 	}
@@ -305,6 +339,9 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 		// The rows are claimed (tokens bumped, leases granted) and the
 		// world recorded the claims; the worker never hears of them, and
 		// they wait for their leases to lapse.
+		if len(ops) > 0 {
+			s.a.w.cov[covStoreClaimLost]++
+		}
 		s.failed("claim", fault)
 		s.a.busy = false
 		s.a.pointAfter()
@@ -326,6 +363,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	before := s.a.claimable(c.ID)
 	row, err := s.a.w.store.CAS(ctx, c)
 	s.a.wroteRow(c.ID, before)
+	s.a.wrote(c.To, err)
 	if err == nil {
 		s.a.landed(c, row)
 	}
@@ -340,6 +378,9 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 		s.a.w.fact(withErr(f, err))
 	}
 	if fault == storeErrAfter {
+		if err == nil {
+			s.a.w.cov[covStoreCASLost]++
+		}
 		s.failed("cas", fault)
 		s.a.pointAfter()
 		return sluice.Operation{}, errStoreDown
@@ -359,6 +400,7 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 	before := s.a.claimable(id)
 	err := s.a.w.store.Release(ctx, id, token, after)
 	s.a.wroteRow(id, before)
+	s.a.wrote(sluice.None, err)
 	if err == nil {
 		// A stale release changes nothing in the store, and ends nothing in
 		// one-writer's reckoning either: it names a token whose lease a
@@ -403,6 +445,7 @@ func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, 
 	before := s.a.claimable(pk.ID)
 	row, err := s.a.w.store.Park(ctx, pk)
 	s.a.wroteRow(pk.ID, before)
+	s.a.wrote(sluice.None, err)
 	if err == nil {
 		r := model.ReleaseRecord{Op: pk.ID, Token: pk.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()}
 		s.a.w.releases = append(s.a.w.releases, r)
@@ -552,6 +595,7 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 		w.sentTxs = append(w.sentTxs, tx)
 	}
 	res, err := n.inner.Broadcast(ctx, tx)
+	n.a.wroteAhead, n.a.sentUnwritten = false, true
 	if w.lostTxid == id {
 		// The node lost this send; a peer may still carry it.
 		w.lostTxid = tron.Txid{}
