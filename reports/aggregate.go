@@ -19,6 +19,9 @@ type Seed struct {
 	Tally      []model.Tally
 	Outcomes   model.Outcomes
 	Stats      model.Stats
+	// Coverage counts, per named condition, how often the run reached
+	// it; the aggregate counts the seeds that reached each (a count > 0).
+	Coverage map[string]int
 	// Wall-clock costs of the run and of its checkers (zero when not
 	// measured).
 	Elapsed, CheckTime time.Duration
@@ -39,6 +42,9 @@ type Aggregate struct {
 	confirmSeconds []int
 	rebuilds       []int
 	steps          []int
+	added          int         // seeds given a slot in steps (a prefix, see stepsSeen)
+	stepCounts     map[int]int // steps -> seeds, of merged shards (AddMerged)
+	coverage       map[string]int
 	elapsed        time.Duration // summed over seeds: wall time inside runs
 	checkTime      time.Duration // of which the checkers
 	outcomes       model.Outcomes
@@ -92,6 +98,20 @@ func (a *Aggregate) Add(s *Seed) {
 	}
 	if k := int(s.Seed - a.firstSeed); a.stride > 0 && k >= 0 && k%a.stride == 0 && k/a.stride < len(a.steps) {
 		a.steps[k/a.stride] = s.Steps
+		a.added++
+	}
+	for name, n := range s.Coverage {
+		// A name with a count of 0 is listed, with no seed: a condition
+		// never reached must show.
+		if a.coverage == nil {
+			a.coverage = map[string]int{}
+		}
+		if _, ok := a.coverage[name]; !ok {
+			a.coverage[name] = 0
+		}
+		if n > 0 {
+			a.coverage[name]++
+		}
 	}
 	for _, t := range s.Tally {
 		a.tally[t.Kind] += t.Count
@@ -183,7 +203,7 @@ func (a *Aggregate) Fill(r *Run) {
 	r.Transitions = a.transitions
 	r.ConfirmSeconds = a.confirmSeconds
 	r.Rebuilds = a.rebuilds
-	r.StepsPerSeed = a.steps
+	r.StepsPerSeed = a.stepsPerSeed()
 	r.Invariants = r.Invariants[:0]
 	for _, inv := range model.Invariants {
 		r.Invariants = append(r.Invariants, InvariantCount{Name: inv.Name, Doc: inv.Doc, SeedsViolated: a.perInvariant[inv.Name]})
