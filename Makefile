@@ -11,7 +11,7 @@ RACE_PKGS = ./sluice/intake/... ./sluice/store/... ./cmd/explore/...
 GATE_SEEDS ?= 40000
 GATE_START ?= 10001
 
-.PHONY: test vet fmt-check lint demo bench fuzz explore gate mutants mutants-ci
+.PHONY: test vet fmt-check lint demo bench fuzz explore gate fresh mutants mutants-ci
 
 ## test: formatting, vet, every unit test (the PostgreSQL tier included: without
 ## DATABASE_URL it installs and starts a private cluster and stops it afterwards),
@@ -51,9 +51,15 @@ EXPLORE_BIN = bin/explore
 explore-bin:
 	$(GO) build -o $(EXPLORE_BIN) ./cmd/explore
 
-## gate: fail on any invariant violation over the CI seed range
+## gate: fail on any invariant violation over the CI seed range, on a determinism re-check mismatch, or if a coverage condition was never reached
 gate: explore-bin
-	$(EXPLORE_BIN) -seeds $(GATE_SEEDS) -seed-start $(GATE_START) -json gate.json
+	$(EXPLORE_BIN) -seeds $(GATE_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate.json
+
+## fresh: chaos seeds from a random start, never run before (the start is printed, and in fresh.json); a failure is kept in testdata/regressions; fails on any violation or a determinism re-check mismatch
+FRESH_SEEDS ?= 10000
+.PHONY: fresh
+fresh: explore-bin
+	$(EXPLORE_BIN) -seeds $(FRESH_SEEDS) -seed-start random -recheck 0.02 -regressions testdata/regressions -json fresh.json
 
 ## explore-pg: the worlds and the store mutants on the real PostgreSQL store at DATABASE_URL (a fresh schema per seed; same seed, same trace as on memory); fails on any violation or a surviving store mutant
 .PHONY: explore-pg

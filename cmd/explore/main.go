@@ -57,7 +57,13 @@ type options struct {
 	report       string
 	shrinkBudget int
 	bounds       scenarios.ExhaustiveBounds
-	anyWorld     bool // -exhaustive-any-world
+	anyWorld     bool          // -exhaustive-any-world
+	swarm        swarmFlag     // -swarm: each seed draws its own variant of the world
+	seedRandom   bool          // -seed-start random: seedStart was drawn
+	duration     time.Duration // -duration: stop claiming seeds after this long
+	recheck      float64       // -recheck: fraction of seeds run twice and compared
+	regressions  string        // -regressions: where a failing seed's trace is kept
+	requireCov   bool          // -require-coverage: fail a run that missed a condition
 }
 
 // runOptions are the scenarios options the strategy flags ask for.
@@ -73,7 +79,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.seeds, "seeds", 100, "run `N` seeds, from -seed-start")
-	fs.Uint64Var(&o.seedStart, "seed-start", 1, "first seed of the range")
+	seedStart := fs.String("seed-start", "1", "first seed of the range, or `random` for a fresh range (the start chosen is printed and in -json)")
+	fs.DurationVar(&o.duration, "duration", 0, "run seeds from -seed-start until `D` (e.g. 10m) has passed, then summarise the seeds run (at most -seeds if given, else 1,000,000)")
+	fs.BoolVar(&o.requireCov, "require-coverage", false, "fail (exit 3) a seed range that never reached a condition of the coverage catalog the world should reach (every edge of the state machine, faults at the dangerous points)")
+	fs.StringVar(&o.regressions, "regressions", "", "keep the first failing seed's trace (real core only) in the regression corpus `DIR` too ("+regressionCorpus+" in this repository), which make test re-runs")
+	fs.Float64Var(&o.recheck, "recheck", 0, "determinism re-check: run a fraction `F` (0 to 1) of the seeds a second time in the same process, after the others, and fail if a tape or verdict differs")
 	seed := fs.String("seed", "", "run exactly seed `S` (with events traced)")
 	fs.StringVar(&o.world, "world", "chaos", "the world: "+strings.Join(scenarios.WorldNames(), ", "))
 	fs.StringVar(&o.mutant, "mutant", "", "run against a deliberately broken core: "+strings.Join(scenarios.MutantNames(), ", "))
@@ -98,10 +108,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.json, "json", "", "write a machine-readable summary to `FILE` (every mode)")
 	fs.StringVar(&o.report, "report", "", "write an HTML report to `DIR`, with the traces it links (every mode)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "run `P` seeds at once (each seed stays single-threaded)")
-	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N)")
+	shard := fs.String("shard", "", "run only shard `I/N` of the seed range (0 <= I < N); auto/N takes I from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); explore merge adds the shards' -json summaries up")
 	fs.BoolVar(&o.progress, "progress", isTerminal(stderr), "show a live progress line on stderr")
 	fs.BoolVar(&o.list, "list-mutants", false, "print the mutant catalog, one a line, and exit")
 	fs.BoolVar(&o.mutants, "mutants", false, "run every mutant against its world (budget: -seeds, default 10000) and print the kill table")
+	fs.Var(&o.swarm, "swarm", "swarm testing: each seed first draws its own variant of the world from the tape (which faults are on and how often, workers, withdrawals, lease, expiration; the draw is in the trace header). On by default for the chaos world, off for the others: -swarm or -swarm=false to choose")
 	fs.StringVar(&o.storeKind, "store", "memory", "the store the worlds run on: memory, or postgres (the real PostgreSQL store at $DATABASE_URL, a fresh schema per seed; with -mutants, the mutants of the store)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -158,6 +169,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.seeds < 1 {
 		return nil, fmt.Errorf("-seeds %d: want at least 1", o.seeds)
 	}
+	if err := o.parseSeedRange(*seedStart, set); err != nil {
+		return nil, err
+	}
 	if o.parallel < 1 {
 		return nil, fmt.Errorf("-parallel %d: want at least 1", o.parallel)
 	}
@@ -170,6 +184,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	case "exhaustive":
 		if set["seeds"] || set["seed-start"] || set["shard"] || set["seed"] {
 			return nil, errors.New("-strategy exhaustive enumerates schedules, not seeds: drop -seeds, -seed-start, -seed and -shard")
+		}
+		if o.swarm == swarmOn {
+			return nil, errors.New("-swarm draws a world per seed: exhaustive search takes one world; drop -swarm")
 		}
 		b := o.bounds
 		if b.Crashes < 0 || b.Pauses < 0 || b.Lies < 0 || b.Routes < 0 || b.Lags < 0 || b.GossipLosses < 0 ||
@@ -226,7 +243,25 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	o.shardN = 1
 	if *shard != "" {
-		i, n, ok := strings.Cut(*shard, "/")
+		spec := *shard
+		if n, auto := strings.CutPrefix(spec, "auto/"); auto {
+			// A Kubernetes Indexed Job gives each pod its index in
+			// JOB_COMPLETION_INDEX; the manifest names only N.
+			idx, ok := os.LookupEnv(jobIndexVar)
+			nv, err := strconv.Atoi(n)
+			if err != nil || nv < 1 {
+				return nil, fmt.Errorf("-shard %q: want auto/N with N >= 1, e.g. auto/4", *shard)
+			}
+			iv, err := strconv.Atoi(idx)
+			if !ok || err != nil || iv < 0 || iv >= nv {
+				if !ok {
+					return nil, fmt.Errorf("-shard %s reads the shard index from %s (a Kubernetes Indexed Job sets it), which is not set", *shard, jobIndexVar)
+				}
+				return nil, fmt.Errorf("-shard %s: %s=%q: want an integer I with 0 <= I < %d", *shard, jobIndexVar, idx, nv)
+			}
+			spec = fmt.Sprintf("%d/%d", iv, nv)
+		}
+		i, n, ok := strings.Cut(spec, "/")
 		iv, err1 := strconv.Atoi(i)
 		nv, err2 := strconv.Atoi(n)
 		if !ok || err1 != nil || err2 != nil || nv < 1 || iv < 0 || iv >= nv {
@@ -243,7 +278,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
+// jobIndexVar is where -shard auto/N reads the shard index.
+const jobIndexVar = "JOB_COMPLETION_INDEX"
+
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return merge(args[1:], stdout, stderr)
+	}
 	o, err := parse(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -303,6 +344,7 @@ func onlyWith(set map[string]bool, o *options) error {
 func (o *options) config() scenarios.Config {
 	cfg, _ := scenarios.World(o.world)
 	cfg.Mutant = o.mutant
+	cfg.Swarm = o.swarmFor(o.world)
 	return cfg
 }
 

@@ -300,6 +300,7 @@ func firstFailing(t *testing.T, mutant string, max uint64) uint64 {
 	t.Helper()
 	cfg := scenarios.Chaos()
 	cfg.Mutant = mutant
+	cfg.Swarm = swarmDefault(cfg.Name) // as explore runs chaos without -swarm
 	for seed := uint64(1); seed <= max; seed++ {
 		for _, v := range scenarios.Run(cfg, seed, scenarios.Options{}).Violations {
 			if v.Invariant == model.LinearizableIntake {

@@ -108,6 +108,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 		worldsUsed[world] = true
 		cfg, _ := scenarios.World(world)
 		cfg.Mutant = m.Name
+		cfg.Swarm = o.swarmFor(world)
 		if o.progress {
 			fmt.Fprintf(stderr, "\r\033[Kmutant %d/%d: %s", i+1, len(scenarios.Mutants), m.Name)
 		}
@@ -144,6 +145,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	slices.Sort(names)
 	for _, world := range names {
 		cfg, _ := scenarios.World(world)
+		cfg.Swarm = o.swarmFor(world)
 		_, res, _ := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel)
 		table.Baseline[world] = 0
 		if res != nil {

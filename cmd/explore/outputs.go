@@ -12,6 +12,7 @@ import (
 
 	"sluicesim/model"
 	"sluicesim/reports"
+	"sluicesim/scenarios"
 )
 
 // summary is what -json writes, in every mode. Everything but Timing is the
@@ -21,26 +22,54 @@ import (
 // schedule (none when the search found none), the search's own counts
 // being under "exhaustive".
 type summary struct {
-	Mode            string             `json:"mode"` // seeds, seed, replay, shrink, exhaustive
-	World           string             `json:"world"`
-	Mutant          string             `json:"mutant,omitempty"`
-	Strategy        string             `json:"strategy"`
-	Store           string             `json:"store"`
-	SeedStart       uint64             `json:"seed_start"`
-	Seeds           int                `json:"seeds"`
-	Shard           string             `json:"shard"`
-	SeedsRun        int                `json:"seeds_run"`
-	SeedsFailed     int                `json:"seeds_failed"`
-	PerInvariant    map[string]int     `json:"seeds_failed_per_invariant"`
-	Violations      []seedViolation    `json:"violations"`
-	ViolationsShown int                `json:"violations_listed"`
-	Faults          []model.Tally      `json:"faults"`
-	Outcomes        model.Outcomes     `json:"outcomes"`
-	FirstFailure    *firstFailure      `json:"first_failure,omitempty"`
-	Replay          *replayInfo        `json:"replay,omitempty"`
-	Shrink          *shrinkInfo        `json:"shrink,omitempty"`
-	Exhaustive      *exhaustiveInfo    `json:"exhaustive,omitempty"`
-	Timing          map[string]float64 `json:"timing"`
+	Mode     string `json:"mode"` // seeds, seed, replay, shrink, exhaustive
+	World    string `json:"world"`
+	Mutant   string `json:"mutant,omitempty"`
+	Strategy string `json:"strategy"`
+	Store    string `json:"store"`
+	PCTDepth int    `json:"pct_depth,omitempty"` // strategy pct only
+	Swarm    bool   `json:"swarm,omitempty"`     // -swarm: each seed drew its world
+	// Model is scenarios.ModelVersion: summaries of other models count
+	// other things, and a merge refuses to add them up.
+	Model        string          `json:"model"`
+	SeedStart    uint64          `json:"seed_start"`
+	Seeds        int             `json:"seeds"`
+	Shard        string          `json:"shard"`
+	SeedsRun     int             `json:"seeds_run"`
+	SeedsFailed  int             `json:"seeds_failed"`
+	PerInvariant map[string]int  `json:"seeds_failed_per_invariant"`
+	Violations   []seedViolation `json:"violations"`
+	// FailingSeeds are the lowest failing seeds, as many as a report has
+	// pages for: a seed can have hundreds of violations, so the list
+	// above may name fewer seeds than the report shows.
+	FailingSeeds    []uint64       `json:"failing_seeds,omitempty"`
+	ViolationsShown int            `json:"violations_listed"`
+	Faults          []model.Tally  `json:"faults"`
+	Outcomes        model.Outcomes `json:"outcomes"`
+	// Histograms are the report's charts, so that merged shards give the
+	// report one run of all their seeds gives.
+	Histograms reports.State   `json:"histograms"`
+	Coverage   []CoverageCount `json:"coverage,omitempty"` // in the catalog's order
+	Recheck    *RecheckInfo    `json:"recheck,omitempty"`
+	// MissingShards, set only by explore merge -partial, are the shard
+	// indices the merge did not have: the counts cover the others only.
+	MissingShards []int              `json:"missing_shards,omitempty"`
+	FirstFailure  *firstFailure      `json:"first_failure,omitempty"`
+	Replay        *replayInfo        `json:"replay,omitempty"`
+	Shrink        *shrinkInfo        `json:"shrink,omitempty"`
+	Exhaustive    *exhaustiveInfo    `json:"exhaustive,omitempty"`
+	Timing        map[string]float64 `json:"timing"`
+}
+
+// CoverageCount is how many seeds reached one named condition.
+type CoverageCount = reports.CoverageSeeds
+
+// RecheckInfo is what -recheck F did: how many seeds ran twice and how
+// many of those differed (tape or verdict).
+type RecheckInfo struct {
+	Fraction   float64 `json:"fraction"`
+	Rechecked  int     `json:"rechecked"`
+	Mismatches int     `json:"mismatches"`
 }
 
 type seedViolation struct {
@@ -108,6 +137,11 @@ func (s *summary) fill(agg *reports.Aggregate) []*reports.Seed {
 		}
 	}
 	s.Faults, s.Outcomes, s.ViolationsShown = agg.Faults(), agg.Outcomes(), len(s.Violations)
+	s.Model, s.Histograms = scenarios.ModelVersion, agg.State()
+	s.FailingSeeds = nil
+	for _, res := range failures[:min(len(failures), reportPagesMax)] {
+		s.FailingSeeds = append(s.FailingSeeds, res.Seed)
+	}
 	return failures
 }
 
@@ -162,6 +196,9 @@ func finishOne(o *options, one *oneRun, extra func(*summary), code int, stdout, 
 	sum := summary{Mode: one.mode, World: one.world, Mutant: one.mutant, Strategy: one.strategy, Store: o.storeKind,
 		SeedStart: seed, Seeds: n, Shard: "0/1", SeedsRun: n}
 	sum.fill(agg)
+	if o.strategy == "pct" {
+		sum.PCTDepth = o.pctDepth
+	}
 	if one.res != nil && one.res.Failed() {
 		sum.FirstFailure = &firstFailure{Seed: one.res.Seed, Trace: one.trace, Command: one.rerun}
 		if one.trace != "" {

@@ -43,10 +43,11 @@ func traceRun(h sim.Header) (world, mutant, rerun string) {
 		return h.World, cfg.Mutant, ""
 	}
 	named.Mutant = cfg.Mutant
+	named.Swarm, named.SwarmDraw = cfg.Swarm, cfg.SwarmDraw
 	if b, err := json.Marshal(named); err != nil || !bytes.Equal(b, h.Config) {
 		return h.World, cfg.Mutant, ""
 	}
-	rp := repro{world: h.World, mutant: cfg.Mutant, seed: h.Seed, pctDepth: depth}
+	rp := repro{world: h.World, mutant: cfg.Mutant, seed: h.Seed, pctDepth: depth, swarm: cfg.Swarm}
 	return h.World, cfg.Mutant, rp.rerun(rp.traceName())
 }
 

@@ -52,13 +52,24 @@ func writeExploreReport(o *options, cfg scenarios.Config, agg *reports.Aggregate
 		Failures: pages,
 	}
 	agg.Fill(r)
+	seeds := map[string]int{}
+	for _, c := range agg.Coverage() {
+		seeds[c.Name] = c.Seeds
+	}
+	for _, l := range scenarios.CoverageTable(cfg, seeds) {
+		r.Coverage = append(r.Coverage, reports.CoverageRow(l))
+	}
+	if len(r.StepsPerSeed) > total {
+		// A time budget stopped the run before the seeds it had room for.
+		r.StepsPerSeed = r.StepsPerSeed[:total]
+	}
 	return writeReport(o.report, r, stdout)
 }
 
 // seedOf is what a run contributes to a report.
 func seedOf(res *scenarios.Result) *reports.Seed {
 	return &reports.Seed{Seed: res.Seed, Steps: res.Steps, Violations: res.Violations, Tally: res.Tally,
-		Outcomes: res.Outcomes, Stats: res.Stats, Elapsed: res.Elapsed, CheckTime: res.CheckTime}
+		Outcomes: res.Outcomes, Stats: res.Stats, Elapsed: res.Elapsed, CheckTime: res.CheckTime, Coverage: res.Coverage}
 }
 
 // tracedOf is what a traced run shows on its report page.
@@ -97,6 +108,7 @@ func writeKillTableReport(o *options, table *killTable, baselineWorlds []string,
 		}
 		cfg, _ := scenarios.World(row.World)
 		cfg.Mutant = row.Mutant
+		cfg.Swarm = o.swarmFor(row.World)
 		ro := o.runOptions()
 		ro.Tracing = true
 		rp := o.reproOf(row.World, row.Mutant, row.KillingSeed)

@@ -26,11 +26,12 @@ type repro struct {
 	// no seed reproduces (exhaustive search, a shrunk world) has no repro:
 	// it is reproduced by replaying its trace.
 	pctDepth int
+	swarm    bool // the world drawn per seed (-swarm)
 }
 
 // reproOf is the repro of a seed run under the options' strategy.
 func (o *options) reproOf(world, mutant string, seed uint64) repro {
-	r := repro{world: world, mutant: mutant, seed: seed}
+	r := repro{world: world, mutant: mutant, seed: seed, swarm: o.swarmFor(world)}
 	if o.strategy == "pct" {
 		r.pctDepth = o.pctDepth
 	}
@@ -71,6 +72,9 @@ func (r repro) flags() string {
 	}
 	if r.mutant != "" {
 		s += " -mutant " + r.mutant
+	}
+	if r.swarm != swarmDefault(r.world) {
+		s += fmt.Sprintf(" -swarm=%v", r.swarm)
 	}
 	return s + fmt.Sprintf(" -seed %d", r.seed)
 }

@@ -48,12 +48,35 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		}()
 	}
 
-	forEachSeed(total, o.parallel, nil, func(k int) {
-		ro := o.runOptions()
+	var stop func(int) bool
+	if o.duration > 0 {
+		deadline := began.Add(o.duration)
+		// The first seed always runs: a budget too short for one seed
+		// still says something.
+		stop = func(k int) bool { return k > 0 && !time.Now().Before(deadline) }
+	}
+	var rs *recheckSet
+	if o.recheck > 0 {
+		rs = newRecheckSet(o.recheck)
+	}
+	ran := forEachSeed(total, o.parallel, stop, func(k int) {
+		ro := rs.options(seedAt(k), o.runOptions())
 		ro.Now = time.Now
-		agg.Add(seedOf(scenarios.Run(cfg, seedAt(k), ro)))
+		res := scenarios.Run(cfg, seedAt(k), ro)
+		rs.note(res)
+		agg.Add(seedOf(res))
 		done.Add(1)
 	})
+	if ran < total {
+		// A time budget ended the run: the seeds run are the first ran
+		// of the range, and the summary speaks of those.
+		total, o.seeds = ran, ran
+	}
+	var rechecked int
+	var mismatches []recheckMismatch
+	if rs != nil {
+		rechecked, mismatches = rs.rerun(cfg, o.runOptions(), o.parallel)
+	}
 	elapsed := time.Since(began)
 	close(stopProgress)
 	progressWG.Wait()
@@ -63,20 +86,27 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: total,
 	}
 	failures := sum.fill(agg)
+	sum.Swarm = cfg.Swarm
+	if o.strategy == "pct" {
+		sum.PCTDepth = o.pctDepth
+	}
+	sum.Coverage = coverageOf(agg)
+	if rs != nil {
+		sum.Recheck = &RecheckInfo{Fraction: o.recheck, Rechecked: rechecked, Mismatches: len(mismatches)}
+	}
 
 	fmt.Fprintf(stdout, "world %s%s, strategy %s, store %s, seeds %d..%d", cfg.Name, mutantNote(cfg), o.strategy, o.storeKind, o.seedStart, o.seedStart+uint64(o.seeds)-1)
 	if o.shardN > 1 {
 		fmt.Fprintf(stdout, ", shard %d/%d", o.shardI, o.shardN)
 	}
-	fmt.Fprintf(stdout, ": %d seeds run, %d with violations\n\n", total, sum.SeedsFailed)
-	fmt.Fprintf(stdout, "withdrawals (all seeds): %s\n", sum.Outcomes)
-	fmt.Fprintln(stdout, outcomeVerdict(sum.Outcomes))
-	fmt.Fprintln(stdout, "\ninvariant              seeds violated")
-	for _, inv := range sortedKeys(sum.PerInvariant) {
-		fmt.Fprintf(stdout, "  %-20s %d\n", inv, sum.PerInvariant[inv])
+	fmt.Fprintf(stdout, ": %d seeds run, %d with violations\n", total, sum.SeedsFailed)
+	if o.seedRandom {
+		fmt.Fprintf(stdout, "a fresh range: -seed-start random chose %d (re-run it with -seed-start %d -seeds %d)\n", o.seedStart, o.seedStart, o.seeds)
 	}
-	fmt.Fprintln(stdout, "\nfaults fired (all seeds)")
-	fmt.Fprint(stdout, model.FormatTally(sum.Faults))
+	if o.duration > 0 {
+		fmt.Fprintf(stdout, "time budget %s: %d seeds fitted\n", o.duration, total)
+	}
+	printCounts(stdout, cfg, &sum, o.requireCov)
 
 	code := exitOK
 	var pages []reports.Failure
@@ -108,8 +138,23 @@ func explore(o *options, stdout, stderr io.Writer) int {
 			path = inDir(o.report, pages[0].TraceFile)
 			fmt.Fprintf(stdout, "trace: %s (in the report)\n", path)
 		}
+		if o.regressions != "" {
+			if err := saveRegression(o.regressions, traced, rp.traceName(), stdout); err != nil {
+				fmt.Fprintln(stderr, "explore: keeping the trace in the regression corpus:", err)
+			}
+		}
 		sum.FirstFailure = &firstFailure{Seed: first.Seed, Trace: path, Replay: replayCommand(path), Command: rp.rerun(rp.traceName())}
 		fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", sum.FirstFailure.Replay, sum.FirstFailure.Command)
+	}
+
+	if rs != nil {
+		printRecheck(stdout, o.recheck, rechecked, mismatches)
+		if len(mismatches) > 0 {
+			code = exitViolation
+		}
+	}
+	if o.requireCov && code == exitOK && len(missingCoverage(cfg, sum.Coverage)) > 0 {
+		code = exitInconclusive
 	}
 
 	if o.report != "" {
@@ -163,4 +208,19 @@ func sortedKeys(m map[string]int) []string {
 	}
 	slices.Sort(rest)
 	return append(keys, rest...)
+}
+
+// printCounts prints what a seed range's summary counts (a merge of shards
+// prints the same): how the withdrawals ended, the seeds per invariant,
+// the faults that fired and the coverage reached.
+func printCounts(w io.Writer, cfg scenarios.Config, sum *summary, requireCov bool) {
+	fmt.Fprintf(w, "\nwithdrawals (all seeds): %s\n", sum.Outcomes)
+	fmt.Fprintln(w, outcomeVerdict(sum.Outcomes))
+	fmt.Fprintln(w, "\ninvariant              seeds violated")
+	for _, inv := range sortedKeys(sum.PerInvariant) {
+		fmt.Fprintf(w, "  %-20s %d\n", inv, sum.PerInvariant[inv])
+	}
+	fmt.Fprintln(w, "\nfaults fired (all seeds)")
+	fmt.Fprint(w, model.FormatTally(sum.Faults))
+	printCoverage(w, cfg, sum.Coverage, requireCov)
 }

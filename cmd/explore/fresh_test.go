@@ -1,0 +1,160 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"sluicesim/scenarios"
+)
+
+// Goal: -seed-start random explores a range nobody chose, and says which,
+// on the console and in -json, so that a failure there is re-run by seed.
+func TestSeedStartRandomIsPrintedAndRecorded(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "s.json")
+	code, out, errOut := cli(t, "-world", "pair", "-seeds", "5", "-seed-start", "random", "-json", jsonPath)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	m := regexp.MustCompile(`-seed-start random chose (\d+) \(re-run it with -seed-start (\d+) -seeds 5\)`).FindStringSubmatch(out)
+	if m == nil || m[1] != m[2] {
+		t.Fatalf("no chosen start on the console:\n%s", out)
+	}
+	start, _ := strconv.ParseUint(m[1], 10, 64)
+	if got := readJSON(t, jsonPath)["seed_start"].(float64); uint64(got) != start {
+		t.Errorf("JSON seed_start %v, console says %d", got, start)
+	}
+	if !strings.Contains(out, "seeds "+m[1]+"..") {
+		t.Errorf("the range line does not start at %s:\n%s", m[1], out)
+	}
+}
+
+// Goal: a time budget runs a contiguous range from the start and says how
+// many seeds fitted; a budget shorter than one seed still runs one.
+func TestDurationRunsAPrefixOfTheRange(t *testing.T) {
+	code, out, errOut := cli(t, "-world", "pair", "-seeds", "50", "-duration", "1ns", "-parallel", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{"seeds 1..1: 1 seeds run", "time budget 1ns: 1 seeds fitted", "ran 1 seeds"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Goal: forEachSeed's indices are always 0..K-1 when stop cuts the run,
+// whatever the interleaving of its goroutines.
+func TestForEachSeedStopsWithoutHoles(t *testing.T) {
+	for trial := range 200 {
+		cut := 1 + trial%37
+		var ran [64]bool
+		var mu = make(chan struct{}, 1)
+		k := forEachSeed(64, 4, func(k int) bool { return k >= cut }, func(k int) {
+			mu <- struct{}{}
+			ran[k] = true
+			<-mu
+		})
+		if k != cut {
+			t.Fatalf("trial %d: ran %d, want %d", trial, k, cut)
+		}
+		for i, r := range ran {
+			if r != (i < cut) {
+				t.Fatalf("trial %d: index %d ran=%v with the cut at %d", trial, i, r, cut)
+			}
+		}
+	}
+}
+
+// Goal: the determinism re-check reruns a fixed fraction of the seeds and
+// names every seed whose second run made other choices, took other steps
+// or reached another verdict.
+func TestRecheckNamesSeedsThatDiffer(t *testing.T) {
+	cfg := scenarios.Pair()
+	rs := newRecheckSet(1)
+	for seed := uint64(1); seed <= 6; seed++ {
+		rs.note(scenarios.Run(cfg, seed, rs.options(seed, scenarios.Options{})))
+	}
+	n, bad := rs.rerun(cfg, scenarios.Options{}, 2)
+	if n != 6 || len(bad) != 0 {
+		t.Fatalf("honest rerun: %d seeds, mismatches %v", n, bad)
+	}
+	tape, steps, verdict := rs.first[2], rs.first[4], rs.first[5]
+	tape.tape ^= 1
+	steps.steps++
+	verdict.verdict = `[{"Invariant":"funds"}]`
+	rs.first[2], rs.first[4], rs.first[5] = tape, steps, verdict
+	_, bad = rs.rerun(cfg, scenarios.Options{}, 2)
+	if len(bad) != 3 || bad[0].Seed != 2 || bad[1].Seed != 4 || bad[2].Seed != 5 ||
+		!strings.Contains(bad[0].What, "tape") || !strings.Contains(bad[1].What, "steps") || !strings.Contains(bad[2].What, "verdict") {
+		t.Fatalf("tampered first runs: got %+v", bad)
+	}
+}
+
+func TestRecheckPicksTheFraction(t *testing.T) {
+	for _, f := range []float64{0.01, 0.1, 0.5} {
+		n := 0
+		for s := uint64(1); s <= 100_000; s++ {
+			if recheckPicked(s, f) {
+				n++
+			}
+		}
+		if got := float64(n) / 100_000; got < f*0.9 || got > f*1.1 {
+			t.Errorf("fraction %g picked %g", f, got)
+		}
+	}
+	if recheckPicked(7, 0) || !recheckPicked(7, 1) {
+		t.Error("fractions 0 and 1 are none and all")
+	}
+}
+
+// Goal: the command re-checks when asked and says so; bad values of the
+// new flags are refused with exit 2, naming the flag.
+func TestRecheckAndFreshFlags(t *testing.T) {
+	code, out, errOut := cli(t, "-world", "pair", "-seeds", "20", "-recheck", "0.5")
+	if code != exitOK || !regexp.MustCompile(`determinism re-check \(-recheck 0.5\): \d+ seeds run again after the others, every tape and verdict identical`).MatchString(out) {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-recheck", "2"}, "-recheck 2"},
+		{[]string{"-recheck", "-0.1"}, "-recheck -0.1"},
+		{[]string{"-seed-start", "abc"}, `-seed-start "abc"`},
+		{[]string{"-seed-start", "random", "-shard", "0/2"}, "-seed-start random with -shard"},
+		{[]string{"-duration", "0"}, "-duration 0"},
+		{[]string{"-duration", "1m", "-shard", "0/2"}, "-duration with -shard"},
+		{[]string{"-duration", "1m", "-mutants"}, "-duration bounds a run of a seed range"},
+		{[]string{"-recheck", "0.1", "-seed", "3"}, "-recheck re-runs seeds of a seed range"},
+		{[]string{"-swarm", "-strategy", "exhaustive", "-world", "pair"}, "-swarm draws a world per seed"},
+	} {
+		code, _, errOut := cli(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// Goal: -require-coverage fails (exit 3, inconclusive) a run too short to
+// reach what its world should, naming what it missed, and the summary lists
+// every condition of the catalog with its count.
+func TestRequireCoverageFailsAShortRun(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "s.json")
+	code, out, errOut := cli(t, "-world", "pair", "-seeds", "1", "-require-coverage", "-json", jsonPath)
+	if code != exitInconclusive || !strings.Contains(out, "never reached: ") || !strings.Contains(out, "-require-coverage: a run that never reached these") {
+		t.Fatalf("exit %d, want 3 naming what was missed:\n%s%s", code, out, errOut)
+	}
+	cov := readJSON(t, jsonPath)["coverage"].([]any)
+	if len(cov) != len(scenarios.CoverageNames()) {
+		t.Errorf("summary lists %d conditions, the catalog has %d", len(cov), len(scenarios.CoverageNames()))
+	}
+	// Without the flag the same run passes, and still says what it missed.
+	if code, out, _ := cli(t, "-world", "pair", "-seeds", "1"); code != exitOK || !strings.Contains(out, "never reached: ") {
+		t.Errorf("without -require-coverage: exit %d\n%s", code, out)
+	}
+}
