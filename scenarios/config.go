@@ -104,6 +104,14 @@ type Config struct {
 	// SignerFailP is the chance, per signing before the heal point, that
 	// the signer fails (a KMS timeout).
 	SignerFailP float64
+	// SignerOutageP is the chance, per signing before the heal point while
+	// the signer is up, that it goes down (a KMS outage) for one of
+	// SignerOutages: every signing fails until it is back or the heal point
+	// comes. Rows then park in signing long enough to go to review past
+	// the park bounds, or for an operator to cancel them once their
+	// envelope, never sent, is proven dead.
+	SignerOutageP float64    `json:",omitempty"`
+	SignerOutages []Duration `json:",omitempty"`
 	// StoreFaultP is the chance, per store call before the heal point, that
 	// the store fails it: before the effect (nothing happened), after it
 	// (it happened, the caller hears it failed), or by stalling for one of
@@ -149,6 +157,12 @@ type Config struct {
 	// queue (review and parked operations) this often and acts on it
 	// through the real operator service: retry, cancel, resolve as paid.
 	OperatorEvery Duration `json:",omitempty"`
+	// CustomerCancelP is the chance, per operator round before the heal
+	// point, that a customer asks to stop a withdrawal not yet built: the
+	// operator lists the requested and validated rows and cancels one
+	// (nothing was ever built, so nothing needs proof). Without an
+	// operator (OperatorEvery 0) no customer is heard.
+	CustomerCancelP float64 `json:",omitempty"`
 
 	HealAt         Duration // faults stop here
 	LivenessBudget Duration // then every accepted operation must settle within this
@@ -236,10 +250,13 @@ func (c Config) Validate() error {
 	if c.ShortageP > 0 && len(c.Shortages) == 0 {
 		return fmt.Errorf("world %s: ShortageP %v needs a Shortages menu", c.Name, c.ShortageP)
 	}
+	if c.SignerOutageP > 0 && len(c.SignerOutages) == 0 {
+		return fmt.Errorf("world %s: SignerOutageP %v needs a SignerOutages menu", c.Name, c.SignerOutageP)
+	}
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -321,6 +338,16 @@ func Chaos() Config {
 		Shortages: durations(30*time.Second, 90*time.Second, 3*time.Minute),
 		// Someone is on call.
 		OperatorEvery: Duration(45 * time.Second),
+		// The signer goes down for a spell now and then, and customers
+		// ask to stop withdrawals not yet built: without them no chaos
+		// seed in 10,000 cancelled a row before its first build
+		// (requested or validated -> failed), and 1 cancelled one the
+		// signer had parked (signing -> failed). Chaos alone has them:
+		// the worlds built on it keep the runs, and the mutants' kill
+		// seeds, they were measured with (chaosBase).
+		SignerOutageP:   0.005,
+		SignerOutages:   durations(time.Minute, 3*time.Minute),
+		CustomerCancelP: 0.25,
 
 		HealAt:         Duration(4 * time.Minute),
 		LivenessBudget: Duration(20 * time.Minute),
@@ -329,6 +356,15 @@ func Chaos() Config {
 
 		Sluice: worldSluice(),
 	}
+}
+
+// chaosBase is chaos as the worlds built on it start from: without the
+// signer's outages and the customers' cancels that chaos gained with the
+// coverage catalog.
+func chaosBase() Config {
+	c := Chaos()
+	c.SignerOutageP, c.SignerOutages, c.CustomerCancelP = 0, nil, 0
+	return c
 }
 
 // worldSluice is the service's configuration scaled to the worlds' few
@@ -352,7 +388,7 @@ func worldSluice() sluice.Config {
 // rebuilds it, so one crash, or a crash and a pause, is enough to show the
 // write-ahead and fencing rules at work (exhaustive search counts faults).
 func Pair() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "pair"
 	// One node: pair is where exhaustive search is measured, and the
 	// network is pairnodes' subject.
@@ -385,7 +421,7 @@ func Calm() Config {
 // before a write, and a node that loses many sends so that rebuilds happen
 // while the zombies sleep. It is the natural catcher of weak fencing.
 func Zombies() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "zombies"
 	c.Withdrawals = 8
 	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
@@ -409,7 +445,7 @@ func Zombies() Config {
 // lag), which is where the order of those reads decides whether a rebuild
 // pays twice. A relay hands the chain the sends a node lost.
 func Laggy() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "laggy"
 	c.Withdrawals = 12
 	c.DuplicateEvery, c.ConflictEvery, c.InvalidEvery, c.HostileEvery = 0, 0, 0, 0
@@ -436,7 +472,7 @@ func Laggy() Config {
 // these faults at a low rate together with the other hostile-world faults
 // (several nodes, reorgs), in one change of its seeds.
 func StoreFaults() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "storefaults"
 	c.Withdrawals = 30
 	c.StoreFaultP = 0.03
@@ -452,7 +488,7 @@ func StoreFaults() Config {
 // lookup) can then reach two nodes: the world where a proof of death
 // could rest on a lagging node's "unknown".
 func Nodes() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "nodes"
 	c.Withdrawals = 30
 	c.Nodes, c.Route = 3, "per-call"
@@ -467,7 +503,7 @@ func Nodes() Config {
 // to the pools, re-included or lost. A confirmation must wait for the
 // solid block; everything above it may still change.
 func Reorgs() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "reorgs"
 	c.Withdrawals = 30
 	c.ReorgP = 0.4
@@ -482,7 +518,7 @@ func Reorgs() Config {
 // foreign token's log beside an exact transfer. Only exactly one matching
 // USDT Transfer log may confirm; money that moved otherwise goes to review.
 func Logs() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "logs"
 	c.Withdrawals = 30
 	c.OddExecutionP = 0.15
@@ -503,7 +539,7 @@ func Pair2() Config {
 // replaying, to the letter, the ones it already holds, and a release must
 // make the money available again.
 func Ledger() Config {
-	c := Chaos()
+	c := chaosBase()
 	c.Name = "ledger"
 	c.Withdrawals = 30
 	c.ThinCustomer = true

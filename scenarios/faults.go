@@ -112,6 +112,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.SignerFailP = 0 },
 	},
 	{
+		Name: "signer-outage", Doc: "the signer goes down for a spell (a KMS outage): every signing fails until it is back",
+		Choices: []string{"signer-outage", "signer-outage-len"},
+		Tally:   []string{"signer-outage"},
+		Off:     func(c *Config) { c.SignerOutageP, c.SignerOutages = 0, nil },
+	},
+	{
 		Name: "wallet-shortage", Doc: "the hot wallet runs short of TRX (every broadcast refused for bandwidth) or energy (transactions first sent meanwhile run out of energy on chain) for a spell, then is topped up",
 		Choices: []string{"shortage", "shortage-kind", "shortage-len"},
 		Tally:   []string{"wallet-short-trx", "wallet-short-energy", "wallet-short-trx-refusal", "wallet-short-energy-tx"},
@@ -123,6 +129,14 @@ var Faults = []Fault{
 		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused"},
 		Benign:  true,
 		Off:     func(c *Config) { c.OperatorEvery = 0 },
+	},
+	{
+		// Not benign: a withdrawal its customer stopped fails, and a
+		// fault-free run must confirm every valid one.
+		Name: "customer-cancel", Doc: "a customer asks to stop a withdrawal not yet built, and the operator cancels it",
+		Choices: []string{"customer-cancel", "customer-cancel-pick"},
+		Tally:   []string{"customer-cancel", "customer-cancel-refused"},
+		Off:     func(c *Config) { c.CustomerCancelP = 0 },
 	},
 	{
 		Name: "store-fault", Doc: "a store call fails before its effect, fails after it (the answer lost: an ambiguous commit), or stalls",

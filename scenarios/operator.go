@@ -76,6 +76,37 @@ func (w *world) operatorLoop(p *sim.Proc) {
 				w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(op.ID), Answer: kind + ": " + answer})
 			}
 		}
+		if w.faulty() && w.cfg.CustomerCancelP > 0 && w.s.Chance("customer-cancel", w.cfg.CustomerCancelP) {
+			w.customerCancel(a, svc)
+		}
+	}
+}
+
+// customerCancel is a customer asking to stop a withdrawal not yet built:
+// the operator lists the requested and validated rows and cancels one. A
+// worker may build it meanwhile; the service then refuses, or the store
+// fences the resolution.
+func (w *world) customerCancel(a *actor, svc *operator.Service) {
+	rows, err := storeView{a}.List(w.ctx, sluice.ListFilter{States: []sluice.State{sluice.Requested, sluice.Validated}, Limit: operatorBatch})
+	if err != nil || len(rows) == 0 {
+		return // the store failed the read, or nothing is waiting
+	}
+	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
+	_, err = svc.Cancel(w.ctx, op.ID, operator.Act{Operator: "sim", Why: "the customer asked to stop it"})
+	switch {
+	case err == nil:
+		w.tally["customer-cancel"]++
+	case errors.Is(err, operator.ErrRefused) || errors.Is(err, operator.ErrNodeUnavailable) || errors.Is(err, errStoreDown) || errors.Is(err, sluice.ErrFenced):
+		w.tally["customer-cancel-refused"]++
+	default:
+		panic(fmt.Sprintf("customer cancel %s: %v", w.name(op.ID), err))
+	}
+	if w.s.Tracing() {
+		answer := "done"
+		if err != nil {
+			answer = err.Error()
+		}
+		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(op.ID), Answer: "customer cancel: " + answer})
 	}
 }
 

@@ -110,6 +110,10 @@ func swarmRate(c *Config, fault string) *float64 {
 		return &c.RelayP
 	case "signer-fail":
 		return &c.SignerFailP
+	case "signer-outage":
+		return &c.SignerOutageP
+	case "customer-cancel":
+		return &c.CustomerCancelP
 	case "wallet-shortage":
 		return &c.ShortageP
 	case "store-fault":

@@ -199,6 +199,8 @@ type world struct {
 	// The hot wallet's current shortage (chain.go) and when it is topped up.
 	shortKind  int
 	shortUntil time.Time
+	// The signer's outage (SignerOutageP) lasts until signerBack.
+	signerBack time.Time
 
 	customers    []sluice.CustomerID
 	deposits     []sluice.Credit

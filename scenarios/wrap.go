@@ -655,6 +655,11 @@ type signer struct {
 func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 	s.a.point()
 	w := s.a.w
+	if w.faulty() && w.signerDown() {
+		w.fact(model.Fact{Kind: model.FactSignerFails, Dur: w.signerBack.Sub(w.s.Now())})
+		s.a.pointAfter()
+		return nil, errSignerDown
+	}
 	if w.faulty() && w.s.Chance("signer-fail", w.cfg.SignerFailP) {
 		// A remote signer (KMS, HSM) that times out or throttles: an
 		// operating condition, never a reason to give up on a withdrawal.
@@ -669,6 +674,24 @@ func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 }
 
 var errSignerDown = errors.New("signer: deadline exceeded (injected)")
+
+// signerDown says whether the signer is in an outage now (SignerOutageP),
+// starting one on the tape when it is up. A world without outages asks
+// nothing.
+func (w *world) signerDown() bool {
+	if w.cfg.SignerOutageP == 0 {
+		return false
+	}
+	if w.s.Now().Before(w.signerBack) {
+		return true
+	}
+	if !w.s.Chance("signer-outage", w.cfg.SignerOutageP) {
+		return false
+	}
+	w.signerBack = w.s.Now().Add(w.cfg.SignerOutages[w.s.Choose("signer-outage-len", len(w.cfg.SignerOutages))].D())
+	w.tally["signer-outage"]++
+	return true
+}
 
 // clock is the worker's wall clock: virtual time plus its skew. Reading it
 // is an interaction like any other, with its own yield points.
