@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,7 +64,11 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	// the test binary's default GOGC take several times as long.
 	defer scenarios.BatchGC()()
 	one, shards := t.TempDir(), t.TempDir()
-	args := []string{"-world", "chaos", "-seeds", "4000"}
+	n := 4000
+	if raceDetector {
+		n = 400 // the sums are the point here, not the goroutines
+	}
+	args := []string{"-world", "chaos", "-seeds", strconv.Itoa(n)}
 	if code, _, errOut := cli(t, append(args, "-json", filepath.Join(one, "s.json"))...); code != exitOK {
 		t.Fatalf("one run: exit %d: %s", code, errOut)
 	}
@@ -90,7 +95,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	for _, s := range sum.Histograms.Steps {
 		steps += s.Seeds
 	}
-	if sum.SeedsRun != 4000 || steps != 4000 || len(sum.Histograms.Transitions) == 0 || len(sum.Histograms.ConfirmSeconds) == 0 ||
+	if sum.SeedsRun != n || steps != n || len(sum.Histograms.Transitions) == 0 || len(sum.Histograms.ConfirmSeconds) == 0 ||
 		len(sum.Faults) == 0 || sum.Outcomes.Requested == 0 || sum.Shard != "0/1" || sum.Model == "" {
 		t.Errorf("merged summary lacks counts: seeds_run %d, steps histogram %d seeds, %d transitions, %d confirm buckets, %d fault kinds, %d requested, shard %q, model %q",
 			sum.SeedsRun, steps, len(sum.Histograms.Transitions), len(sum.Histograms.ConfirmSeconds), len(sum.Faults), sum.Outcomes.Requested, sum.Shard, sum.Model)
@@ -107,7 +112,11 @@ func TestMergeWithViolations(t *testing.T) {
 	defer scenarios.BatchGC()()
 	// Chaos runs swarm seeds by default: merge must re-run the first
 	// failing seed as its shard drew it.
-	args := []string{"-world", "chaos", "-mutant", "send-before-write-ahead", "-seeds", "800"}
+	seeds := "800"
+	if raceDetector {
+		seeds = "200" // the sums and pages are the point here, not the goroutines
+	}
+	args := []string{"-world", "chaos", "-mutant", "send-before-write-ahead", "-seeds", seeds}
 	one, shards := t.TempDir(), t.TempDir()
 	code, _, errOut := cli(t, append(args, "-json", filepath.Join(one, "s.json"), "-report", filepath.Join(one, "report"),
 		"-trace", filepath.Join(one, "first.trace.jsonl"))...)
