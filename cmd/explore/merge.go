@@ -431,26 +431,7 @@ func finishMerge(o *options, shards []shardFile, sum summary, stdout, stderr io.
 				first.Seed, len(first.Violations), len(traced.Violations), sum.Model)
 			return exitUsage
 		}
-		rp := o.reproOf(cfg.Name, cfg.Mutant, first.Seed)
-		if o.report != "" {
-			pages = failurePages(o, cfg, failures, traced)
-		}
-		path := o.trace
-		if path == "" && o.report == "" {
-			path = rp.traceName()
-		}
-		fmt.Fprintf(stdout, "\nfirst failing seed: %d (re-run here with tracing)\n", first.Seed)
-		printVerdict(stdout, first.Violations)
-		if path != "" {
-			if err := writeArtifacts(stdout, path, traced); err != nil {
-				fmt.Fprintln(stderr, "explore merge: writing the trace:", err)
-			}
-		} else {
-			path = inDir(o.report, pages[0].TraceFile)
-			fmt.Fprintf(stdout, "trace: %s (in the report)\n", path)
-		}
-		sum.FirstFailure = &firstFailure{Seed: first.Seed, Trace: path, Replay: replayCommand(path), Command: rp.rerun(rp.traceName())}
-		fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", sum.FirstFailure.Replay, sum.FirstFailure.Command)
+		pages, sum.FirstFailure = firstFailureArtifacts(o, cfg, failures, traced, " (re-run here with tracing)", stdout, stderr)
 	}
 	if sum.Recheck != nil {
 		fmt.Fprintf(stdout, "\ndeterminism re-check (-recheck %g): %d seeds run again, %d differ\n", sum.Recheck.Fraction, sum.Recheck.Rechecked, sum.Recheck.Mismatches)

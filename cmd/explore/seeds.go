@@ -112,39 +112,10 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	var pages []reports.Failure
 	if len(failures) > 0 {
 		code = exitViolation
-		first := failures[0]
 		ro := o.runOptions()
 		ro.Tracing = true
-		traced := scenarios.Run(cfg, first.Seed, ro)
-		rp := o.reproOf(cfg.Name, cfg.Mutant, first.Seed)
-		if o.report != "" {
-			pages = failurePages(o, cfg, failures, traced)
-		}
-		path := o.trace
-		if path == "" && o.report == "" {
-			path = rp.traceName()
-		}
-		fmt.Fprintf(stdout, "\nfirst failing seed: %d\n", first.Seed)
-		printVerdict(stdout, first.Violations)
-		if path != "" {
-			// The path was checked before the run, so this is rare; the
-			// violation stays the verdict (exit 1).
-			if err := writeArtifacts(stdout, path, traced); err != nil {
-				fmt.Fprintln(stderr, "explore: writing the trace:", err)
-			}
-		} else {
-			// The report holds the trace; point at its copy rather than
-			// write a second one into the current directory.
-			path = inDir(o.report, pages[0].TraceFile)
-			fmt.Fprintf(stdout, "trace: %s (in the report)\n", path)
-		}
-		if o.regressions != "" {
-			if err := saveRegression(o.regressions, traced, rp.traceName(), stdout); err != nil {
-				fmt.Fprintln(stderr, "explore: keeping the trace in the regression corpus:", err)
-			}
-		}
-		sum.FirstFailure = &firstFailure{Seed: first.Seed, Trace: path, Replay: replayCommand(path), Command: rp.rerun(rp.traceName())}
-		fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", sum.FirstFailure.Replay, sum.FirstFailure.Command)
+		traced := scenarios.Run(cfg, failures[0].Seed, ro)
+		pages, sum.FirstFailure = firstFailureArtifacts(o, cfg, failures, traced, "", stdout, stderr)
 	}
 
 	if rs != nil {
@@ -223,4 +194,47 @@ func printCounts(w io.Writer, cfg scenarios.Config, sum *summary, requireCov boo
 	fmt.Fprintln(w, "\nfaults fired (all seeds)")
 	fmt.Fprint(w, model.FormatTally(sum.Faults))
 	printCoverage(w, cfg, sum.Coverage, requireCov)
+}
+
+// firstFailureArtifacts writes what the first failing seed of a seed range
+// leaves, from its traced run: the failing seeds' report pages (with
+// -report), its trace (where -trace says, else into the report, else
+// under its own name here), a copy in the regression corpus (with
+// -regressions), and the replay and re-run commands. Seeds mode and
+// explore merge share it; how says how the trace was made, if not by the
+// run itself.
+func firstFailureArtifacts(o *options, cfg scenarios.Config, failures []*reports.Seed, traced *scenarios.Result, how string,
+	stdout, stderr io.Writer) ([]reports.Failure, *firstFailure) {
+	first := failures[0]
+	rp := o.reproOf(cfg.Name, cfg.Mutant, first.Seed)
+	var pages []reports.Failure
+	if o.report != "" {
+		pages = failurePages(o, cfg, failures, traced)
+	}
+	path := o.trace
+	if path == "" && o.report == "" {
+		path = rp.traceName()
+	}
+	fmt.Fprintf(stdout, "\nfirst failing seed: %d%s\n", first.Seed, how)
+	printVerdict(stdout, first.Violations)
+	if path != "" {
+		// The path was checked before the run, so this is rare; the
+		// violation stays the verdict (exit 1).
+		if err := writeArtifacts(stdout, path, traced); err != nil {
+			fmt.Fprintln(stderr, "explore: writing the trace:", err)
+		}
+	} else {
+		// The report holds the trace; point at its copy rather than
+		// write a second one into the current directory.
+		path = inDir(o.report, pages[0].TraceFile)
+		fmt.Fprintf(stdout, "trace: %s (in the report)\n", path)
+	}
+	if o.regressions != "" {
+		if err := saveRegression(o.regressions, traced, rp.traceName(), stdout); err != nil {
+			fmt.Fprintln(stderr, "explore: keeping the trace in the regression corpus:", err)
+		}
+	}
+	ff := &firstFailure{Seed: first.Seed, Trace: path, Replay: replayCommand(path), Command: rp.rerun(rp.traceName())}
+	fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", ff.Replay, ff.Command)
+	return pages, ff
 }
