@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"sluicesim/sim"
@@ -140,8 +141,9 @@ func drawSwarm(s *sim.Sim, base Config) (Config, *SwarmDraw) {
 	c := base
 	c.Skews = append([]Duration(nil), base.Skews...)
 	d := &SwarmDraw{}
-	for _, f := range Faults {
-		if f.Off == nil || !faultPresent(base, f) {
+	present := presentFaults(base)
+	for i, f := range Faults {
+		if !present[i] {
 			continue
 		}
 		if s.Choose("swarm-on", 3) == 0 {
@@ -177,6 +179,60 @@ func drawSwarm(s *sim.Sim, base Config) (Config, *SwarmDraw) {
 	}
 	d.Workers, d.Withdrawals, d.Lease, d.Expiration = c.Workers, c.Withdrawals, c.Lease, Duration(c.Sluice.ExpirationWindow)
 	return c, d
+}
+
+// presentFaults says, for each row of the fault table, whether the world
+// has it (faultPresent). Every seed of a run draws from the same world,
+// and comparing the world with itself turned off, row by row, was 5% of a
+// seed; the answer for the last world asked is kept (a pure function of
+// the world, so keeping it changes no run), under a lock since explore
+// runs seeds side by side, with a private copy of the world as the key.
+func presentFaults(base Config) []bool {
+	presentMemo.Lock()
+	defer presentMemo.Unlock()
+	if presentMemo.present != nil && reflect.DeepEqual(&presentMemo.base, &base) {
+		return presentMemo.present
+	}
+	present := make([]bool, len(Faults))
+	for i, f := range Faults {
+		present[i] = f.Off != nil && faultPresent(base, f)
+	}
+	presentMemo.base, presentMemo.present = cloneConfig(base), present
+	return present
+}
+
+var presentMemo struct {
+	sync.Mutex
+	base    Config
+	present []bool
+}
+
+// cloneConfig copies c with slices of its own, so that a caller changing
+// its slices in place cannot change the memo's key.
+func cloneConfig(c Config) Config {
+	v := reflect.ValueOf(&c).Elem()
+	cloneSlices(v)
+	return c
+}
+
+func cloneSlices(v reflect.Value) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch {
+		case !f.CanSet():
+		case f.Kind() == reflect.Slice && !f.IsNil():
+			n := reflect.MakeSlice(f.Type(), f.Len(), f.Len())
+			reflect.Copy(n, f)
+			f.Set(n)
+		case f.Kind() == reflect.Struct:
+			cloneSlices(f)
+		case f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.Struct:
+			p := reflect.New(f.Elem().Type())
+			p.Elem().Set(f.Elem())
+			cloneSlices(p.Elem())
+			f.Set(p)
+		}
+	}
 }
 
 // faultPresent reports whether turning f off would change the world.

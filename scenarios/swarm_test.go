@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"sluicesim/sim"
 )
@@ -119,5 +120,46 @@ func TestSwarmDrawsVariedLegalWorlds(t *testing.T) {
 	}
 	if !storm || len(workers) < 3 || len(withdrawals) < 3 || len(leases) < 3 {
 		t.Errorf("storm %v, %d worker counts, %d withdrawal counts, %d leases", storm, len(workers), len(withdrawals), len(leases))
+	}
+}
+
+// Goal: the memo of which fault rows a world has answers exactly what
+// comparing the world with itself turned off answers, whichever world was
+// asked before, and a caller changing its slices in place afterwards does
+// not change what the memo answers for it.
+func TestPresentFaultsMemoIsExact(t *testing.T) {
+	direct := func(c Config) []bool {
+		out := make([]bool, len(Faults))
+		for i, f := range Faults {
+			out[i] = f.Off != nil && faultPresent(c, f)
+		}
+		return out
+	}
+	var worlds []Config
+	for _, name := range WorldNames() {
+		c, _ := World(name)
+		worlds = append(worlds, c)
+		for _, f := range Faults {
+			if f.Off != nil {
+				off := cloneConfig(c)
+				f.Off(&off)
+				worlds = append(worlds, off)
+			}
+		}
+	}
+	for round := range 2 {
+		for i := range worlds {
+			c := worlds[(i*7+round)%len(worlds)]
+			if got, want := presentFaults(c), direct(c); !slices.Equal(got, want) {
+				t.Fatalf("world %s (variant %d): memo %v, direct %v", c.Name, i, got, want)
+			}
+		}
+	}
+	c := Chaos()
+	c.Skews = durations(3 * time.Second) // one skew: clock-skew is present
+	presentFaults(c)
+	c.Skews[0] = 0 // now no skew, exactly what clock-skew's Off leaves
+	if got, want := presentFaults(c), direct(c); !slices.Equal(got, want) {
+		t.Fatalf("after changing the caller's slice in place: memo %v, direct %v", got, want)
 	}
 }
