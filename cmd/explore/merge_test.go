@@ -21,14 +21,7 @@ import (
 // their files alike.
 func summaryWithoutTiming(t *testing.T, path, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	v := readJSON(t, path)
 	delete(v, "timing")
 	out, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
