@@ -55,3 +55,34 @@ func (m *SHA256Memo) Sum(b []byte) [32]byte {
 	m.mu.Unlock()
 	return sum
 }
+
+// IDChains keeps lists of 32-byte ids that only grow, one per key, shared
+// by every caller in the process: the mock node keeps there, per genesis
+// time, the ids of the chain in which nothing happens, which every run of
+// every world begins with (the package that uses it may not lock: it runs
+// under the simulator, and a lock here is invisible to it). Entries below
+// a list's length never change once it is returned, so a caller may read
+// a list it was given without a lock while others grow it. The zero value
+// is ready and safe for concurrent use; it must not be copied after first
+// use.
+type IDChains struct {
+	mu    sync.Mutex
+	lists map[int64][][32]byte
+}
+
+// Grow returns key's list with at least n entries, appending next(i, list)
+// for each missing entry i in order (list holds entries 0..i-1), under the
+// lock: next must not call the IDChains.
+func (c *IDChains) Grow(key int64, n int, next func(i int, list [][32]byte) [32]byte) [][32]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lists == nil {
+		c.lists = map[int64][][32]byte{}
+	}
+	list := c.lists[key]
+	for len(list) < n {
+		list = append(list, next(len(list), list))
+	}
+	c.lists[key] = list
+	return list
+}

@@ -64,6 +64,9 @@ type Network struct {
 
 	exec func(ExecRequest) Execution
 
+	quiet    [][32]byte // the quiet chain's ids as far as this network has asked (quietID)
+	quietOff bool       // the chain has left the quiet chain
+
 	reorgs    []Reorg
 	orphaned  []Orphan
 	wasOrphan map[tron.Txid]bool
@@ -190,6 +193,9 @@ func (net *Network) SkipSlots(k int) {
 func (net *Network) produce(slot time.Time) {
 	producer := net.nodes[0]
 	parent := net.head()
+	if net.quietNext(parent, slot) {
+		return
+	}
 	for _, n := range net.nodes[1:] {
 		n.trim(slot)
 	}
