@@ -53,7 +53,23 @@ func (w *world) faultTally() []model.Tally {
 		}
 	}
 	if len(out) > len(base.kinds) {
-		slices.SortFunc(out, func(a, b model.Tally) int { return strings.Compare(a.Kind, b.Kind) })
+		// The base is sorted; the node's kinds come after it, a dozen or
+		// so: sort those and merge, rather than sorting all fifty (which
+		// was 3% of a small world's exhaustive run).
+		extra := out[len(base.kinds):]
+		slices.SortFunc(extra, func(a, b model.Tally) int { return strings.Compare(a.Kind, b.Kind) })
+		merged := make([]model.Tally, 0, len(out))
+		i, j := 0, len(base.kinds)
+		for i < len(base.kinds) || j < len(out) {
+			if j == len(out) || (i < len(base.kinds) && out[i].Kind < out[j].Kind) {
+				merged = append(merged, out[i])
+				i++
+			} else {
+				merged = append(merged, out[j])
+				j++
+			}
+		}
+		out = merged
 	}
 	return out
 }
