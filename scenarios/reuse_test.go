@@ -9,11 +9,11 @@ import (
 )
 
 // Goal: what runs reuse from run to run (the kernel's pooled coroutines,
-// tape storage, intake's pooled response writers and body buffers) carries
-// nothing from one run into the next. The same runs, in three orders and
-// from two goroutines at once, give the same summaries (tape hash
-// included), and the same as each run alone in a fresh Sim with a fresh
-// tape (keepTape). The chaos world's hostile clients and the intake
+// tape storage, the pooled intake handlers, intake's pooled response
+// writers and body buffers) carries nothing from one run into the next.
+// The same runs, in three orders and from two goroutines at once, give the
+// same summaries (tape hash included), and the same as each run alone in a
+// fresh Sim with a fresh tape and handler (keepTape). The chaos world's hostile clients and the intake
 // mutants, which rewrite requests in front of the handler, put every kind
 // of request through those pools.
 func TestRunsDoNotDependOnEarlierRuns(t *testing.T) {

@@ -172,6 +172,7 @@ type world struct {
 	tally   map[string]int
 	intake  []model.IntakeRecord
 	handler http.Handler
+	pooled  *pooledHandler // handler's pooled parts, given back when the run is over
 	rawBody bool
 	calls   []*serverCall // finished requests' calls, for later requests
 	keep    bool          // the withdrawal being set up is part of this world
@@ -228,6 +229,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	// The tape's storage is reused from run to run unless someone keeps it
 	// (a trace, a test): a chaos tape is about 300 KB. Exhaustive search
 	// needs only a failing run's tape, which is copied out below.
+	// keepTape also builds the run's HTTP handler afresh instead of taking
+	// a pooled one: a run with a fresh tape and handler is what
+	// TestRunsDoNotDependOnEarlierRuns compares pooled runs with.
 	keepTape := tracing || o.keepTape
 	var tapeBuf []sim.Choice
 	if !keepTape {
@@ -298,7 +302,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if cfg.OddExecutionP > 0 {
 		w.net.SetExecution(w.execution)
 	}
-	w.handler = w.newHandler()
+	w.handler = w.newHandler(!keepTape)
 	w.rawBody = m.rawBody
 
 	w.spawnClients()
@@ -323,6 +327,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 
 	err := s.Run()
+	w.releaseHandler()
 	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), Swarm: swarm}
 	if o.TapeDigest {
 		res.TapeDigest = sim.TapeDigest(s.Tape())
