@@ -59,6 +59,7 @@ func (w *world) spawnWorker(slot, gen int) {
 		}
 		for {
 			rep, err := worker.Tick(w.ctx)
+			w.ticks++
 			if errors.Is(err, errStoreDown) {
 				// The store failed a call: like the real service, back off
 				// and tick again; the next claim reads the rows afresh.

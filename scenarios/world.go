@@ -47,6 +47,7 @@ type Result struct {
 	// not checked.
 	Pruned bool
 	tape   []sim.Choice
+	ticks  int // worker ticks made (tests)
 
 	// Stats are what the run did, for reports: always filled.
 	Stats model.Stats
@@ -173,6 +174,7 @@ type world struct {
 	intake  []model.IntakeRecord
 	handler http.Handler
 	pooled  *pooledHandler // handler's pooled parts, given back when the run is over
+	ticks   int            // worker ticks made (for the direct baseline's test)
 	rawBody bool
 	calls   []*serverCall // finished requests' calls, for later requests
 	keep    bool          // the withdrawal being set up is part of this world
@@ -328,7 +330,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 
 	err := s.Run()
 	w.releaseHandler()
-	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), Swarm: swarm}
+	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), Swarm: swarm, ticks: w.ticks}
 	if o.TapeDigest {
 		res.TapeDigest = sim.TapeDigest(s.Tape())
 	}
