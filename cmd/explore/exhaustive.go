@@ -162,7 +162,7 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	code = finishOne(o, one, func(s *summary) {
 		s.Exhaustive = &exhaustiveInfo{Crashes: b.Crashes, Pauses: b.Pauses, Lies: b.Lies, Preemptions: b.Preemptions,
 			StepsMax: b.StepsMax, SchedulesMax: b.SchedulesMax, Reduction: b.Reduce,
-			Complete: st.Complete, Schedules: st.Schedules, Pruned: st.Pruned, SchedulesFailed: res.Violations}
+			Complete: st.Complete, Schedules: st.Schedules, Pruned: st.Pruned, Settled: st.Predicted, SchedulesFailed: res.Violations}
 		if cfg.Nodes > 1 {
 			s.Exhaustive.Routes, s.Exhaustive.Lags, s.Exhaustive.GossipLosses = &b.Routes, &b.Lags, &b.GossipLosses
 		}

@@ -103,17 +103,20 @@ type shrinkInfo struct {
 }
 
 type exhaustiveInfo struct {
-	Crashes         int  `json:"max_crashes"`
-	Pauses          int  `json:"max_pauses"`
-	Lies            int  `json:"max_lies"`
-	Preemptions     int  `json:"max_preemptions"` // -1: no bound
-	StepsMax        int  `json:"max_steps"`
-	SchedulesMax    int  `json:"max_schedules"`
-	Reduction       bool `json:"reduction"`
-	Complete        bool `json:"complete"`
-	Schedules       int  `json:"schedules"`
-	Pruned          int  `json:"pruned"`
-	SchedulesFailed int  `json:"schedules_failed"`
+	Crashes      int  `json:"max_crashes"`
+	Pauses       int  `json:"max_pauses"`
+	Lies         int  `json:"max_lies"`
+	Preemptions  int  `json:"max_preemptions"` // -1: no bound
+	StepsMax     int  `json:"max_steps"`
+	SchedulesMax int  `json:"max_schedules"`
+	Reduction    bool `json:"reduction"`
+	Complete     bool `json:"complete"`
+	Schedules    int  `json:"schedules"`
+	Pruned       int  `json:"pruned"`
+	// Settled are the schedules the reduction showed, without running
+	// them, to reach what a run already reached (0 without reduction).
+	Settled         int `json:"settled"`
+	SchedulesFailed int `json:"schedules_failed"`
 
 	// The bounds only a world of several nodes asks about: set for such a
 	// world, left out for one node (whose summary reads as it always has).
