@@ -41,7 +41,9 @@ func TestExhaustiveSearch(t *testing.T) {
 // one preemption), with and without reduction: the time for the whole
 // search, the schedules run (a run cut short counts in runs only), the
 // schedules settled without running, and runs per second, side by side.
+// Under the collector explore sets (benchGC), as every benchmark here.
 func BenchmarkExhaustivePair(b *testing.B) {
+	defer benchGC()()
 	for _, reduce := range []bool{true, false} {
 		b.Run(map[bool]string{true: "reduced", false: "no-reduction"}[reduce], func(b *testing.B) {
 			bounds := DefaultExhaustiveBounds()
