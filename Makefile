@@ -87,6 +87,14 @@ independent-bugs:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./scenarios/ ./sluice/...
 
+## bench-ab: the benchmarks matching BENCH at commit BASE against the working tree, alternated round by round (cmd/benchab)
+BENCH ?= .
+ROUNDS ?= 5
+.PHONY: bench-ab
+bench-ab:
+	@test -n "$(BASE)" || { echo "make bench-ab: set BASE to the commit to compare with, e.g. make bench-ab BASE=HEAD~3 BENCH=Calm"; exit 2; }
+	$(GO) run ./cmd/benchab -base '$(BASE)' -bench '$(BENCH)' -rounds $(ROUNDS)
+
 ## fuzz: a short fuzzing pass over the parsers, and the HTTP intake against the model's reference reading
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParse$$ -fuzztime=30s ./sluice/money/
