@@ -19,6 +19,20 @@ import (
 // one part that differs between runs) removed, with every occurrence of
 // dir replaced by "$DIR": two runs writing into two directories name
 // their files alike.
+// readSummary reads the -json summary at path.
+func readSummary(t *testing.T, path string) summary {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return sum
+}
+
 func summaryWithoutTiming(t *testing.T, path, dir string) string {
 	t.Helper()
 	v := readJSON(t, path)
@@ -79,11 +93,7 @@ func TestMergeEqualsOneRun(t *testing.T) {
 	}
 	// The parts the issue names, so that a summary that lost them (and so
 	// compared equal empty) fails too.
-	var sum summary
-	b, _ := os.ReadFile(filepath.Join(shards, "s.json"))
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, filepath.Join(shards, "s.json"))
 	steps := 0
 	for _, s := range sum.Histograms.Steps {
 		steps += s.Seeds
@@ -127,11 +137,7 @@ func TestMergeWithViolations(t *testing.T) {
 	if got != want {
 		t.Errorf("the merged summary differs from one run's at %s", firstDiff(want, got))
 	}
-	var sum summary
-	b, _ := os.ReadFile(filepath.Join(shards, "s.json"))
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, filepath.Join(shards, "s.json"))
 	if sum.SeedsFailed < 2 || sum.FirstFailure == nil || len(sum.Violations) == 0 || len(sum.FailingSeeds) < 2 {
 		t.Fatalf("the mutant should fail several seeds: %d failed, first failure %v, %d violations", sum.SeedsFailed, sum.FirstFailure, len(sum.Violations))
 	}
@@ -318,17 +324,13 @@ func TestMergePartial(t *testing.T) {
 	if !strings.Contains(out, "PARTIAL") || !strings.Contains(out, "shards 1, 2 of 4 missing") {
 		t.Errorf("the console does not say the merge is partial:\n%s", out)
 	}
-	var sum summary
-	b, _ := os.ReadFile(js)
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, js)
 	if !slices.Equal(sum.MissingShards, []int{1, 2}) || sum.SeedsRun != 20 {
 		t.Errorf("missing_shards %v, seeds_run %d: want [1 2] and 20", sum.MissingShards, sum.SeedsRun)
 	}
 	// A complete merge says nothing of missing shards.
 	code, _, errOut = cli(t, append([]string{"merge", "-partial", "-json", js}, shards...)...)
-	b, _ = os.ReadFile(js)
+	b, _ := os.ReadFile(js)
 	if code != exitOK || bytes.Contains(b, []byte("missing_shards")) {
 		t.Errorf("a complete merge: exit %d, %s, summary lists missing shards: %v", code, errOut, bytes.Contains(b, []byte("missing_shards")))
 	}
@@ -356,11 +358,7 @@ func TestMergeCarriesCoverageAndRecheck(t *testing.T) {
 	if code != exitViolation {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitViolation, out, errOut)
 	}
-	var sum summary
-	b, _ := os.ReadFile(js)
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, js)
 	wantCov := []CoverageCount{{Name: "a-edge", Seeds: 2}, {Name: "b-edge", Seeds: 6}}
 	if !slices.Equal(sum.Coverage, wantCov) {
 		t.Errorf("coverage %v, want %v", sum.Coverage, wantCov)
