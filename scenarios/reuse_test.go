@@ -36,10 +36,10 @@ func TestRunsDoNotDependOnEarlierRuns(t *testing.T) {
 	summary := func(j job, o Options) string {
 		r := Run(j.cfg, j.seed, o)
 		b, err := json.Marshal(struct {
-			V, O, S, T any
+			V, O, S, T, C any
 			Steps      int
 			Virtual    int64
-		}{r.Violations, r.Outcomes, r.Stats, r.Tally, r.Steps, int64(r.Virtual)})
+		}{r.Violations, r.Outcomes, r.Stats, r.Tally, r.Coverage, r.Steps, int64(r.Virtual)})
 		if err != nil {
 			t.Fatal(err)
 		}
