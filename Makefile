@@ -3,8 +3,10 @@
 
 GO ?= go
 # Packages whose tests run real goroutines (the HTTP intake and the
-# in-memory store's concurrency tests) also run under the race detector.
-RACE_PKGS = ./sluice/intake/... ./sluice/store/... ./cmd/explore/...
+# in-memory store's concurrency tests, and tron's caches, which every worker
+# of a process shares) also run under the race detector: bugs 26 and 30 of
+# scenarios/testdata/independent-bugs are races that only it catches.
+RACE_PKGS = ./sluice/intake/... ./sluice/store/... ./sluice/tron/ ./cmd/explore/...
 
 # The CI gate: a fixed range of chaos seeds beyond the README's 1..10000,
 # sized to take a few minutes on the 2-core machine.
