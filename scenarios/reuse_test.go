@@ -37,8 +37,8 @@ func TestRunsDoNotDependOnEarlierRuns(t *testing.T) {
 		r := Run(j.cfg, j.seed, o)
 		b, err := json.Marshal(struct {
 			V, O, S, T, C any
-			Steps      int
-			Virtual    int64
+			Steps         int
+			Virtual       int64
 		}{r.Violations, r.Outcomes, r.Stats, r.Tally, r.Coverage, r.Steps, int64(r.Virtual)})
 		if err != nil {
 			t.Fatal(err)
