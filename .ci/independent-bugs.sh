@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Measures the checker against bugs it was not written for: each patch in
 # scenarios/testdata/independent-bugs is applied alone to a scratch copy of
-# the committed tree, the unit tests of sluice run, and explore runs every
-# world; one line per bug says which world caught it first, how, and
-# whether sluice's own unit tests did. Slow (minutes per bug); not part of
-# make test. Usage: .ci/independent-bugs.sh [PATCH...]
+# the committed tree, the unit tests of sluice run (and its concurrent
+# packages under the race detector), and explore runs every world; one
+# line per bug says which world caught it first, how, and whether sluice's
+# own tests did. Slow (minutes per bug); not part of make test (which
+# checks that every patch still applies). Usage:
+# .ci/independent-bugs.sh [PATCH...]
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 patches=("$@")
@@ -22,6 +24,12 @@ for patch in "${patches[@]}"; do
 	units="unit tests pass"
 	if ! (cd "$dir" && go test -count=1 ./sluice/ ./sluice/intake/ ./sluice/money/ ./sluice/store/ ./sluice/tron/ >/dev/null 2>&1); then
 		units="unit tests FAIL"
+	fi
+	# make test runs these under the race detector, which is what catches a
+	# race between goroutines (a seed is single-threaded: the simulator
+	# never sees one).
+	if ! (cd "$dir" && go test -count=1 -race ./sluice/intake/ ./sluice/store/ ./sluice/tron/ >/dev/null 2>&1); then
+		units="$units, race detector FAIL"
 	fi
 	(cd "$dir" && go build -o explore.bin ./cmd/explore) || { echo "$name: does not build"; continue; }
 	line="$name: $units"
