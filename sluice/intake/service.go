@@ -89,9 +89,13 @@ func (s *Service) submit(ctx context.Context, sub Submission) (res Result, to st
 // past the state: a client acting on the pair would act on a moment that
 // never existed. So Lookup reads the row first, then the log, and cuts the
 // log after the row's own event: the one that entered the row's state with
-// the row's txid. That pair is unique in an operation's log (a txid is
-// built once and passes each state at most once; the states before the
-// first build occur once), and the log, read second, always holds it. Should
+// the row's txid, the newest such. A worker's transitions enter each pair
+// once (a txid is built once and passes each state at most once; the states
+// before the first build occur once); only an operator's retry, which
+// enters the state it leaves (Resolve with To == From), repeats one, and it
+// changes no field an answer shows (state, txid, builds, reason), so a row
+// read before a retry and the log cut after it are the operation as it was
+// after the retry. The log, read second, always holds the pair. Should
 // it be missing (a store that broke its contract), Lookup reads both again,
 // lookupReadsMax times in all, before giving up.
 func (s *Service) Lookup(ctx context.Context, id string) (sluice.Operation, []sluice.Event, error) {
