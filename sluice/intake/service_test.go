@@ -368,6 +368,47 @@ func TestLookupShowsOneInstant(t *testing.T) {
 	}
 }
 
+// Goal: an operator's retry (Resolve with To == From) repeats the (state,
+// txid) pair Lookup cuts the log at; landing between Lookup's two reads, it
+// still yields one instant: the GET answer is, byte for byte, the answer
+// after the retry (the retry changes no field an answer shows, and the cut
+// keeps its event).
+func TestLookupAcrossAnOperatorRetry(t *testing.T) {
+	svc, mem, _ := newService(t)
+	ctx := context.Background()
+	if _, err := svc.Submit(ctx, valid()); err != nil {
+		t.Fatalf("Submit error = %v", err)
+	}
+	advance(t, mem, id1, sluice.Requested, sluice.Validated, nil)
+	retried := false
+	ms := &movingStore{Store: mem, advance: func() {
+		if !retried {
+			retried = true
+			if _, err := mem.Resolve(ctx, sluice.Resolution{ID: id1, From: sluice.Validated, To: sluice.Validated, Operator: "alice", Why: "retry now"}); err != nil {
+				t.Fatalf("Resolve(retry) error = %v", err)
+			}
+		}
+	}}
+	get := func(st sluice.Store) string {
+		rec := httptest.NewRecorder()
+		NewHandler(&Service{Store: st}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/withdrawals/"+id1, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET: %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	during := get(ms)
+	if !retried {
+		t.Fatal("the retry did not land between the reads")
+	}
+	if after := get(mem); during != after {
+		t.Errorf("GET with a retry between its reads:\n%s\nGET after the retry:\n%s", during, after)
+	}
+	if !strings.Contains(during, "retry now") {
+		t.Errorf("GET with a retry between its reads does not show the retry: %s", during)
+	}
+}
+
 // eventsOf answers every log read with the given events.
 type eventsOf struct {
 	sluice.Store
