@@ -71,15 +71,15 @@ func CheckAuditLog(s *Snapshot) []Violation {
 				operator := strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix)
 				switch {
 				case operator && e.From == e.To:
-					if e.From.Terminal() {
+					if Terminal(e.From) {
 						add(id, "%s: an operator retried a terminal operation", at)
 					}
 				case operator:
-					if !sluice.OperatorCanTransition(e.From, e.To) {
+					if !OperatorLegal(e.From, e.To) {
 						add(id, "%s is not a transition an operator may make", at)
 					}
 					vs = append(vs, c.operatorAction(at, prev, e)...)
-				case !sluice.CanTransition(e.From, e.To):
+				case !Legal(e.From, e.To):
 					add(id, "%s is not a legal transition", at)
 				}
 				if e.Token < maxToken {

@@ -10,9 +10,9 @@
 // acceptances, inclusions and blocks), who really claimed and wrote what
 // (the world's ghost records), and the configuration as the world set it.
 // The store's rows and event log are what is being judged. Only sluice's
-// types and the transition table (sluice.CanTransition, the spec itself)
-// are borrowed; a proof of death is re-derived, not read from
-// Evidence.Proves.
+// types are borrowed: the state machine is this package's own (spec.go,
+// compared edge by edge with the core's table by a test), and a proof of
+// death is re-derived, not read from Evidence.Proves.
 //
 // The invariants are one table, Invariants (name, one-line doc, checker),
 // that the summary, the JSON, the reports and the README range over. Check

@@ -147,7 +147,7 @@ func buildIndex(s *Snapshot) *index {
 		if ix.firstSent[k] < 0 && e.To == sluice.Broadcasting {
 			ix.firstSent[k] = int32(i)
 		}
-		if ix.firstFinal[k] < 0 && e.To.Terminal() {
+		if ix.firstFinal[k] < 0 && Terminal(e.To) {
 			ix.firstFinal[k] = int32(i)
 		}
 		if e.From == sluice.None {

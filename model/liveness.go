@@ -76,7 +76,7 @@ func livenessOf(s *Snapshot, op *sluice.Operation, terminalAt *time.Time) (Viola
 	}
 	deadline := start.Add(s.LivenessBudget)
 
-	if !op.State.Terminal() {
+	if !Terminal(op.State) {
 		switch {
 		case !budget:
 			v.Message = fmt.Sprintf("op %s is still %s at end (builds %d, %s; no liveness budget set)",

@@ -230,10 +230,12 @@ var (
 
 func buildCoverage() []Condition {
 	var out []Condition
-	for _, t := range append(sluice.Transitions(), sluice.OperatorTransitions()...) {
+	// The edges are the model's, not sluice.Transitions(): a core that
+	// lost an edge must not also lose the condition that asks for it.
+	for _, t := range model.Edges() {
 		k := [2]sluice.State{t.From, t.To}
 		rare := edgeRare[k]
-		out = append(out, Condition{Name: EdgeName(t.From, t.To), Doc: t.Why, Expect: edgeExpect[k],
+		out = append(out, Condition{Name: EdgeName(t.From, t.To), Doc: t.Doc, Expect: edgeExpect[k],
 			Unreachable: edgeUnreachable[k], Rare: rare.why, rareWorld: rare.world, rareSeed: rare.seed, edge: k, isEdge: true})
 	}
 	cond := func(name, doc string, expect func(Config) bool, hook int) {
