@@ -13,7 +13,28 @@ patches=("$@")
 if [ ${#patches[@]} -eq 0 ]; then patches=("$repo"/scenarios/testdata/independent-bugs/*.patch); fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "storefaults 1000" "ledger 1000")
+
+# neverReached prints the coverage conditions an explore output names as
+# expected and never reached, one per line.
+neverReached() { sed -n 's/^coverage: .*; never reached: //p' | tr ',' '\n' | sed 's/^ *//' | sort; }
+
+# The unpatched tree's coverage, world by world: a bug that makes a world
+# stop reaching a condition it reaches without the bug (an edge of the
+# state machine never taken, say) is reported, which is what
+# -require-coverage in the CI gate would fail on.
+declare -A baseline
+git clone -q "$repo" "$scratch/baseline"
+(cd "$scratch/baseline" && go build -o explore.bin ./cmd/explore) || { echo "the unpatched tree does not build"; exit 1; }
+for spec in "${worlds[@]}"; do
+	set -- $spec
+	baseline[$1]=$(cd "$scratch/baseline" && ./explore.bin -world "$1" -seeds "$2" -trace /dev/null 2>&1 | neverReached)
+done
+
 for patch in "${patches[@]}"; do
+	# git apply runs in the scratch clone: a relative path would name a
+	# file there, not the patch the caller meant.
+	patch=$(realpath "$patch")
 	name=$(basename "$patch" .patch)
 	dir="$scratch/$name"
 	git clone -q "$repo" "$dir"
@@ -33,10 +54,14 @@ for patch in "${patches[@]}"; do
 	fi
 	(cd "$dir" && go build -o explore.bin ./cmd/explore) || { echo "$name: does not build"; continue; }
 	line="$name: $units"
-	for spec in "calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "storefaults 1000" "ledger 1000"; do
+	for spec in "${worlds[@]}"; do
 		set -- $spec
 		out=$(cd "$dir" && ./explore.bin -world "$1" -seeds "$2" -trace /dev/null 2>&1)
 		code=$?
+		lost=$(comm -13 <(echo "${baseline[$1]}") <(echo "$out" | neverReached) | paste -sd, -)
+		if [ -n "$lost" ]; then
+			line="$line; $1: coverage lost ($lost)"
+		fi
 		if [ $code -eq 1 ]; then
 			first=$(echo "$out" | awk '/^first failing seed:/ {print $4}')
 			invs=$(echo "$out" | awk '/^invariant/ {f=1; next} f && NF == 2 && $2 > 0 {printf "%s%s", sep, $1; sep=","} f && NF == 0 {f=0}')
