@@ -1,7 +1,9 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,9 @@ import (
 // proof itself (solid time at least expiration plus margin, lookup
 // unknown) with those re-derived values. A txid retired without such evidence (a stale
 // envelope rebuilt from signed) must never have been sent: not on the wire,
-// never accepted, never included.
+// never accepted, never included. Every confirmation that landed, the
+// automation's or an operator's, names a txid whose block was at or below
+// the chain's solid head at that moment (confirmedWhenSolid).
 func CheckAuditLog(s *Snapshot) []Violation {
 	s = withMemo(s)
 	var vs []Violation
@@ -114,7 +118,36 @@ func CheckAuditLog(s *Snapshot) []Violation {
 			add(op.ID, "op %s is %s but has no events", op.ID, op.State)
 		}
 	}
-	return finish(vs)
+	return finish(append(vs, c.confirmedWhenSolid()...))
+}
+
+// confirmedWhenSolid checks every confirmation that landed, the
+// automation's or an operator's: the txid it confirmed was in a block at or
+// below the chain's solid head when the write landed (the world's record,
+// from the network's truth). A block above it could still be reorganized
+// away, and the payment with it. A confirmed txid that is not on the chain
+// at all is at-most-once's and conservation's to report.
+func (c auditContext) confirmedWhenSolid() []Violation {
+	var vs []Violation
+	for i := range c.s.Writes {
+		w := &c.s.Writes[i]
+		if w.SolidSeen == 0 {
+			continue // not a confirmation
+		}
+		k, ok := slices.BinarySearchFunc(c.s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+		if !ok || c.s.Events[k].To != sluice.Confirmed {
+			continue
+		}
+		e := &c.s.Events[k]
+		for _, in := range c.onChain[e.Txid] {
+			if in.BlockNumber > w.SolidSeen {
+				vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
+					"%s (by %s) confirmed txid %s in block #%d while the chain's solid head was #%d: a confirmation must wait until its block is solid",
+					lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), in.BlockNumber, w.SolidSeen)})
+			}
+		}
+	}
+	return vs
 }
 
 // lazyAt names an event in messages ("op X event #N from->to"), formatted

@@ -65,6 +65,22 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			},
 		},
 		{
+			// The world saw the solid head one block short of the
+			// inclusion when the confirmation landed.
+			name: "confirmed before its block was solid", op: opID(opHappy), mention: "while the chain's solid head was",
+			break_: func(b *builder) {
+				e := b.lastEvent(opID(opHappy), sluice.Broadcast, sluice.Confirmed)
+				b.write(e).SolidSeen = b.inclusion(e.Txid).BlockNumber - 1
+			},
+		},
+		{
+			name: "resolved as paid before its block was solid", op: opID(opReviewPaid), mention: "(by operator) confirmed txid",
+			break_: func(b *builder) {
+				e := b.lastEvent(opID(opReviewPaid), sluice.Review, sluice.Confirmed)
+				b.write(e).SolidSeen = b.inclusion(e.Txid).BlockNumber - 1
+			},
+		},
+		{
 			name: "log not opening with the creation", op: opID(opStale), mention: "must open with the creation",
 			break_: func(b *builder) { b.event(opID(opStale), sluice.None, sluice.Requested).To = sluice.Validated },
 		},

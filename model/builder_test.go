@@ -160,6 +160,15 @@ func (b *builder) solid(t time.Time) tron.Block {
 	return b.s.Blocks[b.head(t).Number-solidLag]
 }
 
+// solidSeen is what the world records on a write into to at time t: the
+// solid head's number for a confirmation, 0 otherwise.
+func (b *builder) solidSeen(to sluice.State, t time.Time) int64 {
+	if to != sluice.Confirmed {
+		return 0
+	}
+	return b.solid(t).Number
+}
+
 func opID(n int) sluice.OperationID {
 	// Hex letters in the id, so that its upper-case spelling differs.
 	return sluice.OperationID(fmt.Sprintf("abcdef00-0000-4000-8000-%012d", n))
@@ -430,6 +439,7 @@ func (o *opb) step(to sluice.State, edit func(*sluice.Event)) *opb {
 	o.b.closeHold(o.b.s.Events[len(o.b.s.Events)-1])
 	o.b.s.Writes = append(o.b.s.Writes, WriteRecord{
 		Seq: o.b.s.Events[len(o.b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: o.proc, At: now, Terminal: to.Terminal(),
+		SolidSeen: o.b.solidSeen(to, now),
 	})
 	return o
 }
@@ -467,6 +477,7 @@ func (o *opb) resolve(who string, to sluice.State, why string, edit func(*sluice
 	b.closeHold(b.s.Events[len(b.s.Events)-1])
 	b.s.Writes = append(b.s.Writes, WriteRecord{
 		Seq: b.s.Events[len(b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: operatorProc, At: now, Terminal: to.Terminal(),
+		SolidSeen: b.solidSeen(to, now),
 	})
 	return o
 }

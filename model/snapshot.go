@@ -131,6 +131,11 @@ type WriteRecord struct {
 	Proc     string
 	At       time.Time
 	Terminal bool // the write made the row terminal (and so dropped its lease)
+	// SolidSeen, on a write into confirmed, is the chain's solid head
+	// number when it landed, read from the mock network's truth (never a
+	// node's answer); 0 on other writes. audit-log requires the confirmed
+	// txid's block to be at or below it.
+	SolidSeen int64
 }
 
 // ReleaseRecord is one release that changed a row: its holder gave up the

@@ -2,8 +2,12 @@ package scenarios
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
 )
 
 // choiceKinds are the kinds a run asked, in first-asked order.
@@ -166,5 +170,42 @@ func TestReorgsAndNodes(t *testing.T) {
 	}
 	if !caught {
 		t.Error("confirm-before-solid: not caught in 20 reorgs seeds (first kill recorded at 3)")
+	}
+}
+
+// TestConfirmationsRecordTheSolidHead: the world records, on every
+// confirmation that lands (the automation's CAS and an operator's
+// resolution), the chain's solid head from the network's truth, which
+// audit-log holds the confirmed block against; a confirmation recorded
+// without it would be checked against nothing. And the mutant that
+// confirms on inclusion is now caught in the calm world too, where no
+// reorg takes its block away: the check does not wait for the harm.
+func TestConfirmationsRecordTheSolidHead(t *testing.T) {
+	confirms := 0
+	for seed := uint64(1); seed <= 5; seed++ {
+		snap := Run(Chaos(), seed, Options{keepSnapshot: true}).Snapshot
+		to := map[int64]sluice.State{}
+		for _, e := range snap.Events {
+			to[e.Seq] = e.To
+		}
+		for _, w := range snap.Writes {
+			switch confirmed := to[w.Seq] == sluice.Confirmed; {
+			case confirmed && w.SolidSeen <= 0:
+				t.Errorf("seed %d: the confirmation of %s (event #%d) recorded no solid head", seed, w.Op, w.Seq)
+			case confirmed:
+				confirms++
+			case w.SolidSeen != 0:
+				t.Errorf("seed %d: write #%d of %s is not a confirmation but recorded solid head %d", seed, w.Seq, w.Op, w.SolidSeen)
+			}
+		}
+	}
+	if confirms == 0 {
+		t.Fatal("no confirmation in 5 chaos seeds")
+	}
+	cfg := Calm()
+	cfg.Mutant = "confirm-before-solid"
+	res := Run(cfg, 1, Options{})
+	if !slices.ContainsFunc(res.Violations, func(v model.Violation) bool { return v.Invariant == model.AuditLog }) {
+		t.Errorf("confirm-before-solid on calm seed 1: violations %v, want audit-log", res.Violations)
 	}
 }

@@ -480,7 +480,7 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 		w := s.a.w
 		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true})
 		w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: r.ID, Token: row.Token,
-			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: r.To.Terminal()})
+			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: r.To.Terminal(), SolidSeen: w.solidSeen(r.To)})
 		w.checkLedger(row.Request.Customer)
 	}
 	if s.a.w.s.Tracing() {
@@ -563,6 +563,16 @@ func (w *world) checkLedger(c sluice.CustomerID) {
 		w.s.Now().Sub(epoch), c, acct.Balance, acct.Held, acct.Paid, acct.Deposited))
 }
 
+// solidSeen is what a write into to records of the chain: for a
+// confirmation, the solid head it must not be ahead of (the network's truth
+// as it stands, read without producing a block, so the run is unchanged).
+func (w *world) solidSeen(to sluice.State) int64 {
+	if to != sluice.Confirmed {
+		return 0
+	}
+	return w.net.SolidSeen()
+}
+
 // landed records a write that the store accepted, as the world saw it: the
 // event it appended, the token the row now carries, the process that made
 // the call; and the envelope it stored, whose raw data audit-log re-derives
@@ -570,7 +580,7 @@ func (w *world) checkLedger(c sluice.CustomerID) {
 func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	w := a.w
 	w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: c.ID, Token: row.Token,
-		Proc: a.p.Name(), At: w.s.Now(), Terminal: c.To.Terminal()})
+		Proc: a.p.Name(), At: w.s.Now(), Terminal: c.To.Terminal(), SolidSeen: w.solidSeen(c.To)})
 	if c.Envelope != nil && !w.stored[c.Envelope.Txid] {
 		w.stored[c.Envelope.Txid] = true
 		w.envelopes = append(w.envelopes, row.Envelope)

@@ -272,6 +272,14 @@ func (net *Network) Solid() tron.Block {
 	return net.solid()
 }
 
+// SolidSeen is the canonical chain's solid head number as the chain stands
+// now, without producing the blocks due since it last moved: no block is
+// made and no execution drawn, so a world may read it at any point without
+// changing its run. It is never ahead of the truth, and never behind a
+// solid head any node has answered, since a node's answer moves the chain
+// first and a node's solid is never above the canonical one.
+func (net *Network) SolidSeen() int64 { return net.solid().Number }
+
 // Pool returns the node's pending txids in arrival order.
 func (n *Node) Pool() []tron.Txid {
 	n.net.advance()
