@@ -169,7 +169,7 @@ func TestReorgsAndNodes(t *testing.T) {
 		caught = len(Run(cfg, seed, Options{}).Violations) > 0
 	}
 	if !caught {
-		t.Error("confirm-before-solid: not caught in 20 reorgs seeds (first kill recorded at 3)")
+		t.Error("confirm-before-solid: not caught in 20 reorgs seeds (first kill recorded at 1)")
 	}
 }
 

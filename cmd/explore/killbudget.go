@@ -29,7 +29,7 @@ var recordedKills = map[string]uint64{
 	"timeout-is-failure":           36,
 	"resend-reject-is-terminal":    1,
 	"node-refusal-is-terminal":     1,
-	"confirm-before-solid":         4, // on reorgs
+	"confirm-before-solid":         1, // on reorgs
 	"confirm-ignores-receipt":      1,
 	"confirm-ignores-transfer-log": 1, // on logs
 	"mismatch-fails":               1, // on logs
