@@ -480,7 +480,7 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 		w := s.a.w
 		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true})
 		w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: r.ID, Token: row.Token,
-			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: r.To.Terminal(), SolidSeen: w.solidSeen(r.To)})
+			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(r.To), SolidSeen: w.solidSeen(r.To)})
 		w.checkLedger(row.Request.Customer)
 	}
 	if s.a.w.s.Tracing() {
@@ -580,7 +580,7 @@ func (w *world) solidSeen(to sluice.State) int64 {
 func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	w := a.w
 	w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: c.ID, Token: row.Token,
-		Proc: a.p.Name(), At: w.s.Now(), Terminal: c.To.Terminal(), SolidSeen: w.solidSeen(c.To)})
+		Proc: a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(c.To), SolidSeen: w.solidSeen(c.To)})
 	if c.Envelope != nil && !w.stored[c.Envelope.Txid] {
 		w.stored[c.Envelope.Txid] = true
 		w.envelopes = append(w.envelopes, row.Envelope)
