@@ -367,7 +367,8 @@ func (w *world) takeovers(snap *model.Snapshot) (all, midBroadcast int) {
 		op    sluice.OperationID
 		token sluice.FencingToken
 	}
-	ended := map[key]time.Time{}
+	// Sized up front: growing these maps was most of what counting cost.
+	ended := make(map[key]time.Time, len(w.releases)+len(w.writes)/4)
 	end := func(k key, at time.Time) {
 		if t, ok := ended[k]; !ok || at.Before(t) {
 			ended[k] = at
@@ -381,7 +382,8 @@ func (w *world) takeovers(snap *model.Snapshot) (all, midBroadcast int) {
 			end(key{r.Op, r.Token}, r.At)
 		}
 	}
-	held := map[sluice.OperationID]model.ClaimRecord{}
+	held := make(map[sluice.OperationID]model.ClaimRecord, len(w.names))
+	var byOp map[sluice.OperationID][]int // each row's events, built at the first takeover
 	for _, c := range w.claims {
 		prev, ok := held[c.Op]
 		if c.Operator {
@@ -396,18 +398,31 @@ func (w *world) takeovers(snap *model.Snapshot) (all, midBroadcast int) {
 			continue
 		}
 		all++
-		if stateAt(snap.Events, c.Op, c.At) == sluice.Broadcasting {
+		if byOp == nil {
+			byOp = eventsByOp(snap.Events)
+		}
+		if stateAt(snap.Events, byOp[c.Op], c.At) == sluice.Broadcasting {
 			midBroadcast++
 		}
 	}
 	return all, midBroadcast
 }
 
-// stateAt is the state op was in at t, by the store's event log.
-func stateAt(events []sluice.Event, op sluice.OperationID, t time.Time) sluice.State {
+// eventsByOp indexes the event log by row: each row's events, in log order.
+func eventsByOp(events []sluice.Event) map[sluice.OperationID][]int {
+	by := map[sluice.OperationID][]int{}
+	for i, e := range events {
+		by[e.OperationID] = append(by[e.OperationID], i)
+	}
+	return by
+}
+
+// stateAt is the state a row was in at t, by the store's event log: the
+// last of its events (mine, indexes into events in log order) at or before t.
+func stateAt(events []sluice.Event, mine []int, t time.Time) sluice.State {
 	s := sluice.None
-	for _, e := range events {
-		if e.OperationID == op && !e.At.After(t) {
+	for _, i := range mine {
+		if e := &events[i]; !e.At.After(t) {
 			s = e.To
 		}
 	}
