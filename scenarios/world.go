@@ -275,6 +275,16 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		stored: map[tron.Txid]bool{},
 		sent:   map[tron.Txid]int{},
 	}
+	if !keepTape && !o.keepSnapshot {
+		// The snapshot the records go into dies with the run: their
+		// storage serves the next run (see records).
+		rec, _ := recordPool.Get().(*records)
+		if rec == nil {
+			rec = &records{}
+		}
+		rec.lend(w)
+		defer rec.keep(w)
+	}
 	stores := o.Stores
 	if stores == nil {
 		stores = MemoryStores
@@ -406,6 +416,37 @@ func (w *world) sentTxOrZero(id tron.Txid) tron.Transaction {
 
 // tapes holds tape storage between runs that do not keep their tapes.
 var tapes sync.Pool
+
+// records is the storage of a world's own records of who did what, kept
+// between runs that keep neither their tape nor their snapshot (which
+// holds the records): a chaos run appends some hundreds of each, and
+// growing them afresh was a tenth of a seed's allocation. A record holds
+// only values and strings, so a run that reuses the storage overwrites
+// what it reads; TestRunsDoNotDependOnEarlierRuns compares such runs with
+// runs on fresh storage.
+type records struct {
+	claims          []model.ClaimRecord
+	writes          []model.WriteRecord
+	releases, parks []model.ReleaseRecord
+	envelopes       []sluice.Envelope
+	reads           []model.ReadRecord
+	intake          []model.IntakeRecord
+}
+
+var recordPool sync.Pool
+
+// lend gives w the storage, empty.
+func (r *records) lend(w *world) {
+	w.claims, w.writes, w.releases, w.parks = r.claims[:0], r.writes[:0], r.releases[:0], r.parks[:0]
+	w.envelopes, w.reads, w.intake = r.envelopes[:0], r.reads[:0], r.intake[:0]
+}
+
+// keep takes the storage back from w, as it grew, for the next run.
+func (r *records) keep(w *world) {
+	r.claims, r.writes, r.releases, r.parks = w.claims, w.writes, w.releases, w.parks
+	r.envelopes, r.reads, r.intake = w.envelopes, w.reads, w.intake
+	recordPool.Put(r)
+}
 
 func (w *world) faulty() bool { return w.s.Now().Before(w.healAt) }
 
