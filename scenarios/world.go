@@ -275,9 +275,11 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		stored: map[tron.Txid]bool{},
 		sent:   map[tron.Txid]int{},
 	}
-	if !keepTape && !o.keepSnapshot {
-		// The snapshot the records go into dies with the run: their
-		// storage serves the next run (see records).
+	// A run that keeps neither tape nor snapshot leaves nothing behind that
+	// holds the world's records or the node's: their storage serves the
+	// next run (see records, and mocknode's Network.Release).
+	pooled := !keepTape && !o.keepSnapshot
+	if pooled {
 		rec, _ := recordPool.Get().(*records)
 		if rec == nil {
 			rec = &records{}
@@ -298,12 +300,20 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: "store", Message: err.Error()}}}
 	}
+	var storage *mocknode.Storage
+	if pooled {
+		storage, _ = nodeStorage.Get().(*mocknode.Storage)
+	}
 	w.net = mocknode.NewNetwork(s, mocknode.Config{
 		Genesis:    epoch.Add(-10 * time.Minute),
 		HotWallet:  w.hot,
 		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax),
 		Verifier:   signer,
+		Storage:    storage,
 	}, max(cfg.Nodes, 1))
+	if pooled {
+		defer func() { nodeStorage.Put(w.net.Release()) }()
+	}
 	w.node = w.net.Node(0)
 	for _, n := range w.net.Nodes() {
 		n.SetFaults(w.nodeFault)
@@ -434,6 +444,10 @@ type records struct {
 }
 
 var recordPool sync.Pool
+
+// nodeStorage holds the storage of the node's records between such runs
+// (mocknode.Storage).
+var nodeStorage sync.Pool
 
 // lend gives w the storage, empty.
 func (r *records) lend(w *world) {

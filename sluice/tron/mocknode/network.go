@@ -70,6 +70,34 @@ type Network struct {
 	reorgs    []Reorg
 	orphaned  []Orphan
 	wasOrphan map[tron.Txid]bool
+
+	released bool // Release gave the records away
+}
+
+// Storage is the storage of a network's records (blocks, inclusions,
+// calls), handed from a released network to a new one (Network.Release,
+// Config.Storage): a simulated run's node records fill some hundreds of
+// kilobytes, refilled from empty by the next run, and allocating them
+// afresh was most of what the node allocated. The zero value is empty.
+type Storage struct {
+	blocks  [][]chainBlock
+	landed  [][]landing
+	wire    [][]WireAttempt
+	queries [][]QueryAttempt
+}
+
+// Release ends the network's life and returns the storage of its records,
+// emptied, for a network made after it. Everything the network returned
+// is a copy and stays valid; the network itself must not be used again (a
+// call that reads the chain panics).
+func (net *Network) Release() *Storage {
+	net.released = true
+	st := &Storage{}
+	giveChunks(&net.blocks, &st.blocks)
+	giveChunks(&net.landed, &st.landed)
+	giveChunks(&net.wire, &st.wire)
+	giveChunks(&net.queries, &st.queries)
+	return st
 }
 
 type chainBlock struct {
@@ -91,15 +119,20 @@ func NewNetwork(clock Clock, cfg Config, nodes int) *Network {
 		panic(fmt.Sprintf("mocknode: NewNetwork with %d nodes, want 1 to %d", nodes, nodesMax))
 	}
 	cfg = cfg.withDefaults(clock)
+	st := cfg.Storage
+	if st == nil {
+		st = &Storage{}
+	}
+	cfg.Storage = nil // taken
 	net := &Network{
 		clock: clock,
 		cfg:   cfg,
 		// Entries are about 90 (a block), 600 (a landing) and 150 bytes
 		// (a call); see chunked.
-		blocks:    newChunked[chainBlock](128),
-		landed:    newChunked[landing](16),
-		wire:      newChunked[WireAttempt](64),
-		queries:   newChunked[QueryAttempt](64),
+		blocks:    chunksOf(128, &st.blocks),
+		landed:    chunksOf(16, &st.landed),
+		wire:      chunksOf(64, &st.wire),
+		queries:   chunksOf(64, &st.queries),
 		nextSlot:  cfg.Genesis.Add(SlotInterval),
 		onChain:   make(map[tron.Txid]int),
 		outcomes:  make(map[tron.Txid]string),
@@ -138,6 +171,9 @@ func (net *Network) Advance() { net.advance() }
 func (net *Network) advance() {
 	if net.advancing {
 		return
+	}
+	if net.released {
+		panic("mocknode: network used after Release")
 	}
 	net.advancing = true
 	defer func() { net.advancing = false }()

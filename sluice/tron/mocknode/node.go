@@ -53,6 +53,10 @@ type Config struct {
 	// Verifier checks signatures (SIGERROR). Nil accepts any non-empty
 	// signature.
 	Verifier tron.Verifier
+	// Storage, if set, is a released network's storage (Network.Release)
+	// for this network's records; the network takes it, so it must not be
+	// given to another. It changes nothing but what is allocated.
+	Storage *Storage
 }
 
 func (c Config) withDefaults(clock Clock) Config {

@@ -69,3 +69,23 @@ func (c *chunked[T]) appendTo(out []T, from int) []T {
 	}
 	return out
 }
+
+// chunksOf returns an empty list of chunks of per entries on the chunks in
+// *from (taking them: *from is left nil), if they are chunks of per.
+func chunksOf[T any](per int, from *[][]T) chunked[T] {
+	c := newChunked[T](per)
+	if held := *from; len(held) > 0 && cap(held[0]) == per {
+		// Every chunk is empty (giveChunks truncated them), so push
+		// takes them in order, as after a truncate.
+		c.chunks = held
+	}
+	*from = nil
+	return c
+}
+
+// giveChunks empties c, zeroing its entries so that the chunks hold on to
+// nothing they referenced, and moves its chunks to *to.
+func giveChunks[T any](c *chunked[T], to *[][]T) {
+	c.truncate(0)
+	*to, c.chunks = c.chunks, nil
+}

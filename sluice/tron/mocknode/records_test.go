@@ -2,6 +2,7 @@ package mocknode
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -38,4 +39,37 @@ func TestChunkedMatchesSlice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A network built on a released network's storage answers and records
+// exactly what a fresh one does, on the very chunks the first one filled;
+// the released network refuses to be used again.
+func TestReleasedStorageChangesNothing(t *testing.T) {
+	a1, t1, first := scenarioOn(t, nil)
+	chunk0 := &first.queries.chunks[0][:1][0]
+	st := first.Release()
+	if n := first.queries.len(); n != 0 {
+		t.Errorf("released network still holds %d calls", n)
+	}
+	a2, t2, second := scenarioOn(t, st)
+	if st.blocks != nil || st.landed != nil || st.wire != nil || st.queries != nil {
+		t.Error("the new network did not take the storage")
+	}
+	if &second.queries.chunks[0][:1][0] != chunk0 {
+		t.Error("the new network's call record is not on the released chunks")
+	}
+	if !reflect.DeepEqual(a1, a2) {
+		t.Error("answers differ between a fresh network and one on released storage")
+	}
+	for i := range t1 {
+		if !reflect.DeepEqual(t1[i], t2[i]) {
+			t.Errorf("ground truth %d (%T) differs between a fresh network and one on released storage", i, t1[i])
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a released network answered a call")
+		}
+	}()
+	first.Head()
 }

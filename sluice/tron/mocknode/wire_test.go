@@ -71,7 +71,14 @@ func TestWireRecordsWorkers(t *testing.T) {
 // faults from a hook that stands in for the simulator's choice tape, and
 // returns everything a checker could look at.
 func scenario(t *testing.T) (answers []string, truth []any) {
-	e := newEnv(t, func(c *Config) { c.PoolTTL = 9 * time.Second; c.BlockCapacity = 2; c.SolidLag = 4 })
+	answers, truth, _ = scenarioOn(t, nil)
+	return answers, truth
+}
+
+// scenarioOn is scenario on a network built on st (a released network's
+// storage, or nil), which it returns.
+func scenarioOn(t *testing.T, st *Storage) (answers []string, truth []any, net *Network) {
+	e := newEnv(t, func(c *Config) { c.PoolTTL = 9 * time.Second; c.BlockCapacity = 2; c.SolidLag = 4; c.Storage = st })
 	tape := []Fault{None, AcceptThenTimeout, ExpirationLie, None, UnknownCode, RelayFailAfterAccept, QueryTimeout, LoseRequest, None, TaposLie}
 	step := 0
 	e.node.SetFaults(func(c Call) Fault {
@@ -114,7 +121,7 @@ func scenario(t *testing.T) (answers []string, truth []any) {
 	truth = []any{e.node.Blocks(), e.node.Wire(), e.node.Queries(), e.node.Accepted(),
 		e.node.Inclusions(), e.node.Pool(), e.node.FaultsFired(), e.node.Events(),
 		e.node.Balance(hot), e.node.Balance(alice)}
-	return answers, truth
+	return answers, truth, e.node.net
 }
 
 // Two nodes fed the same calls at the same clock readings agree on every
