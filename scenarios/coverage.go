@@ -368,7 +368,13 @@ func (w *world) takeovers(snap *model.Snapshot) (all, midBroadcast int) {
 		token sluice.FencingToken
 	}
 	// Sized up front: growing these maps was most of what counting cost.
-	ended := make(map[key]time.Time, len(w.releases)+len(w.writes)/4)
+	ends := len(w.releases)
+	for _, r := range w.writes {
+		if r.Terminal {
+			ends++
+		}
+	}
+	ended := make(map[key]time.Time, ends)
 	end := func(k key, at time.Time) {
 		if t, ok := ended[k]; !ok || at.Before(t) {
 			ended[k] = at
@@ -383,7 +389,7 @@ func (w *world) takeovers(snap *model.Snapshot) (all, midBroadcast int) {
 		}
 	}
 	held := make(map[sluice.OperationID]model.ClaimRecord, len(w.names))
-	var byOp map[sluice.OperationID][]int // each row's events, built at the first takeover
+	var taken []takeover
 	for _, c := range w.claims {
 		prev, ok := held[c.Op]
 		if c.Operator {
@@ -397,36 +403,47 @@ func (w *world) takeovers(snap *model.Snapshot) (all, midBroadcast int) {
 		if t, ok := ended[key{prev.Op, prev.Token}]; ok && !t.After(c.At) {
 			continue
 		}
-		all++
-		if byOp == nil {
-			byOp = eventsByOp(snap.Events)
-		}
-		if stateAt(snap.Events, byOp[c.Op], c.At) == sluice.Broadcasting {
+		taken = append(taken, takeover{op: c.Op, at: c.At})
+	}
+	statesAt(snap.Events, taken)
+	for _, t := range taken {
+		if t.state == sluice.Broadcasting {
 			midBroadcast++
 		}
 	}
-	return all, midBroadcast
+	return len(taken), midBroadcast
 }
 
-// eventsByOp indexes the event log by row: each row's events, in log order.
-func eventsByOp(events []sluice.Event) map[sluice.OperationID][]int {
-	by := map[sluice.OperationID][]int{}
-	for i, e := range events {
-		by[e.OperationID] = append(by[e.OperationID], i)
+// takeover is a claim that took a row from a holder who never let go, and
+// the state the row was in at that moment.
+type takeover struct {
+	op    sluice.OperationID
+	at    time.Time
+	state sluice.State
+}
+
+// statesAt fills in each takeover's state by the store's event log: the
+// state its row's last event at or before its time entered. One pass over
+// the log; takeovers are a handful a run.
+func statesAt(events []sluice.Event, taken []takeover) {
+	if len(taken) == 0 {
+		return
 	}
-	return by
-}
-
-// stateAt is the state a row was in at t, by the store's event log: the
-// last of its events (mine, indexes into events in log order) at or before t.
-func stateAt(events []sluice.Event, mine []int, t time.Time) sluice.State {
-	s := sluice.None
-	for _, i := range mine {
-		if e := &events[i]; !e.At.After(t) {
-			s = e.To
+	rows := make(map[sluice.OperationID]bool, len(taken))
+	for _, t := range taken {
+		rows[t.op] = true
+	}
+	for i := range events {
+		e := &events[i]
+		if !rows[e.OperationID] {
+			continue
+		}
+		for k := range taken {
+			if t := &taken[k]; t.op == e.OperationID && !e.At.After(t.at) {
+				t.state = e.To
+			}
 		}
 	}
-	return s
 }
 
 // resends counts the worker broadcasts of a txid already on the wire (the
