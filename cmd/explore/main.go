@@ -64,6 +64,8 @@ type options struct {
 	recheck      float64       // -recheck: fraction of seeds run twice and compared
 	regressions  string        // -regressions: where a failing seed's trace is kept
 	requireCov   bool          // -require-coverage: fail a run that missed a condition
+	cpuProfile   string        // -cpuprofile: where the run's CPU profile goes
+	memProfile   string        // -memprofile: where the run's allocation profile goes
 }
 
 // runOptions are the scenarios options the strategy flags ask for.
@@ -113,6 +115,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.list, "list-mutants", false, "print the mutant catalog, one a line, and exit")
 	fs.BoolVar(&o.mutants, "mutants", false, "run every mutant against its world (budget: -seeds, default 10000) and print the kill table")
 	fs.Var(&o.swarm, "swarm", "swarm testing: each seed first draws its own variant of the world from the tape (which faults are on and how often, workers, withdrawals, lease, expiration; the draw is in the trace header). On by default for the chaos world, off for the others: -swarm or -swarm=false to choose")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE`, for go tool pprof")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a profile of the whole run's allocations to `FILE`, for go tool pprof")
 	fs.StringVar(&o.storeKind, "store", "memory", "the store the worlds run on: memory, or postgres (the real PostgreSQL store at $DATABASE_URL, a fresh schema per seed; with -mutants, the mutants of the store)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -296,6 +300,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "explore:", err)
 		return exitUsage
 	}
+	stop, err := startProfiles(o)
+	if err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return exitUsage
+	}
+	code := runMode(o, stdout, stderr)
+	if err := stop(); err != nil {
+		fmt.Fprintln(stderr, "explore:", err)
+		return max(code, exitUsage)
+	}
+	return code
+}
+
+// runMode runs the mode the flags chose.
+func runMode(o *options, stdout, stderr io.Writer) int {
 	switch {
 	case o.list:
 		return listMutants(stdout)

@@ -336,6 +336,8 @@ func TestOutputPathsCheckedBeforeRunning(t *testing.T) {
 		{"-world", "pair", "-seed", "3", "-trace", missing},
 		{"-mutants", "-seeds", "1", "-json", missing},
 		{"-world", "pair", "-strategy", "exhaustive", "-json", dir},
+		{"-world", "pair", "-seeds", "3", "-cpuprofile", missing},
+		{"-world", "pair", "-seed", "3", "-memprofile", dir},
 	} {
 		code, out, errOut := cli(t, c...)
 		flagName, path := c[len(c)-2], c[len(c)-1]
@@ -345,6 +347,28 @@ func TestOutputPathsCheckedBeforeRunning(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
 		t.Error("checking a -json path created its directory")
+	}
+}
+
+// -cpuprofile and -memprofile write pprof's gzipped profiles of the whole
+// run, in any mode, and change nothing the run prints.
+func TestProfilesWritten(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	_, plain, _ := cli(t, "-world", "pair", "-seeds", "20")
+	code, out, errOut := cli(t, "-world", "pair", "-seeds", "20", "-cpuprofile", cpu, "-memprofile", mem)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	timing := regexp.MustCompile(`(?m)^ran .*$`)
+	if got, want := timing.ReplaceAllString(out, ""), timing.ReplaceAllString(plain, ""); got != want {
+		t.Errorf("profiling changed the output:\n%s\nwithout:\n%s", got, want)
+	}
+	for _, p := range []string{cpu, mem} {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: not a gzipped profile (%d bytes, %v)", p, len(b), err)
+		}
 	}
 }
 

@@ -225,7 +225,8 @@ func finishOne(o *options, one *oneRun, extra func(*summary), code int, stdout, 
 // is created and removed again, and an existing one is opened for writing
 // without being truncated (the run overwrites it only when it is done).
 func checkOutputs(o *options) error {
-	for _, f := range []struct{ flag, path string }{{"json", o.json}, {"trace", o.trace}} {
+	for _, f := range []struct{ flag, path string }{{"json", o.json}, {"trace", o.trace},
+		{"cpuprofile", o.cpuProfile}, {"memprofile", o.memProfile}} {
 		if f.path == "" {
 			continue
 		}
