@@ -67,8 +67,9 @@ func TestReleasedStorageChangesNothing(t *testing.T) {
 		}
 	}
 	defer func() {
-		if recover() == nil {
-			t.Error("a released network answered a call")
+		// Its own refusal, not an index out of range in what it gave away.
+		if r := recover(); r != "mocknode: network used after Release" {
+			t.Errorf("a released network's call: %v, want its refusal", r)
 		}
 	}()
 	first.Head()
