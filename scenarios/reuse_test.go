@@ -9,20 +9,22 @@ import (
 )
 
 // Goal: what runs reuse from run to run (the kernel's pooled coroutines,
-// tape storage, the pooled intake handlers, intake's pooled response
-// writers and body buffers) carries nothing from one run into the next.
-// The same runs, in three orders and from two goroutines at once, give the
-// same summaries (tape hash included), and the same as each run alone in a
-// fresh Sim with a fresh tape and handler (keepTape). The chaos world's hostile clients and the intake
-// mutants, which rewrite requests in front of the handler, put every kind
-// of request through those pools.
+// tape storage, the storage of the world's records and of the mock node's,
+// the pooled intake handlers, intake's pooled response writers and body
+// buffers) carries nothing from one run into the next. The same runs, in
+// three orders and from two goroutines at once, give the same summaries
+// (tape hash included), and the same as each run alone in a fresh Sim with
+// fresh storage, tape and handler (keepTape). The chaos world's hostile
+// clients and the intake mutants, which rewrite requests in front of the
+// handler, put every kind of request through those pools; reorgs cut the
+// node's chain back onto storage an earlier run filled.
 func TestRunsDoNotDependOnEarlierRuns(t *testing.T) {
 	type job struct {
 		cfg  Config
 		seed uint64
 	}
 	var jobs []job
-	for _, name := range []string{"chaos", "zombies", "storefaults", "pair"} {
+	for _, name := range []string{"chaos", "zombies", "storefaults", "pair", "reorgs", "nodes"} {
 		cfg, _ := World(name)
 		for seed := uint64(1); seed <= 3; seed++ {
 			jobs = append(jobs, job{cfg, seed})
