@@ -29,6 +29,8 @@ type Memory struct {
 	// open is Claim's index: every non-terminal row, in insertion order,
 	// with the fields its claimability depends on (see gate).
 	open []gate
+	// horizon lets Claim skip the scan of open while no row can be claimed.
+	horizon horizon
 	// events is the whole log in Seq order; each event links to its
 	// operation's previous one, and meta to the newest.
 	events eventLog
@@ -70,6 +72,7 @@ func NewMemory(clock sluice.Clock, lease time.Duration) *Memory {
 		rows:    make([]*sluice.Operation, 0, rowsHint),
 		meta:    make([]rowMeta, 0, rowsHint),
 		open:    make([]gate, 0, rowsHint),
+		horizon: horizon{kind: horizonNever},
 		index:   make(map[sluice.OperationID]int, rowsHint),
 		owners:  make(map[tron.Txid]sluice.OperationID, rowsHint),
 		acctIdx: make(map[sluice.CustomerID]int),
@@ -161,21 +164,27 @@ func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
+	if m.horizon.idleAt(now) {
+		return nil, nil
+	}
 	// open holds exactly the non-terminal rows in insertion order, so this
 	// picks the same rows, in the same order, as a scan of every row with
 	// row.Claimable(now) would, without touching a row it does not take.
-	// It picks first and takes after, to allocate the answer to size.
+	// It picks first and takes after, to allocate the answer to size, and
+	// sees every gate, to leave the horizon exact.
 	var buf [16]int
 	picked := buf[:0]
+	h := horizon{kind: horizonNever}
 	for k := range m.open {
-		if len(picked) == limit {
-			break
-		}
-		if m.open[k].claimable(now) {
+		g := &m.open[k]
+		if len(picked) < limit && g.claimable(now) {
 			picked = append(picked, k)
+		} else {
+			h.lower(g)
 		}
 	}
 	if len(picked) == 0 {
+		m.horizon = h
 		return nil, nil
 	}
 	out := make([]sluice.Operation, len(picked))
@@ -186,8 +195,11 @@ func (m *Memory) Claim(ctx context.Context, worker sluice.WorkerID, limit int) (
 		row.ClaimedBy = worker
 		row.LeaseUntil = now.Add(m.lease)
 		g.claimed, g.leaseUntil = true, row.LeaseUntil
+		g.settle()
+		h.lower(g)
 		out[j] = *row
 	}
+	m.horizon = h
 	copyOperations(out)
 	return out, nil
 }

@@ -28,18 +28,81 @@ type gate struct {
 	notBefore  time.Time
 	leaseUntil time.Time
 	claimed    bool
+	// plain: notBefore, and leaseUntil if claimed, carry no monotonic
+	// reading, so every comparison with them is by wall clock whatever
+	// now is; ready is then the later of the two, the first instant at
+	// which the row is claimable. A clock that reads no monotonic time (the
+	// simulator's, a test's) makes every gate plain; time.Now makes none.
+	plain bool
+	ready time.Time
 }
 
 // claimable is sluice.Operation.Claimable over the gate's copy of the
-// fields, for a row known not to be terminal. The time comparisons are the
-// same calls on the same values, so a clock with monotonic readings is
-// judged exactly as Claimable judges it; TestGateMatchesClaimable holds the
-// two together.
+// fields, for a row known not to be terminal. The time comparisons are
+// the same calls on the same values, or for a plain gate one comparison
+// by wall clock that gives what both would, so a clock with monotonic
+// readings is judged exactly as Claimable judges it;
+// TestGateMatchesClaimable holds the two together.
 func (g *gate) claimable(now time.Time) bool {
+	if g.plain {
+		return !g.ready.After(now)
+	}
 	if g.notBefore.After(now) {
 		return false
 	}
 	return !g.claimed || !g.leaseUntil.After(now)
+}
+
+// settle computes plain and ready from the other fields; every change to
+// them is followed by it.
+func (g *gate) settle() {
+	g.plain = noMonotonic(g.notBefore) && (!g.claimed || noMonotonic(g.leaseUntil))
+	g.ready = g.notBefore
+	if g.plain && g.claimed && g.leaseUntil.After(g.ready) {
+		g.ready = g.leaseUntil
+	}
+}
+
+// noMonotonic reports whether t carries no monotonic clock reading (Round(0)
+// strips it and changes nothing else).
+func noMonotonic(t time.Time) bool { return t == t.Round(0) }
+
+// horizon is how Claim skips its scan when no row can be claimed yet: most
+// claims find nothing (the rows in flight are leased, the parked ones wait),
+// and they scanned every open row to learn it. It is a lower bound, by wall
+// clock, on the instant at which some open row becomes claimable: exact
+// after Claim's scan, lowered by every write (regate) and never raised
+// except by a scan, so it is never later than the truth. Only plain gates
+// give a bound; one that is not makes it "none" until a scan finds every
+// gate plain again.
+type horizon struct {
+	at   time.Time
+	kind horizonKind
+}
+
+type horizonKind uint8
+
+const (
+	horizonNone  horizonKind = iota // no bound: scan
+	horizonAt                       // no row is claimable before at
+	horizonNever                    // no open row at all
+)
+
+// lower makes h account for g.
+func (h *horizon) lower(g *gate) {
+	switch {
+	case !g.plain:
+		h.kind = horizonNone
+	case h.kind == horizonNever:
+		h.at, h.kind = g.ready, horizonAt
+	case h.kind == horizonAt && g.ready.Before(h.at):
+		h.at = g.ready
+	}
+}
+
+// idleAt reports whether h shows that no row is claimable at now.
+func (h *horizon) idleAt(now time.Time) bool {
+	return h.kind == horizonNever || h.kind == horizonAt && now.Before(h.at)
 }
 
 // regate brings row i's gate in line with the row, with mu held: it
@@ -55,6 +118,7 @@ func (m *Memory) regate(i int) {
 		return
 	}
 	g := gateOf(i, row)
+	m.horizon.lower(&g)
 	if found {
 		m.open[k] = g
 		return
@@ -64,7 +128,9 @@ func (m *Memory) regate(i int) {
 
 // gateOf is the gate of row, at position i.
 func gateOf(i int, row *sluice.Operation) gate {
-	return gate{row: i, notBefore: row.NotBefore, leaseUntil: row.LeaseUntil, claimed: row.ClaimedBy != ""}
+	g := gate{row: i, notBefore: row.NotBefore, leaseUntil: row.LeaseUntil, claimed: row.ClaimedBy != ""}
+	g.settle()
+	return g
 }
 
 // rowMeta is what Memory keeps per row besides the row itself.

@@ -11,16 +11,24 @@ import (
 
 // Goal: a gate judges a non-terminal row exactly as Operation.Claimable
 // does. Method: every combination of NotBefore and LeaseUntil before, at,
-// after and far from now (zero), held or not, with wall-clock-only times
-// and with times carrying a monotonic reading (what time.Now gives a real
-// store's clock), against every non-terminal state.
+// after and far from now (zero), held or not, each with a wall-clock-only
+// time or with one carrying a monotonic reading (what time.Now gives a real
+// store's clock), judged at a now of either kind, against every
+// non-terminal state. A gate whose times are all wall-clock-only judges by
+// one comparison (plain); the rest by Claimable's own two.
 func TestGateMatchesClaimable(t *testing.T) {
-	for _, mono := range []bool{false, true} {
-		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		if mono {
-			now = time.Now()
-		}
-		times := []time.Time{{}, now.Add(-time.Second), now, now.Add(time.Nanosecond), now.Add(time.Hour)}
+	mono := time.Now()
+	plain := mono.Round(0)
+	if plain == mono {
+		t.Fatal("time.Now carries no monotonic reading here; the test needs one")
+	}
+	var times []time.Time
+	for _, at := range []time.Time{plain, mono} {
+		times = append(times, at.Add(-time.Second), at, at.Add(time.Nanosecond), at.Add(time.Hour))
+	}
+	times = append(times, time.Time{})
+	plains := 0
+	for _, now := range []time.Time{plain, mono} {
 		for _, s := range sluice.States {
 			if s.Terminal() {
 				continue
@@ -30,14 +38,26 @@ func TestGateMatchesClaimable(t *testing.T) {
 					for _, by := range []sluice.WorkerID{"", "w1"} {
 						row := sluice.Operation{State: s, NotBefore: nb, LeaseUntil: lu, ClaimedBy: by}
 						g := gateOf(0, &row)
+						// Wall clock and monotonic readings move together
+						// here, so a gate wrongly taken as plain would judge
+						// right all the same: which gates are is checked too.
+						if want := nb == nb.Round(0) && (by == "" || lu == lu.Round(0)); g.plain != want {
+							t.Errorf("notBefore=%v leaseUntil=%v by=%q: plain %v, want %v", nb, lu, by, g.plain, want)
+						}
+						if g.plain {
+							plains++
+						}
 						if got, want := g.claimable(now), row.Claimable(now); got != want {
-							t.Errorf("mono=%v %s notBefore=%v leaseUntil=%v by=%q: gate says %v, Claimable %v",
-								mono, s, nb, lu, by, got, want)
+							t.Errorf("now %v: %s notBefore=%v leaseUntil=%v by=%q: gate (plain %v) says %v, Claimable %v",
+								now, s, nb, lu, by, g.plain, got, want)
 						}
 					}
 				}
 			}
 		}
+	}
+	if plains == 0 {
+		t.Error("no gate was plain: the one-comparison path went untested")
 	}
 }
 
