@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sluicesim/sluice"
 )
@@ -214,6 +215,32 @@ func TestCoverageIsDeterministic(t *testing.T) {
 			if c := Run(cfg, seed, Options{}).Coverage; !maps.Equal(a.Coverage, c) {
 				t.Errorf("%s seed %d: coverage %v, then %v", name, seed, a.Coverage, c)
 			}
+		}
+	}
+}
+
+// Goal: statesAt gives each takeover the state its own row's last event at
+// or before the takeover's time entered, however the rows' events and
+// takeovers interleave: a row's events must not leak into another row's
+// takeovers, an event after the takeover must not count, and one at the
+// very instant must.
+func TestStatesAt(t *testing.T) {
+	at := func(s int) time.Time { return epoch.Add(time.Duration(s) * time.Second) }
+	events := []sluice.Event{
+		{OperationID: "a", To: sluice.Requested, At: at(0)},
+		{OperationID: "b", To: sluice.Requested, At: at(1)},
+		{OperationID: "a", To: sluice.Validated, At: at(2)},
+		{OperationID: "b", To: sluice.Validated, At: at(3)},
+		{OperationID: "a", To: sluice.Signing, At: at(4)},
+		{OperationID: "b", To: sluice.Signing, At: at(5)},
+		{OperationID: "a", To: sluice.Broadcasting, At: at(6)},
+	}
+	taken := []takeover{{op: "a", at: at(3)}, {op: "b", at: at(3)}, {op: "a", at: at(6)}, {op: "b", at: at(100)}, {op: "a", at: at(5)}}
+	statesAt(events, taken)
+	want := []sluice.State{sluice.Validated, sluice.Validated, sluice.Broadcasting, sluice.Signing, sluice.Signing}
+	for k, tk := range taken {
+		if tk.state != want[k] {
+			t.Errorf("takeover %d (%s at +%s): state %s, want %s", k, tk.op, tk.at.Sub(epoch), tk.state, want[k])
 		}
 	}
 }
