@@ -310,6 +310,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax),
 		Verifier:   signer,
 		Storage:    storage,
+		// Exhaustive search runs one world over and over, producing the
+		// same blocks each time; a seed's blocks never come again.
+		RememberBlockIDs: o.observer != nil,
 	}, max(cfg.Nodes, 1))
 	if pooled {
 		defer func() { nodeStorage.Put(w.net.Release()) }()

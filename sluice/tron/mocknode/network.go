@@ -1,6 +1,7 @@
 package mocknode
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -278,7 +279,7 @@ func (net *Network) produce(slot time.Time) {
 		ids[i] = p.id
 	}
 	hdr := tron.Block{Number: parent.Number + 1, Time: slot}
-	hdr.ID = blockID(hdr.Number, hdr.Time, parent.ID, ids)
+	hdr.ID = forkBlockID(hdr.Number, hdr.Time, parent.ID, ids, 0, net.cfg.RememberBlockIDs)
 	net.blocks.push(chainBlock{hdr: hdr, txids: ids})
 	for _, p := range take {
 		net.execute(hdr, p)
@@ -293,14 +294,15 @@ func (net *Network) produce(slot time.Time) {
 // blockID is sha256 over the block's number, time, parent id and txids: a pure
 // function of the chain, so two nodes fed the same calls agree on every id.
 func blockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid) [32]byte {
-	return forkBlockID(number, t, parent, ids, 0)
+	return forkBlockID(number, t, parent, ids, 0, false)
 }
 
 // forkBlockID is blockID for a block a reorg made: the reorg's number goes
 // into the hash, so a replacement block differs from the block it replaces
 // even when it holds the same transactions (another producer, another
-// signature, another id). fork 0 is blockID exactly.
-func forkBlockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid, fork int) [32]byte {
+// signature, another id). fork 0 is blockID exactly. remember looks the id
+// up in blockIDs first (see Config.RememberBlockIDs); the id is the same.
+func forkBlockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid, fork int, remember bool) [32]byte {
 	// On the stack up to a few transactions; more only spill to the heap.
 	var buf [72 + 32*8]byte
 	b := append(buf[:0], "mocknode-block-v1"...)
@@ -315,12 +317,16 @@ func forkBlockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid, fo
 	for _, id := range ids {
 		b = append(b, id[:]...)
 	}
-	return blockIDs.Sum(b)
+	if remember {
+		return blockIDs.Sum(b)
+	}
+	return sha256.Sum256(b)
 }
 
 // blockIDs remembers block ids by their exact input for every network in
-// the process: the same worlds produce the same blocks run after run (in
-// the two-crash pair search hashing them was a tenth of the time).
+// the process that asks (Config.RememberBlockIDs): exhaustive search
+// produces the same blocks run after run (in the two-crash pair search
+// hashing them was a tenth of the time).
 var blockIDs tron.SHA256Memo
 
 // refOK is the TAPoS check against the canonical chain as of head number

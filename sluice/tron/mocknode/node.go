@@ -57,6 +57,14 @@ type Config struct {
 	// for this network's records; the network takes it, so it must not be
 	// given to another. It changes nothing but what is allocated.
 	Storage *Storage
+	// RememberBlockIDs keeps the ids of the blocks this network produces
+	// in a table shared by every network in the process, and looks there
+	// first. It pays when one world runs again and again (exhaustive
+	// search produces the same blocks tens of thousands of times) and
+	// costs when blocks never repeat: a random run's never do after its
+	// first transaction (95 ids a chaos seed, none found), and two runs at
+	// once contend for the table's lock. It changes no id.
+	RememberBlockIDs bool
 }
 
 func (c Config) withDefaults(clock Clock) Config {

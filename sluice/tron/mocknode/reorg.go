@@ -147,7 +147,7 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 		}
 		parent := net.head()
 		hdr := tron.Block{Number: b.hdr.Number, Time: b.hdr.Time}
-		hdr.ID = forkBlockID(hdr.Number, hdr.Time, parent.ID, ids, fork)
+		hdr.ID = forkBlockID(hdr.Number, hdr.Time, parent.ID, ids, fork, net.cfg.RememberBlockIDs)
 		net.blocks.push(chainBlock{hdr: hdr, txids: ids})
 		rec.Replacement = append(rec.Replacement, hdr)
 		for _, p := range take {

@@ -67,7 +67,7 @@ func TestReorgFates(t *testing.T) {
 					t.Errorf("block %d is #%d at %s, want the same height and slot as before", i, blk.Number, blk.Time)
 				}
 				if i > 0 {
-					if got := forkBlockID(blk.Number, blk.Time, blocks[i-1].ID, e.net.BlockTxids(blk.Number), map[bool]int{true: 0, false: 1}[i < 2]); got != blk.ID {
+					if got := forkBlockID(blk.Number, blk.Time, blocks[i-1].ID, e.net.BlockTxids(blk.Number), map[bool]int{true: 0, false: 1}[i < 2], false); got != blk.ID {
 						t.Errorf("block %d id does not chain to its parent", i)
 					}
 				}
