@@ -431,13 +431,28 @@ func statesAt(events []sluice.Event, taken []takeover) {
 	if len(taken) == 0 {
 		return
 	}
-	byRow := make(map[sluice.OperationID][]int32, len(taken))
-	for k, t := range taken {
-		byRow[t.op] = append(byRow[t.op], int32(k))
+	// order is taken's positions grouped by row; span is each row's group.
+	order := make([]int32, len(taken))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(string(taken[a].op), string(taken[b].op)) })
+	span := make(map[sluice.OperationID][2]int32, len(taken))
+	for i := 0; i < len(order); {
+		j, op := i+1, taken[order[i]].op
+		for j < len(order) && taken[order[j]].op == op {
+			j++
+		}
+		span[op] = [2]int32{int32(i), int32(j)}
+		i = j
 	}
 	for i := range events {
 		e := &events[i]
-		for _, k := range byRow[e.OperationID] {
+		sp, ok := span[e.OperationID]
+		if !ok {
+			continue
+		}
+		for _, k := range order[sp[0]:sp[1]] {
 			if t := &taken[k]; !e.At.After(t.at) {
 				t.state = e.To
 			}
