@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
@@ -110,7 +109,8 @@ func (h *horizon) idleAt(now time.Time) bool {
 // which no transition does today), or removes it once the row is terminal.
 func (m *Memory) regate(i int) {
 	row := m.rows[i]
-	k, found := slices.BinarySearchFunc(m.open, i, func(g gate, i int) int { return cmp.Compare(g.row, i) })
+	k := m.gateAt(i)
+	found := k < len(m.open) && m.open[k].row == i
 	if row.State.Terminal() {
 		if found {
 			m.open = slices.Delete(m.open, k, k+1)
@@ -124,6 +124,22 @@ func (m *Memory) regate(i int) {
 		return
 	}
 	m.open = slices.Insert(m.open, k, g)
+}
+
+// gateAt is where row i's gate is in open, or would be inserted: a binary
+// search by hand, as slices.BinarySearchFunc would copy each gate it looks
+// at into its comparison.
+func (m *Memory) gateAt(i int) int {
+	lo, hi := 0, len(m.open)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if m.open[mid].row < i {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // gateOf is the gate of row, at position i.
