@@ -18,6 +18,10 @@ import (
 
 type manualClock struct{ now time.Time }
 
+// directTxids is the direct baseline's workers' shared txid cache, kept
+// from run to run as the simulated world keeps its own (records).
+var directTxids = tron.NewTxidCache(txidSlots)
+
 func (c *manualClock) Now() time.Time { return c.now }
 
 // runDirect does the calm world's work with direct calls, event by event
@@ -26,7 +30,7 @@ func (c *manualClock) Now() time.Time { return c.now }
 // the same order), posted through the same HTTP handler with the same
 // requests, for the same three customers; the same three-node network,
 // each worker calling through a balancer that fails over as the world's
-// does; 6 workers that tick, and sleep the idle poll after a tick that
+// does; a txid cache the workers share, as the world's do; 6 workers that tick, and sleep the idle poll after a tick that
 // claimed nothing, as the world's workers do; a conductor that every 5 s
 // ends the run once every post was answered and no row is open. Only what
 // the simulator adds is missing: events due at one instant run one after
@@ -79,8 +83,9 @@ func runDirect(seed uint64) (int, []sluice.Operation) {
 			return home
 		})
 		workers = append(workers, &sluice.Worker{ID: sluice.WorkerID(name),
-			Pipeline: &sluice.Pipeline{Store: db, Node: node, Signer: signer, Clock: clk, HotWallet: hot, Config: cfg.Sluice},
-			Rand:     rand.New(rand.NewPCG(data.Uint64(), uint64(k)))})
+			Pipeline: &sluice.Pipeline{Store: db, Node: node, Signer: signer, Clock: clk, HotWallet: hot, Config: cfg.Sluice,
+				Txids: directTxids},
+			Rand: rand.New(rand.NewPCG(data.Uint64(), uint64(k)))})
 		q.at(0, directTick, k)
 	}
 	q.at(cfg.ConductorPoll.D(), directConduct, 0)

@@ -54,6 +54,7 @@ func (w *world) spawnWorker(slot, gen int) {
 			Pipeline: &sluice.Pipeline{
 				Store: st, Node: a.node, Signer: sign,
 				Clock: clock{a}, HotWallet: w.hot, Config: w.cfg.Sluice,
+				Txids: w.txids,
 			},
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
 		}

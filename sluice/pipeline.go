@@ -117,10 +117,26 @@ type Pipeline struct {
 	HotWallet tron.Address
 	Config    Config
 
-	// txids remembers the txids of the last few envelopes: every step
-	// checks its envelope's txid against its raw_data, and the same
-	// envelope comes by step after step. A Pipeline must not be copied.
+	// Txids, if not nil, is where the pipeline remembers txids, shared
+	// with the other pipelines of the process (tron.NewTxidCache): an
+	// operation goes from worker to worker (it is released to wait, or its
+	// lease lapses) and the next one finds its envelope's txid there rather
+	// than hashing it again. Nil: the pipeline remembers a few of its own.
+	Txids *tron.TxidCache
+
+	// txids remembers the txids of the last few envelopes when Txids is
+	// nil: every step checks its envelope's txid against its raw_data,
+	// and the same envelope comes by step after step. A Pipeline must not
+	// be copied.
 	txids tron.TxidCache
+}
+
+// txid is raw's txid, by the pipeline's cache.
+func (p *Pipeline) txid(raw *tron.RawData) tron.Txid {
+	if p.Txids != nil {
+		return p.Txids.Txid(raw)
+	}
+	return p.txids.Txid(raw)
 }
 
 // Outcome is what one handler step decided.
@@ -518,7 +534,7 @@ func (p *Pipeline) newEnvelope(ctx context.Context, op Operation, n int, feeLimi
 			Data:     tron.AppendTransfer(buf[memo:], op.Request.To, uint64(op.Request.Amount)),
 		},
 	}
-	e.env.Txid = p.txids.Txid(&e.env.Raw)
+	e.env.Txid = p.txid(&e.env.Raw)
 	return &e.env, ""
 }
 
@@ -648,7 +664,7 @@ func transaction(op Operation) tron.Transaction {
 }
 
 func (p *Pipeline) mustHaveEnvelope(op Operation) {
-	if op.Envelope.Txid.IsZero() || op.Envelope.Txid != p.txids.Txid(&op.Envelope.Raw) {
+	if op.Envelope.Txid.IsZero() || op.Envelope.Txid != p.txid(&op.Envelope.Raw) {
 		panic(fmt.Sprintf("sluice: %s in %s without a consistent envelope (txid %s)", op.ID, op.State, op.Envelope.Txid))
 	}
 }

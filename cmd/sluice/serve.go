@@ -591,6 +591,10 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 	// Each incarnation's worker ids are new, so a restarted process never
 	// looks like the holder of a lease its predecessor took.
 	incarnation := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+	// One txid cache for every worker: an operation goes from one to
+	// another (released to wait, or its lease lapsed), and the next finds
+	// its envelope's txid there instead of hashing it again.
+	txids := tron.NewTxidCache(256)
 	for i := range cfg.workers {
 		id := sluice.WorkerID(fmt.Sprintf("%s-w%d", incarnation, i))
 		node, err := nodeFor(string(id))
@@ -610,6 +614,7 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 			Pipeline: &sluice.Pipeline{
 				Store: st, Node: meter.Node(node), Signer: signer,
 				Clock: clock, HotWallet: hotWallet, Config: pcfg,
+				Txids: txids,
 			},
 			Rand:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i))),
 			Observer: stepObservers{meter, stepLog{log: logger}},

@@ -20,12 +20,14 @@ import (
 // it safe for concurrent use. It must not be copied after first use.
 type rawCache struct {
 	mu    sync.Mutex
-	slots [rawCacheSlots]rawSlot
+	bits  int       // 1<<bits slots; rawCacheBits when zero
+	slots []rawSlot // made on the first put
 }
 
 const (
-	rawCacheBits  = 2
-	rawCacheSlots = 1 << rawCacheBits
+	rawCacheBits = 2
+	// rawCacheBitsMax bounds a sized cache: 1,024 slots, some 300 KB.
+	rawCacheBitsMax = 10
 	// rawKeyMax is the longest serialization remembered: a sluice
 	// transaction takes some 210 bytes (a 36-character operation id in the
 	// memo, a 68-byte transfer); a longer one is computed every time.
@@ -43,9 +45,12 @@ func (c *rawCache) get(ser []byte) ([32]byte, bool) {
 	if len(ser) > rawKeyMax {
 		return [32]byte{}, false
 	}
-	s := &c.slots[foldSlot(ser, rawCacheBits)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.slots == nil {
+		return [32]byte{}, false
+	}
+	s := &c.slots[foldSlot(ser, c.bits)]
 	if s.n != len(ser) || !bytes.Equal(s.key[:s.n], ser) {
 		return [32]byte{}, false
 	}
@@ -57,9 +62,15 @@ func (c *rawCache) put(ser []byte, val [32]byte) {
 	if len(ser) > rawKeyMax {
 		return
 	}
-	s := &c.slots[foldSlot(ser, rawCacheBits)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.slots == nil {
+		if c.bits == 0 {
+			c.bits = rawCacheBits
+		}
+		c.slots = make([]rawSlot, 1<<c.bits)
+	}
+	s := &c.slots[foldSlot(ser, c.bits)]
 	s.n = copy(s.key[:], ser)
 	s.val = val
 }
@@ -81,9 +92,21 @@ func foldSlot(ser []byte, bits int) int {
 }
 
 // TxidCache is RawData.Txid with a memory of the last few raw_data it
-// hashed (see rawCache). The zero value is ready to use and safe for
-// concurrent use; it must not be copied after first use.
+// hashed (see rawCache). The zero value is ready to use, with room for
+// four; it is safe for concurrent use and must not be copied after first
+// use.
 type TxidCache struct{ c rawCache }
+
+// NewTxidCache returns a TxidCache with room for at least n raw_data (up
+// to 1,024), for pipelines that share one: the workers of one process
+// hand operations to each other.
+func NewTxidCache(n int) *TxidCache {
+	bits := 1
+	for 1<<bits < n && bits < rawCacheBitsMax {
+		bits++
+	}
+	return &TxidCache{c: rawCache{bits: bits}}
+}
 
 // Txid is r.Txid().
 func (t *TxidCache) Txid(r *RawData) Txid {

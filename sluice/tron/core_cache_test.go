@@ -30,18 +30,41 @@ func randomRaw(r *rand.Rand) RawData {
 }
 
 // Goal: a TxidCache answers RawData.Txid whatever it saw before, including
-// a raw_data whose memo was changed in place after it was hashed.
+// a raw_data whose memo was changed in place after it was hashed: the zero
+// value, and sized ones (NewTxidCache) from one slot to more than the pool
+// of raw_data the test draws from.
 func TestTxidCacheMatchesTxid(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	var c TxidCache
-	for i := range 20000 {
-		raw := randomRaw(r)
-		if got, want := c.Txid(&raw), raw.Txid(); got != want {
-			t.Fatalf("step %d: cached %s, want %s", i, got, want)
+	for _, n := range []int{0, 1, 3, 64, 1 << 20} {
+		r := rand.New(rand.NewPCG(5, 6))
+		c := &TxidCache{}
+		if n > 0 {
+			c = NewTxidCache(n)
 		}
-		raw.Memo[r.IntN(len(raw.Memo))] ^= 1 << r.IntN(8)
-		if got, want := c.Txid(&raw), raw.Txid(); got != want {
-			t.Fatalf("step %d, memo changed in place: cached %s, want %s", i, got, want)
+		for i := range 20000 {
+			raw := randomRaw(r)
+			if got, want := c.Txid(&raw), raw.Txid(); got != want {
+				t.Fatalf("room %d, step %d: cached %s, want %s", n, i, got, want)
+			}
+			raw.Memo[r.IntN(len(raw.Memo))] ^= 1 << r.IntN(8)
+			if got, want := c.Txid(&raw), raw.Txid(); got != want {
+				t.Fatalf("room %d, step %d, memo changed in place: cached %s, want %s", n, i, got, want)
+			}
+		}
+	}
+}
+
+// Goal: NewTxidCache(n) has room for at least n (up to its bound of
+// 1,024), in a power of two of slots, and the zero value four.
+func TestTxidCacheRoom(t *testing.T) {
+	raw := randomRaw(rand.New(rand.NewPCG(1, 2)))
+	for _, c := range []struct{ n, want int }{{0, 4}, {1, 2}, {2, 2}, {3, 4}, {64, 64}, {65, 128}, {256, 256}, {5000, 1024}} {
+		tc := &TxidCache{}
+		if c.n > 0 {
+			tc = NewTxidCache(c.n)
+		}
+		tc.Txid(&raw)
+		if got := len(tc.c.slots); got != c.want {
+			t.Errorf("NewTxidCache(%d): %d slots, want %d", c.n, got, c.want)
 		}
 	}
 }
@@ -72,9 +95,11 @@ func TestHMACSignerCacheMatchesCryptoHMAC(t *testing.T) {
 	}
 }
 
-// Goal: the caches are safe for concurrent use (run with -race).
+// Goal: the caches are safe for concurrent use (run with -race), a
+// TxidCache shared by pipelines as well.
 func TestRawCacheConcurrent(t *testing.T) {
-	var c TxidCache
+	var own TxidCache
+	shared := NewTxidCache(64)
 	s := NewHMACSigner([]byte("k"))
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -84,7 +109,7 @@ func TestRawCacheConcurrent(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 9))
 			for range 2000 {
 				raw := randomRaw(r)
-				if c.Txid(&raw) != raw.Txid() {
+				if own.Txid(&raw) != raw.Txid() || shared.Txid(&raw) != raw.Txid() {
 					t.Error("cached txid differs")
 					return
 				}
