@@ -81,9 +81,10 @@ func (b balancer) each(k CallKind, id tron.Txid, call func(*Node) error) error {
 
 func (b balancer) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	var res tron.BroadcastResult
-	err := b.each(Broadcast, tx.Txid(), func(n *Node) error {
+	id := tx.Txid() // once, not once a node tried
+	err := b.each(Broadcast, id, func(n *Node) error {
 		var err error
-		res, err = client{n: n, worker: b.worker}.Broadcast(ctx, tx)
+		res, err = n.broadcast(b.worker, tx, id)
 		return err
 	})
 	return res, err

@@ -13,12 +13,12 @@ const unknownCode tron.Code = "TRANSACTION_QUEUED"
 // AnswerTimeout is the Answer recorded for a call whose caller got no answer.
 const AnswerTimeout = "timeout"
 
-// broadcast is Broadcast for worker: pick the fault, let the node process the
-// transaction unless the fault stops it, then shape what the caller sees.
-func (n *Node) broadcast(worker string, tx tron.Transaction) (tron.BroadcastResult, error) {
+// broadcast is Broadcast for worker of tx, whose txid is id: pick the fault,
+// let the node process the transaction unless the fault stops it, then shape
+// what the caller sees.
+func (n *Node) broadcast(worker string, tx tron.Transaction, id tron.Txid) (tron.BroadcastResult, error) {
 	net := n.net
 	net.advance()
-	id := tx.Txid()
 	net.seq++
 	f := n.pick(Call{Kind: Broadcast, Worker: worker, Txid: id, Node: n.index})
 	w := WireAttempt{

@@ -21,7 +21,7 @@ type client struct {
 var _ tron.Node = client{}
 
 func (c client) Broadcast(_ context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
-	return c.n.broadcast(c.worker, tx)
+	return c.n.broadcast(c.worker, tx, tx.Txid())
 }
 
 func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
