@@ -32,6 +32,10 @@ type Sim struct {
 	tracing bool
 	events  []Event
 	procIDs []int // scratch for scheduling asks
+	// blind: the strategy never reads Ask.Procs (Random), so scheduling
+	// asks go without them; building the list was most of a choice's cost
+	// outside the strategy.
+	blind bool
 
 	observer Observer
 	stepFP   []Access // what the current step touched (only with an observer)
@@ -108,6 +112,7 @@ func New(strategy Strategy, o Options) *Sim {
 	}
 	s := &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
 		tape: tape, observer: o.Observer, last: -1}
+	_, s.blind = strategy.(*Random) // exactly Random: PCT embeds it, and reads Procs
 	if a, ok := o.Observer.(attacher); ok {
 		a.Attach(s)
 	}
@@ -343,11 +348,14 @@ func (s *Sim) next() *Proc {
 		}
 		i := 0
 		if len(s.ready) > 1 {
-			ids := s.procIDs[:0]
-			for _, p := range s.ready {
-				ids = append(ids, p.id)
+			var ids []int
+			if !s.blind {
+				ids = s.procIDs[:0]
+				for _, p := range s.ready {
+					ids = append(ids, p.id)
+				}
+				s.procIDs = ids
 			}
-			s.procIDs = ids
 			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
 		}
 		if s.failure != nil {
