@@ -46,7 +46,7 @@ func runDirect(seed uint64) (int, []sluice.Operation) {
 	hot := tron.AddressFromBytes20([20]byte{0x40, 0x7e, 0x11})
 	db := store.NewMemory(clk, cfg.Lease.D())
 	net := mocknode.NewNetwork(clk, mocknode.Config{Genesis: epoch.Add(-10 * time.Minute), HotWallet: hot,
-		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax), Verifier: signer}, cfg.Nodes)
+		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax), Verifier: signer, Txids: directTxids}, cfg.Nodes)
 	handler := intake.NewHandler(&intake.Service{Store: db})
 	var customers []sluice.CustomerID
 	for i := range customersN {

@@ -318,6 +318,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		// Exhaustive search runs one world over and over, producing the
 		// same blocks each time; a seed's blocks never come again.
 		RememberBlockIDs: o.observer != nil,
+		Txids:            w.txids,
 	}, max(cfg.Nodes, 1))
 	if pooled {
 		defer func() { nodeStorage.Put(w.net.Release()) }()

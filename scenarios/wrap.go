@@ -599,7 +599,7 @@ type node struct {
 func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	n.a.point()
 	w := n.a.w
-	id := tx.Txid()
+	id := w.txids.Txid(&tx.Raw)
 	if _, ok := w.sent[id]; !ok {
 		w.sent[id] = len(w.sentTxs)
 		w.sentTxs = append(w.sentTxs, tx)

@@ -81,7 +81,7 @@ func (b balancer) each(k CallKind, id tron.Txid, call func(*Node) error) error {
 
 func (b balancer) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	var res tron.BroadcastResult
-	id := tx.Txid() // once, not once a node tried
+	id := b.net.txid(&tx) // once, not once a node tried
 	err := b.each(Broadcast, id, func(n *Node) error {
 		var err error
 		res, err = n.broadcast(b.worker, tx, id)

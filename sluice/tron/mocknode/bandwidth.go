@@ -21,6 +21,6 @@ import "sluicesim/sluice/tron"
 // nothing changes but the chain advancing to the clock as every method does.
 func (n *Node) CanRefuseForBandwidth(tx tron.Transaction) bool {
 	n.net.advance()
-	_, passed := n.precheck(tx, tx.Txid())
+	_, passed := n.precheck(tx, n.net.txid(&tx))
 	return passed
 }

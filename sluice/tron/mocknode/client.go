@@ -21,7 +21,7 @@ type client struct {
 var _ tron.Node = client{}
 
 func (c client) Broadcast(_ context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
-	return c.n.broadcast(c.worker, tx, tx.Txid())
+	return c.n.broadcast(c.worker, tx, c.n.net.txid(&tx))
 }
 
 func (c client) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {

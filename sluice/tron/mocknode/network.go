@@ -291,6 +291,14 @@ func (net *Network) produce(slot time.Time) {
 	}
 }
 
+// txid is tx's txid, by Config.Txids if the network has one.
+func (net *Network) txid(tx *tron.Transaction) tron.Txid {
+	if net.cfg.Txids != nil {
+		return net.cfg.Txids.Txid(&tx.Raw)
+	}
+	return tx.Txid()
+}
+
 // blockID is sha256 over the block's number, time, parent id and txids: a pure
 // function of the chain, so two nodes fed the same calls agree on every id.
 func blockID(number int64, t time.Time, parent [32]byte, ids []tron.Txid) [32]byte {

@@ -65,6 +65,11 @@ type Config struct {
 	// first transaction (95 ids a chaos seed, none found), and two runs at
 	// once contend for the table's lock. It changes no id.
 	RememberBlockIDs bool
+	// Txids, if set, is where the network looks up the txid of each
+	// transaction broadcast to it (tron.NewTxidCache), rather than hashing
+	// it: a simulation hands it the cache its workers share, which has
+	// just computed the same txid. It changes no answer.
+	Txids *tron.TxidCache
 }
 
 func (c Config) withDefaults(clock Clock) Config {

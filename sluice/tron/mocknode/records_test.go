@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"sluicesim/sluice/tron"
 )
 
 // Goal: a chunked list behaves as a slice under push, truncate, at, last
@@ -73,4 +75,25 @@ func TestReleasedStorageChangesNothing(t *testing.T) {
 		}
 	}()
 	first.Head()
+}
+
+// Goal: a network given a txid cache (Config.Txids) answers and records
+// exactly what one without it does, over the all-faults scenario, and does
+// look its txids up there.
+func TestTxidCacheChangesNothing(t *testing.T) {
+	a1, t1, _ := scenarioOn(t, nil)
+	cache := tron.NewTxidCache(16)
+	a2, t2, _ := scenarioWith(t, func(c *Config) { c.Txids = cache })
+	if !reflect.DeepEqual(a1, a2) {
+		t.Error("answers differ between a network with a txid cache and one without")
+	}
+	for i := range t1 {
+		if !reflect.DeepEqual(t1[i], t2[i]) {
+			t.Errorf("ground truth %d (%T) differs between a network with a txid cache and one without", i, t1[i])
+		}
+	}
+	// The cache's slots are made on its first use.
+	if reflect.ValueOf(cache).Elem().Field(0).FieldByName("slots").IsNil() {
+		t.Error("the network never used the txid cache it was given")
+	}
 }

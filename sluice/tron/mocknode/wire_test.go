@@ -78,7 +78,12 @@ func scenario(t *testing.T) (answers []string, truth []any) {
 // scenarioOn is scenario on a network built on st (a released network's
 // storage, or nil), which it returns.
 func scenarioOn(t *testing.T, st *Storage) (answers []string, truth []any, net *Network) {
-	e := newEnv(t, func(c *Config) { c.PoolTTL = 9 * time.Second; c.BlockCapacity = 2; c.SolidLag = 4; c.Storage = st })
+	return scenarioWith(t, func(c *Config) { c.Storage = st })
+}
+
+// scenarioWith is scenario on a network whose configuration more changes.
+func scenarioWith(t *testing.T, more func(*Config)) (answers []string, truth []any, net *Network) {
+	e := newEnv(t, func(c *Config) { c.PoolTTL = 9 * time.Second; c.BlockCapacity = 2; c.SolidLag = 4; more(c) })
 	tape := []Fault{None, AcceptThenTimeout, ExpirationLie, None, UnknownCode, RelayFailAfterAccept, QueryTimeout, LoseRequest, None, TaposLie}
 	step := 0
 	e.node.SetFaults(func(c Call) Fault {
