@@ -30,8 +30,9 @@ func (c *manualClock) Now() time.Time { return c.now }
 // the same order), posted through the same HTTP handler with the same
 // requests, for the same three customers; the same three-node network,
 // each worker calling through a balancer that fails over as the world's
-// does; a txid cache the workers share, as the world's do; 6 workers that tick, and sleep the idle poll after a tick that
-// claimed nothing, as the world's workers do; a conductor that every 5 s
+// does, and all of them sharing one txid cache (node included), as the
+// world's do; 6 workers that tick, and sleep the idle poll after a tick
+// that claimed nothing, as the world's workers do; a conductor that every 5 s
 // ends the run once every post was answered and no row is open. Only what
 // the simulator adds is missing: events due at one instant run one after
 // another in the order they were scheduled, each tick whole, with no
