@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"time"
 )
@@ -37,25 +38,56 @@ type Strategy interface {
 	Pick(a Ask, index int) (int, error)
 }
 
-// Random answers from a PCG stream seeded by the seed.
-type Random struct{ r *rand.Rand }
+// Random answers from a PCG stream seeded by the seed. It draws from the
+// PCG itself, not through a rand.Rand: the source interface was a dynamic
+// call on every decision. intN and float64 draw exactly what rand.Rand's
+// IntN and Float64 draw from the same stream (TestRandomDrawsAsRand), so
+// every seed keeps its tape.
+type Random struct{ pcg rand.PCG }
 
 // NewRandom seeds a random strategy. The second PCG word is fixed so that a
 // seed names the same stream everywhere.
 func NewRandom(seed uint64) *Random {
-	return &Random{r: rand.New(rand.NewPCG(seed, 0x5eed_51c3_d00d_f00d))}
+	r := &Random{}
+	r.pcg.Seed(seed, 0x5eed_51c3_d00d_f00d)
+	return r
 }
 
 // Pick answers uniformly, or with probability P for pick 1 on a Chance.
 func (r *Random) Pick(a Ask, _ int) (int, error) {
 	if a.N == 2 && a.P > 0 {
-		if r.r.Float64() < a.P {
+		if r.float64() < a.P {
 			return 1, nil
 		}
 		return 0, nil
 	}
-	return r.r.IntN(a.N), nil
+	return r.intN(a.N), nil
 }
+
+// intN is uniform in [0, n), n > 0: the high word of a 128-bit product,
+// redrawn in the rare case the low word falls in the biased sliver
+// (Lemire's method, as rand.Rand uses on 64-bit platforms; on 32-bit ones
+// rand.Rand draws small bounds another way, and this does not, so a seed
+// names the same tape on every platform).
+func (r *Random) intN(n int) int {
+	if n <= 0 {
+		panic("sim: intN of a non-positive bound")
+	}
+	m := uint64(n)
+	if m&(m-1) == 0 {
+		return int(r.pcg.Uint64() & (m - 1))
+	}
+	hi, lo := bits.Mul64(r.pcg.Uint64(), m)
+	if lo < m {
+		for thresh := -m % m; lo < thresh; {
+			hi, lo = bits.Mul64(r.pcg.Uint64(), m)
+		}
+	}
+	return int(hi)
+}
+
+// float64 is uniform in [0, 1), from the top 53 bits' worth of a draw.
+func (r *Random) float64() float64 { return float64(r.pcg.Uint64()<<11>>11) / (1 << 53) }
 
 // PCT is probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi
 // and Nagarakatte, ASPLOS 2010): every process gets a random priority when
@@ -77,7 +109,7 @@ type PCT struct {
 func NewPCT(seed uint64, depth, steps int) *PCT {
 	p := &PCT{Random: *NewRandom(seed), depth: depth, prio: map[int]int{}, changeAt: map[int]int{}}
 	for j := range depth - 1 {
-		p.changeAt[1+p.r.IntN(max(steps, 1))] = depth - 1 - j
+		p.changeAt[1+p.intN(max(steps, 1))] = depth - 1 - j
 	}
 	return p
 }
@@ -91,7 +123,7 @@ func (p *PCT) Pick(a Ask, i int) (int, error) {
 	best := -1
 	for k, id := range a.Procs {
 		if _, ok := p.prio[id]; !ok {
-			p.prio[id] = p.depth + p.r.IntN(1<<30)
+			p.prio[id] = p.depth + p.intN(1<<30)
 		}
 		if best < 0 || p.prio[id] > p.prio[a.Procs[best]] {
 			best = k
