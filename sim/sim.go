@@ -32,13 +32,11 @@ type Sim struct {
 	tracing bool
 	events  []Event
 	procIDs []int // scratch for scheduling asks
-	// blind: the strategy never reads Ask.Procs (Random), so scheduling
-	// asks go without them; building the list was most of a choice's cost
-	// outside the strategy.
-	blind bool
-	// random is the strategy when it is exactly *Random (blind), called
-	// directly: a decision through the interface cost a few percent of a
-	// yield point.
+	// random is the strategy when it is exactly *Random (PCT embeds it,
+	// and reads Procs). It never reads Ask.Procs, so scheduling asks go
+	// without them (building the list was most of a choice's cost outside
+	// the strategy), and it is called directly, not through the interface
+	// (a few percent of a yield point).
 	random *Random
 
 	observer Observer
@@ -116,7 +114,7 @@ func New(strategy Strategy, o Options) *Sim {
 	}
 	s := &Sim{start: o.Start, now: o.Start, strategy: strategy, stepsMax: o.StepsMax, tracing: o.Tracing,
 		tape: tape, observer: o.Observer, last: -1}
-	s.random, s.blind = strategy.(*Random) // exactly Random: PCT embeds it, and reads Procs
+	s.random, _ = strategy.(*Random)
 	if a, ok := o.Observer.(attacher); ok {
 		a.Attach(s)
 	}
@@ -359,7 +357,7 @@ func (s *Sim) next() *Proc {
 		i := 0
 		if len(s.ready) > 1 {
 			var ids []int
-			if !s.blind {
+			if s.random == nil {
 				ids = s.procIDs[:0]
 				for _, p := range s.ready {
 					ids = append(ids, p.id)
