@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +42,10 @@ func BenchmarkWrite10000Seeds(b *testing.B) {
 	f0 := r.Failures[0]
 	f1, f2 := f0, z
 	f1.Seed, f2.Seed = 11, 12
+	// Each copy carries its trace under its own seed's name: Write refuses
+	// two failures that would write one file.
+	f1.TraceFile = strings.Replace(f0.TraceFile, fmt.Sprintf("seed%d.", f0.Seed), "seed11.", 1)
+	f2.TraceFile = strings.Replace(z.TraceFile, fmt.Sprintf("seed%d.", z.Seed), "seed12.", 1)
 	r.Failures = []Failure{f0, z, f1, f2}
 	r.Elapsed = 50 * time.Second
 	dir := b.TempDir()
