@@ -176,6 +176,17 @@ func (s *Sim) Chance(kind string, p float64) bool {
 	if p <= 0 {
 		return false
 	}
+	if r := s.random; r != nil && s.failure == nil {
+		// Random.Pick's draw for a two-way Chance, without building the
+		// Ask twice over: most of a chaos run's ten thousand choices are
+		// faults asked this way.
+		pick := 0
+		if r.float64() < p {
+			pick = 1
+		}
+		s.tape = append(s.tape, Choice{Kind: kind, N: 2, Pick: pick})
+		return pick == 1
+	}
 	return s.ask(Ask{Kind: kind, N: 2, P: p}) == 1
 }
 
@@ -364,7 +375,14 @@ func (s *Sim) next() *Proc {
 				}
 				s.procIDs = ids
 			}
-			i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
+			if s.random != nil && s.failure == nil {
+				// Random.Pick's draw for a scheduling ask, called as
+				// directly as it can be (most of a run's choices).
+				i = s.random.intN(len(s.ready))
+				s.tape = append(s.tape, Choice{Kind: "sched", N: len(s.ready), Pick: i})
+			} else {
+				i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
+			}
 		}
 		if s.failure != nil {
 			return nil
