@@ -345,7 +345,7 @@ var (
 func (o Operation) Parked() bool { return !o.State.Terminal() && o.ParkReason != "" }
 
 // Match reports whether the row passes the filter (After and Limit aside).
-func (f ListFilter) Match(o Operation) bool {
+func (f ListFilter) Match(o *Operation) bool {
 	if f.After != "" && o.ID <= f.After {
 		return false
 	}

@@ -488,15 +488,25 @@ func (m *Memory) List(ctx context.Context, f sluice.ListFilter) ([]sluice.Operat
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []sluice.Operation
+	// Sort the matching rows' pointers and copy only the first Limit of
+	// them: a row is several hundred bytes, and a page is usually a small
+	// part of what matches.
+	var hits []*sluice.Operation
 	for _, row := range m.rows {
-		if f.Match(*row) {
-			out = append(out, *row)
+		if f.Match(row) {
+			hits = append(hits, row)
 		}
 	}
-	slices.SortFunc(out, func(a, b sluice.Operation) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	if len(out) > f.Limit {
-		out = out[:f.Limit]
+	slices.SortFunc(hits, func(a, b *sluice.Operation) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	if len(hits) > f.Limit {
+		hits = hits[:f.Limit]
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	out := make([]sluice.Operation, len(hits))
+	for i, row := range hits {
+		out[i] = *row
 	}
 	copyOperations(out)
 	return out, nil

@@ -69,6 +69,27 @@ func BenchmarkMemoryClaim(b *testing.B) {
 	}
 }
 
+// BenchmarkMemoryList is one page of the operator's queue kind: the first
+// 50 rows of a state, by id, in a store of n rows (see benchStore) of
+// which three quarters match.
+func BenchmarkMemoryList(b *testing.B) {
+	for _, n := range []int{60, 1000, 10000} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			m := benchStore(b, n)
+			ctx := context.Background()
+			f := sluice.ListFilter{States: []sluice.State{sluice.Rejected}, Limit: 50}
+			want := min(50, 3*n/4)
+			b.ReportAllocs()
+			for b.Loop() {
+				ops, err := m.List(ctx, f)
+				if err != nil || len(ops) != want {
+					b.Fatalf("List = %d rows, %v; want %d", len(ops), err, want)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkMemoryClaimNone is a Claim that finds nothing claimable (every
 // open row leased), the common case of an idle worker's tick.
 func BenchmarkMemoryClaimNone(b *testing.B) {
