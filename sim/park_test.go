@@ -24,7 +24,7 @@ func TestParkDecidesAsTheKernelWould(t *testing.T) {
 		for _, strategy := range []string{"random", "pct"} {
 			want := runRandomProgram(seed, strategy, true)
 			got := runRandomProgram(seed, strategy, false)
-			if d := firstDifference(want, got); d != "" {
+			if d := firstDifference(want, got, "always switch", "park decides"); d != "" {
 				t.Fatalf("program %d (%s): deciding in park changed the run: %s", prog, strategy, d)
 			}
 			if got.Resumes > got.Steps {
@@ -49,6 +49,32 @@ func TestParkDecidesAsTheKernelWould(t *testing.T) {
 	}
 	if inline == 0 {
 		t.Error("no step ever went on without a coroutine switch")
+	}
+}
+
+// Goal: the kernel's direct draws for a bare *Random (a Chance, a
+// scheduling pick) are exactly what Random.Pick answers when asked through
+// the Strategy interface: the same tape, and so the same run, whatever the
+// program does.
+func TestDirectDrawsAreRandomPicks(t *testing.T) {
+	direct := 0
+	for prog := range 400 {
+		seed := uint64(prog)
+		for _, alwaysSwitch := range []bool{false, true} {
+			want := runRandomProgram(seed, "random", alwaysSwitch)
+			got := runRandomProgram(seed, "random-direct", alwaysSwitch)
+			if len(got.Asks) != 0 {
+				t.Fatalf("program %d: a bare Random was asked through the interface", prog)
+			}
+			direct += len(want.Asks)
+			want.Asks = nil
+			if d := firstDifference(want, got, "asked", "drawn directly"); d != "" {
+				t.Fatalf("program %d (always switch %v): drawing directly changed the run: %s", prog, alwaysSwitch, d)
+			}
+		}
+	}
+	if direct == 0 {
+		t.Error("no program made a decision")
 	}
 }
 
@@ -111,7 +137,12 @@ func runRandomProgram(seed uint64, strategy string, alwaysSwitch bool) programRu
 	// Half the programs never stop or panic, so that they run into the
 	// step budget or end quiet.
 	endings := gen.IntN(2) == 0
-	s := New(askLog{st, &out.Asks}, o)
+	if strategy != "random-direct" {
+		// Behind a wrapper the kernel asks the strategy through its
+		// interface; a bare *Random it draws from directly.
+		st = askLog{st, &out.Asks}
+	}
+	s := New(st, o)
 	s.alwaysSwitch = alwaysSwitch
 	var procs []*Proc
 	var body func(depth int) func(p *Proc)
@@ -183,8 +214,9 @@ func runRandomProgram(seed uint64, strategy string, alwaysSwitch bool) programRu
 	return out
 }
 
-// firstDifference names the first field in which two runs differ, and where.
-func firstDifference(want, got programRun) string {
+// firstDifference names the first field in which two runs differ, and where
+// (wn and gn name the two runs).
+func firstDifference(want, got programRun, wn, gn string) string {
 	w, g := reflect.ValueOf(want), reflect.ValueOf(got)
 	for i := range w.NumField() {
 		name := w.Type().Field(i).Name
@@ -199,12 +231,12 @@ func firstDifference(want, got programRun) string {
 			x, y := w.Field(i), g.Field(i)
 			for j := range min(x.Len(), y.Len()) {
 				if !reflect.DeepEqual(x.Index(j).Interface(), y.Index(j).Interface()) {
-					return fmt.Sprintf("%s[%d]: always switch %v, park decides %v", name, j, x.Index(j), y.Index(j))
+					return fmt.Sprintf("%s[%d]: %s %v, %s %v", name, j, wn, x.Index(j), gn, y.Index(j))
 				}
 			}
-			return fmt.Sprintf("%s: always switch has %d, park decides %d", name, x.Len(), y.Len())
+			return fmt.Sprintf("%s: %s has %d, %s %d", name, wn, x.Len(), gn, y.Len())
 		}
-		return fmt.Sprintf("%s: always switch %v, park decides %v", name, a, b)
+		return fmt.Sprintf("%s: %s %v, %s %v", name, wn, a, gn, b)
 	}
 	return ""
 }
