@@ -177,14 +177,11 @@ func (s *Sim) Chance(kind string, p float64) bool {
 		return false
 	}
 	if r := s.random; r != nil && s.failure == nil {
-		// Random.Pick's draw for a two-way Chance, without building the
-		// Ask twice over: most of a chaos run's ten thousand choices are
-		// faults asked this way.
-		pick := 0
-		if r.float64() < p {
-			pick = 1
-		}
-		s.tape = append(s.tape, Choice{Kind: kind, N: 2, Pick: pick})
+		// Random.Pick's draw, taken directly: most of a chaos run's ten
+		// thousand choices are faults asked this way, and building the
+		// Ask for the strategy was a good part of each one's cost.
+		pick := r.chance(p)
+		s.record(kind, 2, pick)
 		return pick == 1
 	}
 	return s.ask(Ask{Kind: kind, N: 2, P: p}) == 1
@@ -216,8 +213,13 @@ func (s *Sim) ask(a Ask) int {
 	if pick < 0 || pick >= a.N {
 		panic(fmt.Sprintf("sim: strategy picked %d of %d for %q", pick, a.N, a.Kind))
 	}
-	s.tape = append(s.tape, Choice{Kind: a.Kind, N: a.N, Pick: pick})
+	s.record(a.Kind, a.N, pick)
 	return pick
+}
+
+// record puts a decision and its answer on the tape.
+func (s *Sim) record(kind string, n, pick int) {
+	s.tape = append(s.tape, Choice{Kind: kind, N: n, Pick: pick})
 }
 
 // Current is the running process (nil between steps).
@@ -366,23 +368,23 @@ func (s *Sim) next() *Proc {
 			return nil
 		}
 		i := 0
-		if len(s.ready) > 1 {
-			var ids []int
-			if s.random == nil {
-				ids = s.procIDs[:0]
-				for _, p := range s.ready {
-					ids = append(ids, p.id)
-				}
-				s.procIDs = ids
+		switch n := len(s.ready); {
+		case n == 1:
+		case s.random != nil:
+			// Random.Pick's draw, taken directly: a chaos run makes a
+			// few thousand scheduling picks. After a failure the pick
+			// does not matter (the run ends below), as in ask.
+			if s.failure == nil {
+				i = s.random.intN(n)
+				s.record("sched", n, i)
 			}
-			if s.random != nil && s.failure == nil {
-				// Random.Pick's draw for a scheduling ask, called as
-				// directly as it can be (most of a run's choices).
-				i = s.random.intN(len(s.ready))
-				s.tape = append(s.tape, Choice{Kind: "sched", N: len(s.ready), Pick: i})
-			} else {
-				i = s.ask(Ask{Kind: "sched", N: len(s.ready), Procs: ids, Current: s.last})
+		default:
+			ids := s.procIDs[:0]
+			for _, p := range s.ready {
+				ids = append(ids, p.id)
 			}
+			s.procIDs = ids
+			i = s.ask(Ask{Kind: "sched", N: n, Procs: ids, Current: s.last})
 		}
 		if s.failure != nil {
 			return nil

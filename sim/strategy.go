@@ -56,12 +56,17 @@ func NewRandom(seed uint64) *Random {
 // Pick answers uniformly, or with probability P for pick 1 on a Chance.
 func (r *Random) Pick(a Ask, _ int) (int, error) {
 	if a.N == 2 && a.P > 0 {
-		if r.float64() < a.P {
-			return 1, nil
-		}
-		return 0, nil
+		return r.chance(a.P), nil
 	}
 	return r.intN(a.N), nil
+}
+
+// chance is a two-way Chance's pick: 1 with probability p.
+func (r *Random) chance(p float64) int {
+	if r.float64() < p {
+		return 1
+	}
+	return 0
 }
 
 // intN is uniform in [0, n), n > 0: the high word of a 128-bit product,
