@@ -57,7 +57,7 @@ func TestParkDecidesAsTheKernelWould(t *testing.T) {
 // the Strategy interface: the same tape, and so the same run, whatever the
 // program does.
 func TestDirectDrawsAreRandomPicks(t *testing.T) {
-	direct := 0
+	decisions := 0
 	for prog := range 400 {
 		seed := uint64(prog)
 		for _, alwaysSwitch := range []bool{false, true} {
@@ -66,14 +66,14 @@ func TestDirectDrawsAreRandomPicks(t *testing.T) {
 			if len(got.Asks) != 0 {
 				t.Fatalf("program %d: a bare Random was asked through the interface", prog)
 			}
-			direct += len(want.Asks)
+			decisions += len(want.Asks)
 			want.Asks = nil
 			if d := firstDifference(want, got, "asked", "drawn directly"); d != "" {
 				t.Fatalf("program %d (always switch %v): drawing directly changed the run: %s", prog, alwaysSwitch, d)
 			}
 		}
 	}
-	if direct == 0 {
+	if decisions == 0 {
 		t.Error("no program made a decision")
 	}
 }
