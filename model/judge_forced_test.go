@@ -52,9 +52,21 @@ func TestForcedOrderIsPorcupine(t *testing.T) {
 		for _, part := range linFast.Partition(history) {
 			forced, legal := forcedOrder(part)
 			want := porcupine.CheckOperations(linFast, part)
-			switch {
-			case !forced:
+			if !forced {
 				kinds["overlapping"]++
+				switch decided, legal := someOrder(part); {
+				case !decided:
+					kinds["searched undecided"]++
+				case legal != want:
+					t.Fatalf("id %s: searched order legal %v, porcupine %v: %+v", part[0].Input.(*linInput).ID, legal, want, part)
+				case legal:
+					kinds["searched legal"]++
+				default:
+					kinds["searched illegal"]++
+				}
+				continue
+			}
+			switch {
 			case legal != want:
 				t.Fatalf("id %s: forced order legal %v, porcupine %v: %+v", part[0].Input.(*linInput).ID, legal, want, part)
 			case legal:
@@ -70,9 +82,36 @@ func TestForcedOrderIsPorcupine(t *testing.T) {
 		kinds[string(got)]++
 	}
 	t.Logf("%v", kinds)
-	for _, k := range []string{"overlapping", "forced legal", "forced illegal", string(porcupine.Ok), string(porcupine.Illegal)} {
+	for _, k := range []string{"overlapping", "forced legal", "forced illegal", "searched legal", "searched illegal", string(porcupine.Ok), string(porcupine.Illegal)} {
 		if kinds[k] < 200 {
 			t.Errorf("only %d %q: too few to compare (%v)", kinds[k], k, kinds)
 		}
+	}
+}
+
+// Goal: an id too costly to search here goes to porcupine, and the verdict
+// is still porcupine's. Method: eight overlapping reads that found nothing
+// and one that found a row no post made: every order of the eight is legal
+// as far as it goes and none can take the ninth, so the search runs out of
+// steps long before it has tried them all (8! orders).
+func TestSomeOrderGivesUpToPorcupine(t *testing.T) {
+	var history []porcupine.Operation
+	absent, found := linOutput{}, linOutput{Present: true, Hash: "h1"}
+	for i := range 9 {
+		out := &absent
+		if i == 8 {
+			out = &found
+		}
+		history = append(history, porcupine.Operation{ClientId: i, Input: &linInput{Read: true, ID: "x"}, Output: out, Call: 0, Return: 100})
+	}
+	if forced, _ := forcedOrder(history); forced {
+		t.Fatal("nine overlapping reads have a forced order")
+	}
+	if decided, legal := someOrder(history); decided {
+		t.Fatalf("someOrder decided %v within %d steps, want it to give up", legal, someOrderBudget)
+	}
+	got, want := checkLinHistory(history, time.Minute), porcupine.CheckOperationsTimeout(linFast, history, time.Minute)
+	if got != want || got != porcupine.Illegal {
+		t.Fatalf("checkLinHistory %v, porcupine %v, want both Illegal", got, want)
 	}
 }
