@@ -9,7 +9,7 @@ import (
 
 // checkLinHistory is porcupine.CheckOperationsTimeout(linFast, history,
 // timeout) for a history that CheckLinearizable built (grouped by id), with
-// the ids whose order is forced decided without the search.
+// the ids that are linearizable decided without porcupine.
 //
 // One id's operations whose real-time intervals are pairwise disjoint (each
 // returns strictly before the next is called) admit exactly one
@@ -18,13 +18,14 @@ import (
 // goroutine and build its entry lists for the same answer. In chaos runs
 // about 96% of the ids are so. The others, whose operations overlap, are
 // searched here too (someOrder), as porcupine would search them but
-// without its goroutines: porcupine starts one per id it is given, and the
-// thread it wakes for them cost more than the search. An id too costly to
-// search here goes to porcupine, with any others like it. When an id is
-// illegal, the whole history goes to porcupine as it always did, so that
-// an illegal verdict (and everything reported with it) is porcupine's.
-// TestForcedOrderIsPorcupine holds both shortcuts to porcupine's verdict
-// on random histories; linForcedOrder turns them off.
+// without its goroutines: porcupine starts one per id it is given, and
+// with a core to spare it wakes a thread to run them, which cost more than
+// the search. An id too costly to search here goes to porcupine, with any
+// others like it. When an id is illegal, the whole history goes to
+// porcupine as it always did, so that an illegal verdict (and everything
+// reported with it) is porcupine's. TestForcedOrderIsPorcupine holds both
+// shortcuts to porcupine's verdict on random histories; linForcedOrder
+// turns them off.
 func checkLinHistory(history []porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
 	if !linForcedOrder {
 		return porcupine.CheckOperationsTimeout(linFast, history, timeout)

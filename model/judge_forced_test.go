@@ -12,9 +12,10 @@ import (
 
 // Goal: checkLinHistory decides exactly what porcupine decides, on random
 // histories over a few ids whose operations are often one after another
-// (the forced order the shortcut decides) and often overlapping; and for
+// (the forced order the shortcut decides) and often overlapping; for
 // every id with a forced order, forcedOrder's replay agrees with
-// porcupine's search of that id alone.
+// porcupine's search of that id alone; and for every id without one,
+// someOrder's search agrees with it whenever it decides.
 func TestForcedOrderIsPorcupine(t *testing.T) {
 	ins, outs := linOps()
 	r := rand.New(rand.NewPCG(5, 6))
