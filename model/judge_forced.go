@@ -13,10 +13,10 @@ import (
 // Each id is searched here (someOrder) as porcupine would search it, but
 // without porcupine's goroutines: it starts one per id it is given, and
 // with a core to spare it wakes a thread to run them, which cost more than
-// the search. Most ids take no search at all: in chaos runs about 96% have
+// the search. Most ids never branch: in chaos runs about 96% have
 // operations that are one after another (each returns strictly before the
-// next is called), which admit exactly one order, and the search replays
-// it. An id too costly to search here goes to porcupine, with any others
+// next is called), which admit exactly one order, so the search takes one
+// step an operation. An id too costly to search here goes to porcupine, with any others
 // like it. When an id is illegal, the whole history goes to porcupine as
 // it always did, so that an illegal verdict (and everything reported with
 // it) is porcupine's. TestSomeOrderIsPorcupine holds the search to
