@@ -82,26 +82,43 @@ func TestSomeOrderIsPorcupine(t *testing.T) {
 }
 
 // Goal: an id too costly to search here goes to porcupine, and the verdict
-// is still porcupine's. Method: eight overlapping reads that found nothing
-// and one that found a row no post made: every order of the eight is legal
-// as far as it goes and none can take the ninth, so the search runs out of
-// steps long before it has tried them all (8! orders).
+// is still porcupine's, illegal or not. Method: ten overlapping operations
+// on one id, listed so that the depth-first search runs out of steps long
+// before it has tried their orders:
+//   - illegal: eight reads that found nothing and one that found a row no
+//     post made; every order of the eight is legal as far as it goes and
+//     none can take the ninth (8! orders);
+//   - legal: eight reads that found the row, listed first, then the post
+//     that made it, then one read that found nothing; the only orders are
+//     the empty read, the post, the eight reads, and the search tries the
+//     reads first. A give-up path that answered Illegal (or dropped the id)
+//     fails here.
 func TestSomeOrderGivesUpToPorcupine(t *testing.T) {
-	var history []porcupine.Operation
 	absent, found := linOutput{}, linOutput{Present: true, Hash: "h1"}
-	for i := range 9 {
-		out := &absent
-		if i == 8 {
-			out = &found
+	read := func(i int, out *linOutput) porcupine.Operation {
+		return porcupine.Operation{ClientId: i, Input: &linInput{Read: true, ID: "x"}, Output: out, Call: 0, Return: 100}
+	}
+	var illegal, legal []porcupine.Operation
+	for i := range 8 {
+		illegal = append(illegal, read(i, &absent))
+		legal = append(legal, read(i, &found))
+	}
+	illegal = append(illegal, read(8, &found))
+	legal = append(legal,
+		porcupine.Operation{ClientId: 8, Input: &linInput{ID: "x", Hash: "h1"}, Output: &linOutput{Outcome: Created, Returned: "h1"}, Call: 0, Return: 100},
+		read(9, &absent))
+	for _, c := range []struct {
+		name    string
+		history []porcupine.Operation
+		want    porcupine.CheckResult
+	}{{"illegal", illegal, porcupine.Illegal}, {"legal", legal, porcupine.Ok}} {
+		if decided, legal := someOrder(c.history); decided {
+			t.Fatalf("%s: someOrder decided %v within %d steps, want it to give up", c.name, legal, someOrderBudget)
 		}
-		history = append(history, porcupine.Operation{ClientId: i, Input: &linInput{Read: true, ID: "x"}, Output: out, Call: 0, Return: 100})
-	}
-	if decided, legal := someOrder(history); decided {
-		t.Fatalf("someOrder decided %v within %d steps, want it to give up", legal, someOrderBudget)
-	}
-	got, want := checkLinHistory(history, time.Minute), porcupine.CheckOperationsTimeout(linFast, history, time.Minute)
-	if got != want || got != porcupine.Illegal {
-		t.Fatalf("checkLinHistory %v, porcupine %v, want both Illegal", got, want)
+		got, want := checkLinHistory(c.history, time.Minute), porcupine.CheckOperationsTimeout(linFast, c.history, time.Minute)
+		if got != want || got != c.want {
+			t.Fatalf("%s: checkLinHistory %v, porcupine %v, want both %v", c.name, got, want, c.want)
+		}
 	}
 }
 
