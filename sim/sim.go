@@ -171,9 +171,11 @@ func (s *Sim) Choose(kind string, n int) int { return s.ask(Ask{Kind: kind, N: n
 // Chance is a yes/no decision that the random strategy answers yes with
 // probability p. Other strategies see an ordinary two-way choice; pick 1 is
 // yes. p <= 0 is no decision at all: the world has no such fault, so it is
-// not recorded and no strategy explores it.
+// not recorded and no strategy explores it. So is a NaN p: written as
+// !(p > 0), so that the direct draw below and Random.Pick (which draws a
+// Chance only when P > 0) never see one and cannot answer it differently.
 func (s *Sim) Chance(kind string, p float64) bool {
-	if p <= 0 {
+	if !(p > 0) {
 		return false
 	}
 	if r := s.random; r != nil && s.failure == nil {
@@ -372,12 +374,10 @@ func (s *Sim) next() *Proc {
 		case n == 1:
 		case s.random != nil:
 			// Random.Pick's draw, taken directly: a chaos run makes a
-			// few thousand scheduling picks. After a failure the pick
-			// does not matter (the run ends below), as in ask.
-			if s.failure == nil {
-				i = s.random.intN(n)
-				s.record("sched", n, i)
-			}
+			// few thousand scheduling picks. The run has not failed
+			// here: a failure stops it, and the loop ends on stopped.
+			i = s.random.intN(n)
+			s.record("sched", n, i)
 		default:
 			ids := s.procIDs[:0]
 			for _, p := range s.ready {
