@@ -3,6 +3,8 @@ package sluice
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"sluicesim/sluice/money"
 )
@@ -28,10 +30,21 @@ func (c CustomerID) Valid() string {
 		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
 		case b == '.' || b == '_' || b == ':' || b == '-':
 		default:
-			return fmt.Sprintf("byte %d (%q) is not a letter, digit or one of . _ : -", i, b)
+			return fmt.Sprintf("byte %d (%s) is not a letter, digit or one of . _ : -", i, CharAt(string(c), i))
 		}
 	}
 	return ""
+}
+
+// CharAt shows the character that starts at s[i] for a refusal's reason:
+// the whole character, not its first byte (%q of a byte 0xf0 would show an
+// 'ð' the client never sent), or the byte in hex where s[i:] is not UTF-8.
+func CharAt(s string, i int) string {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size <= 1 {
+		return fmt.Sprintf("0x%02x, not UTF-8", s[i])
+	}
+	return strconv.QuoteRune(r)
 }
 
 // Account is a customer's ledger. Every store keeps

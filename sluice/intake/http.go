@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -359,6 +360,10 @@ func decodeSubmissionTokens(body []byte) (Submission, *ValidationError) {
 		return &ValidationError{FieldBody, "malformed JSON: " + err.Error()}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	// A top-level number is only ever refused; as a float64 one out of
+	// range would be refused with encoding/json's words, which repeat the
+	// whole number back however long it is.
+	dec.UseNumber()
 	tok, err := dec.Token()
 	if err == io.EOF {
 		return Submission{}, &ValidationError{FieldBody, "empty body; want a JSON object"}
@@ -416,11 +421,68 @@ func decodeSubmissionTokens(body []byte) (Submission, *ValidationError) {
 			}
 			return Submission{}, &ValidationError{name, reason}
 		}
+		if why := textFault(raw); why != "" {
+			return Submission{}, &ValidationError{name, why}
+		}
 		if err := json.Unmarshal(raw, &vals[i]); err != nil {
 			return Submission{}, &ValidationError{name, "malformed JSON string"}
 		}
 	}
 	return Submission{OperationID: vals[0], Customer: vals[1], ToAddress: vals[2], Amount: vals[3], Asset: vals[4]}, nil
+}
+
+// textFault reports why a field's JSON string literal (quotes included,
+// valid JSON) holds no text, or "" when it does. encoding/json decodes an
+// invalid UTF-8 byte or a lone surrogate escape (a \ud800 with no low half)
+// to U+FFFD; refused later as a field's bytes, that would name a character
+// the client never sent.
+func textFault(lit []byte) string {
+	if !utf8.Valid(lit) {
+		return "not valid UTF-8"
+	}
+	for i := 1; i < len(lit)-1; i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		if lit[i+1] != 'u' {
+			i++ // a one-letter escape, which may be \\
+			continue
+		}
+		r := hex4(lit[i+2 : i+6])
+		if r < 0xd800 || r > 0xdfff {
+			i += 5
+			continue
+		}
+		// A high half, then at once a \u escape of a low half: the pair
+		// ends at i+11, before the closing quote.
+		paired := r <= 0xdbff && i+12 <= len(lit)-1 && lit[i+6] == '\\' && lit[i+7] == 'u'
+		if paired {
+			low := hex4(lit[i+8 : i+12])
+			paired = 0xdc00 <= low && low <= 0xdfff
+		}
+		if !paired {
+			return "has a lone surrogate escape (\\u" + string(lit[i+2:i+6]) + ")"
+		}
+		i += 11
+	}
+	return ""
+}
+
+// hex4 is the value of four hex digits (a valid \u escape's).
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 func known(key string) bool {

@@ -279,6 +279,49 @@ func TestPostRefusedAtTheDoor(t *testing.T) {
 	}
 }
 
+// TestPostRefusalSaysWhatWasSent: a refusal's reason names what the client
+// sent, in an answer of bounded size: a top-level number however long (as
+// a float64 one out of range was refused with encoding/json's words, which
+// repeated it whole), and a field that decodes to U+FFFD (an invalid UTF-8
+// byte, a lone surrogate escape), which was refused for a byte 'ï' the
+// client never sent. A surrogate pair, or an escaped backslash before
+// "ud800", is text, refused (if at all) for what it is.
+func TestPostRefusalSaysWhatWasSent(t *testing.T) {
+	withCustomer := func(lit string) string {
+		return `{"operation_id":"` + id1 + `","customer":"` + lit + `","to_address":"` + addrA + `","amount":"1","asset":"USDT-TRC20"}`
+	}
+	tests := []struct {
+		name, body, field, reason string
+	}{
+		{"a long top-level number", strings.Repeat("9", BodyMax), FieldBody, "want a JSON object"},
+		{"a top-level number out of range", "1e400", FieldBody, "want a JSON object"},
+		{"a long number, then garbage", strings.Repeat("9", 1000) + "x", FieldBody, "want a JSON object"},
+		{"invalid UTF-8", withCustomer("cust-\xff"), FieldCustomer, "not valid UTF-8"},
+		{"a lone high surrogate", withCustomer(`cust-\ud800`), FieldCustomer, `has a lone surrogate escape (\ud800)`},
+		{"a lone low surrogate", withCustomer(`cust-\uDC01x`), FieldCustomer, `has a lone surrogate escape (\uDC01)`},
+		{"a high surrogate, then no low one", withCustomer(`cust-\ud800\u0041`), FieldCustomer, `has a lone surrogate escape (\ud800)`},
+		{"a high surrogate at the end", withCustomer(`\ud800`), FieldCustomer, `has a lone surrogate escape (\ud800)`},
+		{"a surrogate pair", withCustomer(`cust-\ud83d\ude00`), FieldCustomer, "byte 5 ('😀')"},
+		{"an escaped backslash, then ud800", withCustomer(`cust-\\ud800`), FieldCustomer, `byte 5 ('\\')`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, mem := newHandler(t)
+			rec := post(h, tt.body)
+			e := wantError(t, rec, http.StatusUnprocessableEntity, tt.field)
+			if !strings.Contains(e.Error, tt.reason) {
+				t.Errorf("error %q does not say %q", e.Error, tt.reason)
+			}
+			if n := rec.Body.Len(); n > 512 {
+				t.Errorf("the answer is %d bytes", n)
+			}
+			if n := rows(mem); n != 0 {
+				t.Errorf("rows = %d after a refused request, want 0", n)
+			}
+		})
+	}
+}
+
 // TestPostOversizedWithoutContentLength: the limit holds for a streamed body
 // too, where no Content-Length warns in advance.
 func TestPostOversizedWithoutContentLength(t *testing.T) {

@@ -16,23 +16,18 @@ import (
 //
 // On valid JSON the token reader can meet no syntax error, so its answer is
 // decided by the rules alone, which this walk applies in the token reader's
-// order: a top-level value that is not an object is refused (a number is
-// left to the token reader, which converts it); the members
+// order: a top-level value that is not an object is refused; the members
 // are read in order, and the first whose key is empty, unknown or repeated
 // is refused; nothing but white space can follow the object; then the
-// fields are checked in API order, missing, or not a string. Keys and
+// fields are checked in API order, missing, not a string, or not text
+// (textFault). Keys and
 // values are decoded as encoding/json decodes them: a string with no escape
 // and valid UTF-8 is its bytes, any other goes through json.Unmarshal.
 // TestScanSubmissionMatchesTokens and FuzzScanSubmission hold
 // decodeSubmission, and so this walk, to the token reader's answers.
 func walkValidSubmission(body []byte) (Submission, *ValidationError) {
 	i := skipSpace(body, 0)
-	switch c := body[i]; {
-	case c == '-' || '0' <= c && c <= '9':
-		// The token reader reads a top-level number as a float64, and
-		// refuses one out of its range with encoding/json's words.
-		return decodeSubmissionTokens(body)
-	case c != '{':
+	if body[i] != '{' {
 		return Submission{}, &ValidationError{FieldBody, "want a JSON object"}
 	}
 	var (
@@ -74,6 +69,9 @@ func walkValidSubmission(body []byte) (Submission, *ValidationError) {
 				reason = `must be a JSON string such as "12.50", not a number or other value`
 			}
 			return Submission{}, &ValidationError{name, reason}
+		}
+		if why := textFault(raw); why != "" {
+			return Submission{}, &ValidationError{name, why}
 		}
 		vals[f] = validString(raw)
 	}

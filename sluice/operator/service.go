@@ -57,7 +57,7 @@ func (a Act) Check() error {
 		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
 		case b == '.' || b == '_' || b == ':' || b == '@' || b == '-':
 		default:
-			return &InputError{Field: FieldOperator, Reason: fmt.Sprintf("byte %d (%q) is not a letter, digit or one of . _ : @ -", i, b)}
+			return &InputError{Field: FieldOperator, Reason: fmt.Sprintf("byte %d (%s) is not a letter, digit or one of . _ : @ -", i, sluice.CharAt(a.Operator, i))}
 		}
 	}
 	switch {
