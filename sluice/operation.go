@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -105,6 +106,40 @@ func CheckClaim(worker WorkerID, limit int) error {
 	}
 	if worker == "" {
 		return errors.New("claim: empty worker id")
+	}
+	return nil
+}
+
+// CheckChange refuses a Change carrying a value no store can keep, before
+// any store work, as CheckClaim and CheckNewOperation refuse theirs: Builds
+// outside [0, math.MaxInt32] (PostgreSQL's integer column, >= 0), a
+// decision whose action is none of the Actions (its enum) or whose Rebuilds
+// is out of an integer column's range. Every store calls it, so that the
+// in-memory store refuses what the schema refuses, and a core writing such
+// a value fails in simulation as it would against PostgreSQL. It is a bad
+// argument, not a story about the row, so it comes before fencing.
+func CheckChange(c Change) error {
+	switch d := c.Decision; {
+	case c.Builds < 0 || c.Builds > math.MaxInt32:
+		return fmt.Errorf("cas %s: builds %d outside [0, %d]: %w", c.ID, c.Builds, math.MaxInt32, ErrInvalidChange)
+	case d != nil && int(d.Action) >= len(actionNames):
+		return fmt.Errorf("cas %s: decision %s is no action: %w", c.ID, d.Action, ErrInvalidChange)
+	case d != nil && (d.Rebuilds < math.MinInt32 || d.Rebuilds > math.MaxInt32):
+		return fmt.Errorf("cas %s: decision rebuilds %d outside an int32: %w", c.ID, d.Rebuilds, ErrInvalidChange)
+	}
+	return nil
+}
+
+// DelayMax bounds a Park's or Release's delay. No worker means a longer
+// one, and a store keeps NotBefore in nanoseconds since 1970, which an
+// int64 holds only until 2262.
+const DelayMax = 100 * 365 * 24 * time.Hour
+
+// CheckDelay refuses a Park's or Release's delay (what names the call)
+// beyond DelayMax, before any store work.
+func CheckDelay(what string, id OperationID, after time.Duration) error {
+	if after > DelayMax {
+		return fmt.Errorf("%s %s: delay %s longer than %s: %w", what, id, after, DelayMax, ErrInvalidChange)
 	}
 	return nil
 }
@@ -292,18 +327,20 @@ type Store interface {
 	// was not replaced may still write; once another claim bumps the token it
 	// cannot. ErrIllegalTransition if From -> To is not an edge or the row is
 	// terminal; ErrTxidTaken if the new envelope's txid belongs to another
-	// operation. Checks run in that order: fencing first.
+	// operation. Checks run in that order: fencing first, after the
+	// change's own values (ErrInvalidChange, CheckChange).
 	CAS(ctx context.Context, c Change) (Operation, error)
 	// Release gives up the lease held under token and makes the operation
 	// claimable again once after has passed on the store's clock. With a
-	// stale token it changes nothing and returns nil.
+	// stale token it changes nothing and returns nil; a delay beyond
+	// DelayMax is ErrInvalidChange.
 	Release(ctx context.Context, id OperationID, token FencingToken, after time.Duration) error
 	// Events returns the operation's event log in order.
 	Events(ctx context.Context, id OperationID) ([]Event, error)
 
 	// Park gives up the lease held under p.Token for an operational reason
 	// (see Park). ErrFenced if the row is not under that token or is
-	// terminal.
+	// terminal; ErrInvalidChange for a delay beyond DelayMax.
 	Park(ctx context.Context, p Park) (Operation, error)
 	// Resolve applies an operator's action (see Resolution). ErrFenced if
 	// the row is not in r.From; ErrIllegalTransition if an operator may not
@@ -338,6 +375,9 @@ var (
 	ErrNotFound = errors.New("operation not found")
 	// ErrPayloadMismatch: the operation id is in use with another payload.
 	ErrPayloadMismatch = errors.New("operation id reused with a different payload")
+	// ErrInvalidChange: a Change, Park or Release carries a value no store
+	// can keep (CheckChange, CheckDelay); nothing was written.
+	ErrInvalidChange = errors.New("invalid change")
 )
 
 // Parked reports whether the row is parked now: non-terminal with a park

@@ -211,6 +211,9 @@ func (m *Memory) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, fmt.Errorf("cas %s: %w", c.ID, err)
 	}
+	if err := sluice.CheckChange(c); err != nil {
+		return sluice.Operation{}, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	i, row, ok := m.row(c.ID)
@@ -368,6 +371,9 @@ func (m *Memory) Release(ctx context.Context, id sluice.OperationID, token sluic
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release %s: %w", id, err)
 	}
+	if err := sluice.CheckDelay("release", id, after); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	i, ok := m.index[id]
@@ -394,6 +400,9 @@ func (m *Memory) Release(ctx context.Context, id sluice.OperationID, token sluic
 func (m *Memory) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, fmt.Errorf("park %s: %w", p.ID, err)
+	}
+	if err := sluice.CheckDelay("park", p.ID, p.After); err != nil {
+		return sluice.Operation{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

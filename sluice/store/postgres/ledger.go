@@ -95,6 +95,9 @@ func (s *Store) Park(ctx context.Context, p sluice.Park) (sluice.Operation, erro
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, fmt.Errorf("park %s: %w", p.ID, err)
 	}
+	if err := sluice.CheckDelay("park", p.ID, p.After); err != nil {
+		return sluice.Operation{}, err
+	}
 	if !isUUID(p.ID) {
 		return sluice.Operation{}, fmt.Errorf("park: operation %q: %w", p.ID, sluice.ErrNotFound)
 	}

@@ -292,6 +292,9 @@ func (s *Store) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, err
 	if err := ctx.Err(); err != nil {
 		return sluice.Operation{}, fmt.Errorf("cas %s: %w", c.ID, err)
 	}
+	if err := sluice.CheckChange(c); err != nil {
+		return sluice.Operation{}, err
+	}
 	if !isUUID(c.ID) {
 		return sluice.Operation{}, fmt.Errorf("cas: operation %q: %w", c.ID, sluice.ErrNotFound)
 	}
@@ -499,6 +502,9 @@ func insertEvent(ctx context.Context, tx pgx.Tx, e event) (int64, error) {
 func (s *Store) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release %s: %w", id, err)
+	}
+	if err := sluice.CheckDelay("release", id, after); err != nil {
+		return err
 	}
 	if !isUUID(id) {
 		return nil

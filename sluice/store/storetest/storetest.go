@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -78,6 +79,7 @@ var cases = []testCase{
 	{"Release/AfterDelaysClaimExactly", testReleaseAfter},
 	{"Release/TokenStillWritesButLeaseIsGone", testReleaseThenCAS},
 	{"Events/InOrderPerOperation", testEventsOrder},
+	{"InvalidValuesWriteNothing", testInvalidValues},
 	{"NoAliasing", testNoAliasing},
 	{"CanceledContextWritesNothing", testCanceledContext},
 }
@@ -973,6 +975,58 @@ func testCASFencingFirst(e *env) {
 			e.t.Errorf("CAS (%s): err = %v, want ErrFenced", tc.name, err)
 		}
 		e.unchanged("CAS ("+tc.name+")", id(2), before)
+	}
+}
+
+// Goal: a change, park or release carrying a value PostgreSQL's schema
+// refuses (a negative build count, one past an integer column, an action
+// outside the decision enum, a delay whose NotBefore would pass 2262) is
+// ErrInvalidChange in every store and writes nothing: the in-memory store
+// must not keep what production refuses. Method: each against a row the
+// caller holds, then the same calls with the values at their bounds, which
+// both stores keep.
+func testInvalidValues(e *env) {
+	op := e.drive(1, "w1", sluice.Validated)
+	before := e.record(id(1))
+	for _, tc := range []struct {
+		name   string
+		mutate func(*sluice.Change)
+	}{
+		{"builds -1", func(c *sluice.Change) { c.Builds = -1 }},
+		{"builds 2^31", func(c *sluice.Change) { c.Builds = math.MaxInt32 + 1 }},
+		{"decision action 42", func(c *sluice.Change) { c.Decision = &sluice.Decision{Action: 42, Reason: "r"} }},
+		{"decision rebuilds 2^31", func(c *sluice.Change) { c.Decision = &sluice.Decision{Reason: "r", Rebuilds: math.MaxInt32 + 1} }},
+	} {
+		c := e.change(op, "w1", sluice.Signing)
+		tc.mutate(&c)
+		if _, err := e.s.CAS(e.ctx, c); !errors.Is(err, sluice.ErrInvalidChange) {
+			e.t.Errorf("CAS with %s: err = %v, want ErrInvalidChange", tc.name, err)
+		}
+		e.unchanged("CAS with "+tc.name, id(1), before)
+	}
+	for _, after := range []time.Duration{sluice.DelayMax + 1, math.MaxInt64} {
+		if err := e.s.Release(e.ctx, id(1), op.Token, after); !errors.Is(err, sluice.ErrInvalidChange) {
+			e.t.Errorf("Release after %s: err = %v, want ErrInvalidChange", after, err)
+		}
+		e.unchanged(fmt.Sprint("Release after ", after), id(1), before)
+		if _, err := e.s.Park(e.ctx, sluice.Park{ID: id(1), Token: op.Token, Worker: "w1", After: after, Reason: "r"}); !errors.Is(err, sluice.ErrInvalidChange) {
+			e.t.Errorf("Park after %s: err = %v, want ErrInvalidChange", after, err)
+		}
+		e.unchanged(fmt.Sprint("Park after ", after), id(1), before)
+	}
+
+	c := e.change(op, "w1", sluice.Signing)
+	c.Builds = math.MaxInt32
+	c.Decision = &sluice.Decision{Action: sluice.Escalate, Reason: "r", Rebuilds: math.MinInt32}
+	if got := e.cas(c); got.Builds != math.MaxInt32 {
+		e.t.Errorf("CAS with builds 2^31-1: the row has %d", got.Builds)
+	}
+	parked, err := e.s.Park(e.ctx, sluice.Park{ID: id(1), Token: op.Token, Worker: "w1", After: sluice.DelayMax, Reason: "r"})
+	if err != nil {
+		e.t.Fatalf("Park after DelayMax: %v", err)
+	}
+	if want := e.clock.Now().Add(sluice.DelayMax); !parked.NotBefore.Equal(want) {
+		e.t.Errorf("Park after DelayMax: NotBefore %s, want %s", parked.NotBefore, want)
 	}
 }
 
