@@ -90,11 +90,13 @@ func (s *orderSearch) from(placed uint64, state *linStates) bool {
 }
 
 // mayComeNext reports whether operation i may be linearized next once the
-// operations in placed are: no other unplaced operation returned strictly
-// before it was called.
+// operations in placed are: no unplaced operation returned strictly before
+// it was called. That includes i itself: an operation recorded as
+// returning before its call can never be placed, as porcupine can never
+// place it, so such a history is illegal here as there.
 func (s *orderSearch) mayComeNext(placed uint64, i int) bool {
 	for j := range s.part {
-		if j != i && placed&(1<<j) == 0 && s.part[j].Return < s.part[i].Call {
+		if placed&(1<<j) == 0 && s.part[j].Return < s.part[i].Call {
 			return false
 		}
 	}
