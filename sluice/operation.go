@@ -119,13 +119,22 @@ func CheckClaim(worker WorkerID, limit int) error {
 // a value fails in simulation as it would against PostgreSQL. It is a bad
 // argument, not a story about the row, so it comes before fencing.
 func CheckChange(c Change) error {
-	switch d := c.Decision; {
-	case c.Builds < 0 || c.Builds > math.MaxInt32:
+	if c.Builds < 0 || c.Builds > math.MaxInt32 {
 		return fmt.Errorf("cas %s: builds %d outside [0, %d]: %w", c.ID, c.Builds, math.MaxInt32, ErrInvalidChange)
-	case d != nil && int(d.Action) >= len(actionNames):
-		return fmt.Errorf("cas %s: decision %s is no action: %w", c.ID, d.Action, ErrInvalidChange)
-	case d != nil && (d.Rebuilds < math.MinInt32 || d.Rebuilds > math.MaxInt32):
-		return fmt.Errorf("cas %s: decision rebuilds %d outside an int32: %w", c.ID, d.Rebuilds, ErrInvalidChange)
+	}
+	return checkDecision("cas", c.ID, c.Decision)
+}
+
+// checkDecision refuses a decision (nil is none) that no store can keep:
+// an action outside the decision enum, Rebuilds outside an int32. A
+// Change and a Resolution both carry one.
+func checkDecision(what string, id OperationID, d *Decision) error {
+	switch {
+	case d == nil:
+	case int(d.Action) >= len(actionNames):
+		return fmt.Errorf("%s %s: decision %s is no action: %w", what, id, d.Action, ErrInvalidChange)
+	case d.Rebuilds < math.MinInt32 || d.Rebuilds > math.MaxInt32:
+		return fmt.Errorf("%s %s: decision rebuilds %d outside an int32: %w", what, id, d.Rebuilds, ErrInvalidChange)
 	}
 	return nil
 }
@@ -422,5 +431,5 @@ func CheckResolution(r Resolution) error {
 	case r.To == Confirmed && (r.Hold != HoldSettle || r.Txid.IsZero()):
 		return fmt.Errorf("resolve %s: resolving as paid must settle the hold and name the paying txid: %w", r.ID, ErrHoldAction)
 	}
-	return nil
+	return checkDecision("resolve", r.ID, r.Decision)
 }

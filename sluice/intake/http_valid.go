@@ -20,9 +20,9 @@ import (
 // are read in order, and the first whose key is empty, unknown or repeated
 // is refused; nothing but white space can follow the object; then the
 // fields are checked in API order, missing, not a string, or not text
-// (textFault). Keys and
-// values are decoded as encoding/json decodes them: a string with no escape
-// and valid UTF-8 is its bytes, any other goes through json.Unmarshal.
+// (textFault). Keys and values are decoded as encoding/json decodes them: a
+// string with no escape and valid UTF-8 is its bytes, any other goes
+// through json.Unmarshal.
 // TestScanSubmissionMatchesTokens and FuzzScanSubmission hold
 // decodeSubmission, and so this walk, to the token reader's answers.
 func walkValidSubmission(body []byte) (Submission, *ValidationError) {

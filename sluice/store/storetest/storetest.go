@@ -978,13 +978,13 @@ func testCASFencingFirst(e *env) {
 	}
 }
 
-// Goal: a change, park or release carrying a value PostgreSQL's schema
-// refuses (a negative build count, one past an integer column, an action
-// outside the decision enum, a delay whose NotBefore would pass 2262) is
-// ErrInvalidChange in every store and writes nothing: the in-memory store
-// must not keep what production refuses. Method: each against a row the
-// caller holds, then the same calls with the values at their bounds, which
-// both stores keep.
+// Goal: a change, park, release or resolution carrying a value
+// PostgreSQL's schema refuses (a negative build count, one past an integer
+// column, an action outside the decision enum, a delay whose NotBefore
+// would pass 2262) is ErrInvalidChange in every store and writes nothing:
+// the in-memory store must not keep what production refuses. Method: each
+// against a row the caller holds, then the same calls with the values at
+// their bounds, which both stores keep.
 func testInvalidValues(e *env) {
 	op := e.drive(1, "w1", sluice.Validated)
 	before := e.record(id(1))
@@ -1014,6 +1014,12 @@ func testInvalidValues(e *env) {
 		}
 		e.unchanged(fmt.Sprint("Park after ", after), id(1), before)
 	}
+	r := resolution(op, sluice.Validated)
+	r.Decision = &sluice.Decision{Action: 42, Reason: "r"}
+	if _, err := e.s.Resolve(e.ctx, r); !errors.Is(err, sluice.ErrInvalidChange) {
+		e.t.Errorf("Resolve with decision action 42: err = %v, want ErrInvalidChange", err)
+	}
+	e.unchanged("Resolve with decision action 42", id(1), before)
 
 	c := e.change(op, "w1", sluice.Signing)
 	c.Builds = math.MaxInt32
