@@ -16,11 +16,11 @@ import (
 // the search. Most ids never branch: in chaos runs about 96% have
 // operations that are one after another (each returns strictly before the
 // next is called), which admit exactly one order, so the search takes one
-// step an operation. An id too costly to search here goes to porcupine, with any others
-// like it. When an id is illegal, the whole history goes to porcupine as
-// it always did, so that an illegal verdict (and everything reported with
-// it) is porcupine's. TestSomeOrderIsPorcupine holds the search to
-// porcupine's verdict on random histories.
+// step an operation. An id too costly to search here goes to porcupine,
+// with any others like it. When an id is illegal, the whole history goes
+// to porcupine as it always did, so that an illegal verdict (and
+// everything reported with it) is porcupine's. TestSomeOrderIsPorcupine
+// holds the search to porcupine's verdict on random histories.
 func checkLinHistory(history []porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
 	var searched []porcupine.Operation // the ids too costly to decide here
 	for _, part := range linFast.Partition(history) {
