@@ -20,11 +20,14 @@ type Verifier interface {
 
 // HMACSigner is a deterministic mock signer: HMAC-SHA256 over the txid.
 type HMACSigner struct {
-	// The key's inner and outer pads (RFC 2104), computed once: every
-	// signature and every node's verification costs two hashes and no
-	// allocation instead of a new crypto/hmac state. Read-only after
+	// The key as one block (hashed first when longer, zero-padded, RFC
+	// 2104): every signature and every node's verification costs two
+	// hashes and no allocation instead of a new crypto/hmac state. The
+	// pads are XORed in per MAC, not stored, so that the zero value is
+	// HMAC under the empty key, as NewHMACSigner(nil) is (a stored pad's
+	// zero value would be a MAC under no key at all). Read-only after
 	// NewHMACSigner.
-	ipad, opad [sha256.BlockSize]byte
+	key [sha256.BlockSize]byte
 	// macs remembers the signatures of the last few raw_data: an envelope
 	// is signed once and then verified by every node each send reaches,
 	// three hashes each time. It has its own lock, so a signer stays safe
@@ -40,12 +43,7 @@ func NewHMACSigner(key []byte) *HMACSigner {
 		k = sum[:]
 	}
 	s := &HMACSigner{}
-	copy(s.ipad[:], k)
-	copy(s.opad[:], k)
-	for i := range s.ipad {
-		s.ipad[i] ^= 0x36
-		s.opad[i] ^= 0x5c
-	}
+	copy(s.key[:], k)
 	return s
 }
 
@@ -77,10 +75,14 @@ func (s *HMACSigner) mac(raw RawData) [sha256.Size]byte {
 // macOf is HMAC-SHA256(key, id).
 func (s *HMACSigner) macOf(id Txid) [sha256.Size]byte {
 	var buf [sha256.BlockSize + sha256.Size]byte
-	copy(buf[:], s.ipad[:])
+	for i, b := range s.key {
+		buf[i] = b ^ 0x36
+	}
 	copy(buf[sha256.BlockSize:], id[:])
 	inner := sha256.Sum256(buf[:])
-	copy(buf[:], s.opad[:])
+	for i, b := range s.key {
+		buf[i] = b ^ 0x5c
+	}
 	copy(buf[sha256.BlockSize:], inner[:])
 	return sha256.Sum256(buf[:])
 }

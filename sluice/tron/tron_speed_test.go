@@ -37,6 +37,14 @@ func TestHMACSignerMatchesCryptoHMAC(t *testing.T) {
 			t.Errorf("key of %d bytes: Verify accepted a wrong signature", n)
 		}
 	}
+	// The zero value signs under the empty key, as NewHMACSigner(nil) and
+	// the signer before the precomputed key block did.
+	m := hmac.New(sha256.New, nil)
+	m.Write(id[:])
+	want := m.Sum(nil)
+	if got, err := new(HMACSigner).Sign(context.Background(), raw); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("zero HMACSigner: Sign = %x, %v; want HMAC under the empty key %x", got, err, want)
+	}
 }
 
 // Goal: Txid is sha256 of Marshal, and Size is its length, whether the
