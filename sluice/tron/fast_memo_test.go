@@ -47,3 +47,56 @@ func TestSHA256MemoIsSum256(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Goal: IDChains.Grow gives every caller the same list for a key, each
+// entry computed once from those before it, while goroutines grow the
+// lists of a few keys at once and read what they were given without a
+// lock (run with -race: make test does; an unlocked Grow races here).
+func TestIDChainsGrowConcurrently(t *testing.T) {
+	// next chains each entry to the one before it, as the mock node's
+	// block ids are, so an entry computed from a torn or stale list
+	// differs from the definition.
+	next := func(key int64) func(i int, list [][32]byte) [32]byte {
+		return func(i int, list [][32]byte) [32]byte {
+			var b [40]byte
+			if i > 0 {
+				copy(b[:], list[i-1][:])
+			}
+			b[32], b[33] = byte(key), byte(i)
+			return sha256.Sum256(b[:])
+		}
+	}
+	want := func(key int64, n int) [][32]byte {
+		var list [][32]byte
+		for i := range n {
+			list = append(list, next(key)(i, list))
+		}
+		return list
+	}
+	wants := map[int64][][32]byte{}
+	for key := range int64(3) {
+		wants[key] = want(key, 600)
+	}
+	var c IDChains
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 3))
+			for range 400 {
+				key, n := int64(r.IntN(3)), 1+r.IntN(600)
+				list := c.Grow(key, n, next(key))
+				if len(list) < n {
+					t.Errorf("Grow(%d, %d) has %d entries", key, n, len(list))
+					return
+				}
+				for i, id := range list {
+					if id != wants[key][i] {
+						t.Errorf("Grow(%d, %d): entry %d is %x, want %x", key, n, i, id, wants[key][i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
