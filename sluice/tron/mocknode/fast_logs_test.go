@@ -1,6 +1,7 @@
 package mocknode
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -162,5 +163,35 @@ func TestTimeoutErrorText(t *testing.T) {
 				t.Errorf("%v wrapped is not tron.ErrTimeout", tt.err)
 			}
 		}
+	}
+}
+
+// Goal: cloneTx is a deep copy whose three slices cannot grow into each
+// other: the pool keeps it while the sender reuses its own buffers, and an
+// append to the clone's signature or memo must leave the transfer (and so
+// the txid) as it was. A nil slice stays nil.
+func TestCloneTxIsDeepAndSeparate(t *testing.T) {
+	src := tron.Transaction{
+		Raw:       tron.RawData{Expiration: 3, Memo: []byte("sluice:op:1"), Contract: tron.TriggerSmartContract{Data: tron.EncodeTransfer(tron.USDTContract, 7)}},
+		Signature: bytes.Repeat([]byte{0x5a}, 65),
+	}
+	txid := src.Txid()
+	c := cloneTx(src)
+	want := tron.Transaction{Raw: src.Raw, Signature: bytes.Clone(src.Signature)}
+	want.Raw.Memo = bytes.Clone(src.Raw.Memo)
+	want.Raw.Contract.Data = bytes.Clone(src.Raw.Contract.Data)
+	for _, b := range [][]byte{src.Signature, src.Raw.Memo, src.Raw.Contract.Data} {
+		clear(b)
+	}
+	_ = append(c.Signature, 0xee, 0xee, 0xee) // within the shared buffer's room
+	_ = append(c.Raw.Memo, 0xee, 0xee, 0xee)
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("clone after the source was cleared and the clone's signature and memo appended to:\n%+v\nwant\n%+v", c, want)
+	}
+	if c.Txid() != txid {
+		t.Fatalf("clone's txid %s, want %s", c.Txid(), txid)
+	}
+	if n := cloneTx(tron.Transaction{}); n.Signature != nil || n.Raw.Memo != nil || n.Raw.Contract.Data != nil {
+		t.Fatalf("clone of an empty transaction has non-nil slices: %+v", n)
 	}
 }
