@@ -243,3 +243,33 @@ func firstDifference(want, got programRun, wn, gn string) string {
 	}
 	return ""
 }
+
+// Goal: a process that crashed itself (Crash) and whose deferred code
+// yields on the way out unwinds at that yield, whether or not another
+// process is runnable then: a dead process has no further effect, and the
+// park that picks the same process again must not differ from a switch.
+func TestSelfCrashedProcessUnwindsAtItsNextYield(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		for _, alwaysSwitch := range []bool{false, true} {
+			s := New(first{}, Options{Start: t0, StepsMax: 100})
+			s.alwaysSwitch = alwaysSwitch
+			effects := 0
+			s.Spawn("w", func(p *Proc) {
+				defer func() {
+					p.Yield() // deferred world code that yields before it checks Dead
+					effects++
+				}()
+				p.Crash()
+			})
+			if !alone {
+				s.Spawn("other", func(p *Proc) { p.Yield() })
+			}
+			if err := s.Run(); err != nil {
+				t.Fatalf("alone %v, always switch %v: %v", alone, alwaysSwitch, err)
+			}
+			if effects != 0 {
+				t.Errorf("alone %v, always switch %v: the crashed process's deferred code ran past its yield", alone, alwaysSwitch)
+			}
+		}
+	}
+}

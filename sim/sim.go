@@ -517,8 +517,13 @@ func (p *Proc) park() {
 	s.endStep(p)
 	q := s.next()
 	if q == p {
-		// No other process ran, so nothing can have marked p dead.
+		// No other process ran, but p may have marked itself dead: its
+		// own Crash, whose deferred code yields on the way out. A dead
+		// process unwinds at its next yield, as it does after a switch.
 		s.cur = p
+		if p.dead {
+			panic(killed{})
+		}
 		return
 	}
 	s.handoff, s.parked = q, true
