@@ -68,7 +68,11 @@ const NoPreemptionBound = -1
 // could see; so a step whose footprint writes nothing changes nothing the
 // outcome depends on (a run that stops before such steps ends as one that
 // took them), and a step that wakes a process (Proc.Wake) must not commute
-// with that process's sleeps. The search checks what it can: a live run
+// with that process's sleeps. The kernel adds two of its own: a step that
+// stops the run (Sim.Stop) writes every key, since it ends every other
+// process's turn; and a record stands for a schedule only if each process
+// is there the child of the same spawning step (record.spawn), since
+// processes are numbered in spawn order. The search checks what it can: a live run
 // that does not repeat a predicted scheduling decision fails it. scenarios
 // compares the outcomes reduced and full searches reach, and sim tests the
 // reduction against the full search on random programs.
@@ -620,6 +624,7 @@ func (r *ExhaustiveRun) observe(ready []int) {
 				}
 				st.ids, st.at = append(st.ids, q), append(st.at, 0)
 				r.tr.spawned(q, s.hash, spawns)
+				r.rec.spawned(q, s.hash, spawns)
 				spawns++
 				continue
 			}

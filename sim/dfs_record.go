@@ -17,7 +17,13 @@ type record struct {
 	choices []Choice
 	made    []int32
 	byProc  [][]int32 // per process: its steps, as indexes into steps
-	clean   bool      // the run ended by itself (Stop, or nothing left to run), not cut short or failed
+	// spawn is, per process, who spawned it: the spawning step's hash and
+	// which of its spawns it was (zero for the processes the run began
+	// with). Processes are numbered in spawn order, so one number may be
+	// different processes in two records (two spawners ran in the other
+	// order); predict switches records only where they agree.
+	spawn []h128
+	clean bool // the run ended by itself (Stop, or nothing left to run), not cut short or failed
 	// stopped: it ended by Stop after its last step (not because nothing
 	// was left to run)
 	stopped bool
@@ -98,9 +104,25 @@ func (r *record) add(s step, vc []int32, fp []Access, choices []Choice) int {
 // world itself.
 func (r *record) reset() {
 	r.steps, r.clocks, r.accs, r.choices, r.made = r.steps[:0], r.clocks[:0], r.accs[:0], r.choices[:0], r.made[:0]
-	r.byProc = r.byProc[:0]
+	r.byProc, r.spawn = r.byProc[:0], r.spawn[:0]
 	r.clean, r.stopped = false, false
 	r.sums = [sumWords]uint64{}
+}
+
+// spawned notes that process p was the j-th spawn of the step with hash by.
+func (r *record) spawned(p int, by h128, j int) {
+	for len(r.spawn) <= p {
+		r.spawn = append(r.spawn, h128{})
+	}
+	r.spawn[p] = by.mix(uint64(j))
+}
+
+// spawner is who spawned process p (see record.spawn).
+func (r *record) spawner(p int) h128 {
+	if p < len(r.spawn) {
+		return r.spawn[p]
+	}
+	return h128{}
 }
 
 // sum is the sum of the hashes of process p's first k steps.

@@ -148,6 +148,10 @@ func TestSearchProtocolMisuse(t *testing.T) {
 type toy struct {
 	procs [][]toyStep
 	child []toyStep
+	// child2 is spawned by a spawn2 step (of another process than the
+	// first child's spawner): the kernel numbers the two children in the
+	// order they were spawned, so one number names either child.
+	child2 []toyStep
 }
 
 type toyStep struct {
@@ -156,6 +160,8 @@ type toyStep struct {
 	sleep         time.Duration // after the step; 0 yields
 	spawn, wait   bool          // spawn the child; wait (up to 3s) to be woken
 	wake          bool          // wake the waiting process (process 1)
+	spawn2        bool          // spawn the second child (toy.child2)
+	stop          bool          // stop the run after the step's accesses
 }
 
 func randomToy(rng *rand.Rand, procs, steps int) toy {
@@ -207,6 +213,25 @@ func mixed(h uint64, s string) uint64 {
 	return h
 }
 
+// withSpawnersAndStop adds to t a second spawner (a step of process 1
+// spawns child2, which races the first child's numbering) and, in half the
+// programs, a step that stops the run.
+func (t toy) withSpawnersAndStop(rng *rand.Rand, keys int) toy {
+	keyNames := []string{"a", "b", "row:1", "row:2"}[:keys]
+	t.procs = slices.Clone(t.procs)
+	for i := range t.procs {
+		t.procs[i] = slices.Clone(t.procs[i])
+	}
+	p1 := t.procs[1]
+	p1[rng.IntN(len(p1))].spawn2 = true
+	t.child2 = []toyStep{{writes: []string{keyNames[rng.IntN(keys)]}}, {reads: []string{keyNames[rng.IntN(keys)]}}}
+	if rng.IntN(2) == 0 {
+		p := t.procs[rng.IntN(len(t.procs))]
+		p[rng.IntN(len(p))].stop = true
+	}
+	return t
+}
+
 // run runs the toy under the search's run r and returns its outcome ("" if
 // the run was cut short).
 func (t toy) run(r *ExhaustiveRun) (string, error) {
@@ -251,6 +276,13 @@ func (t toy) runWith(st Strategy, r *ExhaustiveRun) (string, *Sim, error) {
 				if st.spawn {
 					s.Spawn("child", body("child", t.child))
 				}
+				if st.spawn2 {
+					s.Spawn("child2", body("child2", t.child2))
+				}
+				if st.stop {
+					s.Stop()
+					return
+				}
 				if st.wake {
 					s.Touch("w", true)
 					vals["w"]++
@@ -270,6 +302,9 @@ func (t toy) runWith(st Strategy, r *ExhaustiveRun) (string, *Sim, error) {
 				}
 				p.Sleep(st.sleep)
 			}
+			// The process's end is seen in the outcome: its step says so
+			// (a stop before it means it never ends).
+			s.Touch("end:"+name, true)
 			local[name] = h
 		}
 	}
@@ -307,6 +342,27 @@ func (t toy) outcomes(tb testing.TB, b Bounds, reduce bool) (map[string]bool, Ex
 		tb.Fatalf("incomplete: %+v", e.Stats)
 	}
 	return seen, e.Stats
+}
+
+// outcomesWithin is outcomes for a search of at most max runs (0: no
+// limit); ok is false when it stopped at the limit.
+func (t toy) outcomesWithin(tb testing.TB, b Bounds, reduce bool, max int) (seen map[string]bool, stats ExhaustiveStats, ok bool) {
+	e := NewExhaustive(b, reduce)
+	seen = map[string]bool{}
+	runs := 0
+	e.Search(func(r *ExhaustiveRun) (bool, bool) {
+		out, err := t.run(r)
+		if err == ErrPruned {
+			return true, false
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		seen[out] = true
+		runs++
+		return false, max > 0 && runs >= max
+	})
+	return seen, e.Stats, e.Stats.Complete
 }
 
 // Goal: the reduction is exact under the bounds it is given: on random
@@ -348,6 +404,50 @@ func TestReductionIsExactUnderBounds(t *testing.T) {
 	t.Logf("full search: %d schedules; reduced: %d runs, %d schedules settled without running", full, reduced, predicted)
 	if reduced*2 > full {
 		t.Errorf("the reduced search ran %d schedules, the full one %d: want at most half", reduced, full)
+	}
+}
+
+// Goal: the reduction stays exact when two processes spawn children at
+// the same instant (each child's number depends on which spawner ran
+// first, so a record may give a number to the other child) and when a
+// step stops the run (it ends every other process's turn, whatever their
+// footprints). Random programs as TestReductionIsExactUnderBounds', each
+// with a second spawner and, in half of them, a stopping step.
+func TestReductionIsExactWithSpawnersAndStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 3))
+	var checked, skipped, full, reduced int
+	for prog := range 60 {
+		steps, bounds := 2, []int{0, 1, 2}
+		if prog%2 == 1 {
+			steps, bounds = 1, []int{NoPreemptionBound}
+		}
+		toy := randomToy(rng, 3, steps).withSpawnersAndStop(rng, 2+rng.IntN(3))
+		for _, pre := range bounds {
+			b := Bounds{Preemptions: pre, Budgets: map[string]int{"fault": 1}, Cost: func(kind string, pick int) (string, bool) { return "fault", true }}
+			// A few programs' full searches run to millions of schedules
+			// (two children, waits and sleeps): those are left out.
+			want, fst, ok := toy.outcomesWithin(t, b, false, 5_000)
+			if !ok {
+				skipped++
+				continue
+			}
+			got, rst, _ := toy.outcomesWithin(t, b, true, 0)
+			checked, full, reduced = checked+1, full+fst.Schedules, reduced+rst.Schedules+rst.Pruned
+			for o := range want {
+				if !got[o] {
+					t.Fatalf("program %d, preemptions %d: the reduced search (%+v) misses an outcome the full search (%d schedules) reached: %s\n%+v", prog, pre, rst, fst.Schedules, o, toy)
+				}
+			}
+			for o := range got {
+				if !want[o] {
+					t.Fatalf("program %d, preemptions %d: the reduced search reached an outcome the full search did not: %s", prog, pre, o)
+				}
+			}
+		}
+	}
+	t.Logf("%d searches (%d left out as too large): full search: %d schedules; reduced: %d runs", checked, skipped, full, reduced)
+	if checked < 100 {
+		t.Errorf("only %d searches compared", checked)
 	}
 }
 

@@ -228,7 +228,19 @@ func (s *Sim) record(kind string, n, pick int) {
 func (s *Sim) Current() *Proc { return s.cur }
 
 // Stop ends the run at the next scheduling point.
-func (s *Sim) Stop() { s.stopped = true }
+func (s *Sim) Stop() {
+	s.stopped = true
+	if s.observer != nil {
+		// A stop ends every other process's turn, so the step that
+		// stops must not commute with any step that touches anything:
+		// it writes every key (a step that touches nothing has no effect
+		// anyone sees, so which came first makes no difference).
+		s.stepFP = append(s.stepFP, Access{Key: stopKey, Write: true})
+	}
+}
+
+// stopKey is the key a stopping step writes: every key (see overlap).
+const stopKey = "*"
 
 // Fail ends the run with err at the next scheduling point. The first
 // failure wins.
