@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,6 +153,11 @@ func Replay(t *sim.Trace) (*Result, error) {
 	}
 	if len(res.Trace.Tape) != len(t.Tape) {
 		return res, fmt.Errorf("replay used %d of the trace's %d choices", len(res.Trace.Tape), len(t.Tape))
+	}
+	// The same model judged the same events: the same verdict, unless the
+	// footer was edited.
+	if !bytes.Equal(res.Trace.Verdict, t.Verdict) {
+		return res, fmt.Errorf("the trace's verdict %s is not the replay's %s", t.Verdict, res.Trace.Verdict)
 	}
 	return res, nil
 }

@@ -59,8 +59,9 @@ func TestChaosSampleIsGreenAndHostile(t *testing.T) {
 	}
 }
 
-// Goal: a trace replays on its own and reproduces every event; a trace
-// whose tape is bent names the first divergence.
+// Goal: a trace replays on its own and reproduces every event and its
+// verdict; a trace whose tape is bent names the first divergence, and one
+// whose verdict was edited is refused.
 func TestReplayReproducesAndDetectsDivergence(t *testing.T) {
 	res := Run(Pair(), 11, Options{Tracing: true})
 	b := res.Trace.Bytes()
@@ -85,6 +86,14 @@ func TestReplayReproducesAndDetectsDivergence(t *testing.T) {
 	}
 	if _, err := Replay(bent); err == nil || !strings.Contains(err.Error(), "diverged") {
 		t.Errorf("replay of a bent tape = %v, want a divergence", err)
+	}
+
+	// The same events judged by the same model give the same verdict: a
+	// footer that says otherwise was edited.
+	edited, _ := sim.ReadTrace(bytes.NewReader(b))
+	edited.Verdict = []byte(`[{"invariant":"conservation","detail":"made up"}]`)
+	if _, err := Replay(edited); err == nil || !strings.Contains(err.Error(), "is not the replay's") {
+		t.Errorf("replay of a trace whose verdict was edited = %v, want a verdict mismatch", err)
 	}
 
 	foreign, _ := sim.ReadTrace(bytes.NewReader(b))

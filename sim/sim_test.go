@@ -303,6 +303,26 @@ func TestTraceRoundTrip(t *testing.T) {
 func TestBadTracesAreRefused(t *testing.T) {
 	good := string(sampleTrace(t).Bytes())
 	lines := strings.SplitAfter(good, "\n")
+	// without is the file without line i.
+	without := func(i int) string {
+		return strings.Join(append(append([]string{}, lines[:i]...), lines[i+1:]...), "")
+	}
+	// The first choice with an event after it, and the last event: a
+	// missing choice shows at the next event's count, a missing last event
+	// only at the end line's counts.
+	firstChoice, lastEvent := -1, -1
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, `{"choice"`) && firstChoice < 0:
+			firstChoice = i
+		case strings.HasPrefix(l, `{"event"`):
+			lastEvent = i
+		}
+	}
+	if firstChoice < 0 || lastEvent < firstChoice {
+		t.Fatalf("the sample trace needs a choice before an event:\n%s", good)
+	}
+	desc := strings.Index(good, `"desc":"`) + len(`"desc":"`)
 	tests := []struct {
 		name, file, want string
 	}{
@@ -310,7 +330,9 @@ func TestBadTracesAreRefused(t *testing.T) {
 		{"foreign", `{"hello":"world"}` + "\n", "not a sluicesim-trace/1 file"},
 		{"not json", "garbage\n", "not a sluicesim-trace/1 file"},
 		{"truncated", strings.Join(lines[:len(lines)/2], ""), "truncated"},
-		{"line missing", strings.Join(append(append([]string{}, lines[:3]...), lines[4:]...), ""), "line"},
+		{"choice missing", without(firstChoice), "choices came before it, the file has"},
+		{"last event missing", without(lastEvent), "the end line counts"},
+		{"description edited", good[:desc] + "t=99.000s someone else did something else" + good[desc+strings.Index(good[desc:], `"`):], "is not what the event says"},
 		{"corrupt line", strings.Replace(good, `{"choice":{"kind"`, `{"choice":{"kindx"`, 1), "line"},
 		{"impossible choice", strings.Replace(good, `"pick":0}`, `"pick":9}`, 1), "impossible choice"},
 		{"after end", good + lines[1], "after the end line"},

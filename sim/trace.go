@@ -164,6 +164,12 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 			if e.Tape != len(t.Tape) {
 				return nil, bad(n, "event says %d choices came before it, the file has %d", e.Tape, len(t.Tape))
 			}
+			// The description is what people and grep read: one that is
+			// not the event's own was edited, and would tell another story
+			// than the run replayed.
+			if d := e.Describe(); e.Desc != d {
+				return nil, bad(n, "event's desc %q is not what the event says (%q)", e.Desc, d)
+			}
 			t.Events = append(t.Events, e.Event)
 		case l.End != nil && l.Choice == nil && l.Event == nil:
 			end = l.End
