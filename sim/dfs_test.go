@@ -494,3 +494,32 @@ func TestReuseChangesNothing(t *testing.T) {
 		t.Error("no search retired a record for reuse: the test shows nothing")
 	}
 }
+
+// Goal: a state already explored settles a later visit only if that visit
+// has spent no fewer preemptions: one that arrives with more of the bound
+// left may reach what the first could not, so it is explored again (and
+// then settles the visits after it that spent as much or more).
+func TestSeenStateCountsPreemptionsSpent(t *testing.T) {
+	e := NewExhaustive(Bounds{Preemptions: 3}, true)
+	visit := func(sum uint64, preempt int) bool {
+		return e.seenBefore(&simState{sum: h128{sum, ^sum}, now: 7, last: 1, preempt: preempt})
+	}
+	for _, v := range []struct {
+		sum     uint64
+		preempt int
+		seen    bool
+		why     string
+	}{
+		{1, 2, false, "the first visit"},
+		{1, 2, true, "as many spent"},
+		{1, 3, true, "more spent"},
+		{1, 1, false, "fewer spent: more of the bound left"},
+		{1, 1, true, "as many as the best visit"},
+		{1, 2, true, "more than the best visit"},
+		{2, 1, false, "another state"},
+	} {
+		if got := visit(v.sum, v.preempt); got != v.seen {
+			t.Errorf("state %d with %d preemptions spent (%s): seen before %v, want %v", v.sum, v.preempt, v.why, got, v.seen)
+		}
+	}
+}

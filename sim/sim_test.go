@@ -152,6 +152,14 @@ func TestReplayNamesTheDivergence(t *testing.T) {
 	if !errors.As(err, &d) || d.Index != 5 {
 		t.Fatalf("replay of a bent tape = %v, want a divergence at choice 5", err)
 	}
+	// The same number of alternatives asked under another name is
+	// another question too.
+	renamed := append([]Choice(nil), tape...)
+	renamed[7].Kind += "-renamed"
+	_, _, _, err = runWorld(NewReplay(renamed))
+	if !errors.As(err, &d) || d.Index != 7 || d.Want.Kind != renamed[7].Kind {
+		t.Fatalf("replay of a tape with a choice renamed = %v, want a divergence at choice 7", err)
+	}
 	_, _, _, err = runWorld(NewReplay(tape[:10]))
 	if !errors.As(err, &d) || !d.TapeEnded || d.Index != 10 {
 		t.Fatalf("replay of a short tape = %v, want the tape to end at choice 10", err)
