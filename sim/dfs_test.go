@@ -325,28 +325,17 @@ func (t toy) runWith(st Strategy, r *ExhaustiveRun) (string, *Sim, error) {
 // outcomes runs a whole search of the toy and returns the outcomes its
 // runs reached.
 func (t toy) outcomes(tb testing.TB, b Bounds, reduce bool) (map[string]bool, ExhaustiveStats) {
-	e := NewExhaustive(b, reduce)
-	seen := map[string]bool{}
-	e.Search(func(r *ExhaustiveRun) (bool, bool) {
-		out, err := t.run(r)
-		if err == ErrPruned {
-			return true, false
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		seen[out] = true
-		return false, false
-	})
-	if !e.Stats.Complete {
-		tb.Fatalf("incomplete: %+v", e.Stats)
+	seen, stats, complete := t.outcomesWithin(tb, b, reduce, 0)
+	if !complete {
+		tb.Fatalf("incomplete: %+v", stats)
 	}
-	return seen, e.Stats
+	return seen, stats
 }
 
-// outcomesWithin is outcomes for a search of at most max runs (0: no
-// limit); ok is false when it stopped at the limit.
-func (t toy) outcomesWithin(tb testing.TB, b Bounds, reduce bool, max int) (seen map[string]bool, stats ExhaustiveStats, ok bool) {
+// outcomesWithin runs a search of the toy of at most max runs (0: no
+// limit) and returns the outcomes its runs reached; complete is false when
+// it stopped at the limit.
+func (t toy) outcomesWithin(tb testing.TB, b Bounds, reduce bool, max int) (seen map[string]bool, stats ExhaustiveStats, complete bool) {
 	e := NewExhaustive(b, reduce)
 	seen = map[string]bool{}
 	runs := 0
