@@ -162,4 +162,15 @@ func TestAnswersAreCopies(t *testing.T) {
 	if got := e.node.BlockTxids(1); len(got) != 1 || got[0] != id {
 		t.Errorf("block 1 txids %v, want the original txid", got)
 	}
+	// The ground truth's movements too: a caller that edits or appends to
+	// what Inclusions gave changes nothing the next call reports.
+	incs := e.node.Inclusions()
+	if len(incs) != 1 || len(incs[0].Moved) != 1 || incs[0].Moved[0].Amount != 9 {
+		t.Fatalf("inclusions %+v, want one moving 9", incs)
+	}
+	incs[0].Moved[0].Amount = 255
+	_ = append(incs[0].Moved[:0], tron.Transfer{Amount: 254})
+	if again := e.node.Inclusions(); again[0].Moved[0].Amount != 9 {
+		t.Errorf("after the caller edited its copy, Inclusions moves %d, want 9", again[0].Moved[0].Amount)
+	}
 }
