@@ -72,10 +72,10 @@ const NoPreemptionBound = -1
 // stops the run (Sim.Stop) writes every key, since it ends every other
 // process's turn; and a record stands for a schedule only if each process
 // is there the child of the same spawning step (record.spawn), since
-// processes are numbered in spawn order. The search checks what it can: a live run
-// that does not repeat a predicted scheduling decision fails it. scenarios
-// compares the outcomes reduced and full searches reach, and sim tests the
-// reduction against the full search on random programs.
+// processes are numbered in spawn order. The search checks what it can:
+// a live run that does not repeat a predicted scheduling decision fails
+// it. scenarios compares the outcomes reduced and full searches reach, and
+// sim tests the reduction against the full search on random programs.
 type Exhaustive struct {
 	b         Bounds
 	reduce    bool

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"os"
-	"slices"
-)
+import "slices"
 
 // predict plays the schedule the search just moved to (the deepest node
 // took its next alternative) against the records of runs already made,
@@ -30,7 +27,7 @@ import (
 func (e *Exhaustive) predict() (settled bool, known int) {
 	x := len(e.path) - 1
 	n := e.path[x]
-	if n.st == nil || os.Getenv("NOPREDICT") != "" {
+	if n.st == nil {
 		return false, n.steps
 	}
 	// The prediction's state lives only until it returns (a node it makes
