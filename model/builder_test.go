@@ -314,7 +314,8 @@ func (b *builder) insertFor(n int, c sluice.CustomerID, to tron.Address, amount 
 // record appends an intake record of client sending sent, whose call and
 // return are the next two step indexes. A Created or Replayed answer shows
 // the payload sent, its id in canonical (lowercase) form, as intake does;
-// any other answer shows no payload.
+// any other answer shows no payload. A Replayed answer names the txid the
+// operation had when its log last entered state.
 func (b *builder) record(client string, sent Payload, out Outcome, state sluice.State) {
 	r := IntakeRecord{Client: client, ID: sent.ID, Sent: sent, Outcome: out, Call: b.step + 1, Return: b.step + 2}
 	b.step += 2
@@ -322,6 +323,16 @@ func (b *builder) record(client string, sent Payload, out Outcome, state sluice.
 		r.Answer = sent
 		r.Answer.ID = strings.ToLower(sent.ID)
 		r.State = state
+		// The txid the row had when it last entered that state, as
+		// intake shows it.
+		for _, e := range b.events(sluice.OperationID(r.Answer.ID)) {
+			if e.To == state {
+				r.Txid = ""
+				if !e.Txid.IsZero() {
+					r.Txid = e.Txid.String()
+				}
+			}
+		}
 	}
 	b.s.Intake = append(b.s.Intake, r)
 }
@@ -334,6 +345,9 @@ func (b *builder) read(client string, id sluice.OperationID) *ReadRecord {
 		Client: client, ID: string(id), Present: true,
 		Answer: payFor(string(id), row.Request.Customer, row.Request.To, uint64(row.Request.Amount)),
 		State:  row.State, Bounded: true, Call: b.step + 1, Return: b.step + 2,
+	}
+	if !row.Envelope.Txid.IsZero() {
+		r.Txid = row.Envelope.Txid.String()
 	}
 	b.step += 2
 	for _, e := range b.events(id) {

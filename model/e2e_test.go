@@ -197,11 +197,11 @@ func (w *e2e) read(client, id string) {
 	rec.Status = resp.Code
 	switch resp.Code {
 	case http.StatusOK:
-		p, state, history, ok := ReadAnswer(resp.Body.Bytes())
+		a, ok := ReadShown(resp.Body.Bytes())
 		if !ok {
 			w.t.Fatalf("GET %s: unreadable answer %s", id, resp.Body)
 		}
-		rec.Present, rec.Answer, rec.State, rec.History = true, p, state, history
+		rec.Present, rec.Answer, rec.State, rec.History, rec.Txid = true, a.Payload, a.State, a.History, a.Txid
 	case http.StatusNotFound:
 	default:
 		w.t.Fatalf("GET %s: status %d: %s", id, resp.Code, resp.Body)

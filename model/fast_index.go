@@ -318,6 +318,17 @@ func (ix *index) events(id sluice.OperationID) []int32 {
 	return ix.eventsOf(k)
 }
 
+// enteredWith reports whether id's log has an event into state st after
+// which its txid was txid (hex as an answer shows it, "" for none).
+func (ix *index) enteredWith(s *Snapshot, id sluice.OperationID, st sluice.State, txid string) bool {
+	for _, i := range ix.events(id) {
+		if e := &s.Events[i]; e.To == st && showsTxid(txid, e.Txid) {
+			return true
+		}
+	}
+	return false
+}
+
 func (ix *index) eventsOf(k int32) []int32 { return ix.evPos[ix.evStart[k]:ix.evStart[k+1]] }
 
 func (ix *index) rowsOf(k int32) []int32 { return ix.rowPos[ix.rowStart[k]:ix.rowStart[k+1]] }

@@ -403,7 +403,7 @@ func refObjectPlain(body []byte, texts *textArena) (vals [len(postFields)]string
 
 // answerFields are the answer's string fields ReadAnswer keeps, by their
 // JSON names, in answerWire's order; "history" is the one other it reads.
-var answerFields = []string{"operation_id", "customer", "state", "to_address", "amount", "asset"}
+var answerFields = []string{"operation_id", "customer", "state", "to_address", "amount", "asset", "txid"}
 
 // historyFields are a history entry's fields, by their JSON names, in
 // HistoryEntry's order.
@@ -411,8 +411,8 @@ var historyFields = []string{"from", "to", "at", "txid", "retired_txid"}
 
 // answerWire is an answer as ReadAnswer reads it.
 type answerWire struct {
-	id, customer, state, to, amount, asset string
-	history                                []HistoryEntry
+	id, customer, state, to, amount, asset, txid string
+	history                                      []HistoryEntry
 }
 
 // readAnswerPlain is ReadAnswer's fast path: an object whose members are
@@ -426,7 +426,7 @@ func readAnswerPlain(body []byte) (w answerWire, ok bool) {
 	if !p.next('{') {
 		return w, false
 	}
-	fields := [...]*string{&w.id, &w.customer, &w.state, &w.to, &w.amount, &w.asset} // answerFields
+	fields := [...]*string{&w.id, &w.customer, &w.state, &w.to, &w.amount, &w.asset, &w.txid} // answerFields
 	sawHistory := false
 	// The history is read here first, and copied out whole at the end: one
 	// allocation for the usual few entries.

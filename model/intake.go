@@ -103,8 +103,13 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			switch {
 			case r.Outcome == Created && r.State != sluice.Requested:
 				add(id, "%s was told op %s was created in state %s, want requested", who, id, r.State)
+			case r.Outcome == Created && r.Txid != "":
+				add(id, "%s was told op %s was created with txid %s, but a new operation has none", who, id, short(r.Txid))
 			case r.Outcome == Replayed && row != nil && !visited(id, r.State):
 				add(id, "%s was told op %s is %s, a state its log never entered", who, id, r.State)
+			case r.Outcome == Replayed && row != nil && !ix.enteredWith(s, id, r.State, r.Txid):
+				// Each event carries the txid in force after it.
+				add(id, "%s was told op %s is %s with txid %s, but its log never entered %s with that txid", who, id, r.State, short(r.Txid), r.State)
 			}
 		case Conflict:
 			switch {

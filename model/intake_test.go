@@ -186,6 +186,14 @@ func TestCheckIntakeUniquenessCatches(t *testing.T) {
 			break_: func(b *builder) { b.recordOf("c2").State = sluice.Failed },
 		},
 		{
+			name: "replay answer naming a txid the log never had in that state", op: happy, mention: "never entered confirmed with that txid",
+			break_: func(b *builder) { b.recordOf("c2").Txid = txidFor("other").String() },
+		},
+		{
+			name: "created answer naming a txid", op: happy, mention: "a new operation has none",
+			break_: func(b *builder) { b.recordOf("c1").Txid = txidFor("other").String() },
+		},
+		{
 			// A self-consistent scale error: intake stored ten times what
 			// the client asked, the chain paid it, and every answer and
 			// read showed it. Only the client's own strings reveal it.

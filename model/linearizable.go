@@ -32,6 +32,8 @@ type ReadRecord struct {
 	State       sluice.State // the state read
 	// History is the event log the body showed, oldest first.
 	History []HistoryEntry
+	// Txid is the txid the body named (hex), "" if none.
+	Txid string
 	// Bounded: the world counted the operation's log at the read's call
 	// (LogAtCall events) and at its return (LogAtReturn), on the same
 	// clock as Call and Return. The history shown must then be the log's
@@ -342,6 +344,12 @@ func checkReadHistories(s *Snapshot) []Violation {
 		}
 		if last := r.History[k-1].To; last != r.State.String() {
 			add("the state shown is %s, but the history shown ends in %s: not one instant of the log", r.State, last)
+		}
+		// Each event carries the txid in force after it, so the instant
+		// the history shows has one txid, and the answer must name that
+		// one: it is what the client watches the chain for.
+		if last := r.History[k-1].Txid; r.Txid != last {
+			add("the answer names txid %s, but at the instant its history shows the operation's txid was %s: not one instant of the log", short(r.Txid), short(last))
 		}
 		if r.Bounded && (k < r.LogAtCall || k > r.LogAtReturn) {
 			add("the history has %d entries, but the log held %d at the call and %d at the return: no instant within the read shows it",

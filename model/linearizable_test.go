@@ -247,6 +247,17 @@ func TestCheckReadHistoriesCatches(t *testing.T) {
 			break_: func(b *builder) { b.readOf("r1").History = nil },
 		},
 		{
+			// A rebuild between intake's two reads (the row, then the log)
+			// cut at the row's state alone: a history at the new txid, the
+			// answer naming the old one.
+			name: "answer naming a txid the history's instant does not have", op: rebuilt, mention: "the answer names txid",
+			break_: func(b *builder) { b.readOf("r2").Txid = txidFor("other").String() },
+		},
+		{
+			name: "answer naming no txid where the history has one", op: happy, mention: "the answer names txid",
+			break_: func(b *builder) { b.readOf("r1").Txid = "" },
+		},
+		{
 			name: "entry with another txid", op: happy, mention: "history entry 3 is",
 			break_: func(b *builder) { b.readOf("r1").History[2].Txid = txidFor("other").String() },
 		},
@@ -292,7 +303,7 @@ func TestCheckReadHistoriesAcceptsEveryInstantWithinTheRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.State, r.Bounded, r.LogAtCall, r.LogAtReturn = st, bounded, atCall, n
+			r.State, r.Txid, r.Bounded, r.LogAtCall, r.LogAtReturn = st, full[k-1].Txid, bounded, atCall, n
 			vs, _ := CheckLinearizable(&b.s, 10*time.Second)
 			if want := !bounded || k >= atCall; (len(vs) == 0) != want {
 				t.Errorf("read of %d of %d entries (bounded %v, log %d at call, %d at return): kept = %v, want %v:\n%s",

@@ -104,6 +104,9 @@ type IntakeRecord struct {
 	// carried (what the client was told the server holds).
 	Answer Payload
 	State  sluice.State // for Created/Replayed: the state returned
+	// Txid is, for Created/Replayed, the txid the answer named (hex), ""
+	// if none.
+	Txid string
 	// Call and Return are the step indexes of the call and of its return
 	// (for linearizability).
 	Call, Return int64

@@ -359,7 +359,9 @@ func runPostClient(p *sim.Proc) {
 		resp, ok := w.request(p, srvName, http.MethodPost, "/v1/withdrawals", post.body, post.contentType, "")
 		if ok {
 			rec.Return = resp.ret
-			rec.Outcome, rec.Answer, rec.State = classifyPost(resp)
+			var a model.Shown
+			rec.Outcome, a = classifyPost(resp)
+			rec.Answer, rec.State, rec.Txid = a.Payload, a.State, a.Txid
 			w.release(resp)
 			answered = rec.Outcome != model.Failed
 			if rec.Outcome == model.Failed {
@@ -383,22 +385,22 @@ func runPostClient(p *sim.Proc) {
 // header, and the payload in the body. A 402 is intake's refusal for want
 // of funds, which stores nothing (Unfunded); any status intake does not
 // give is a failure, whose effect is unknown.
-func classifyPost(r response) (model.Outcome, model.Payload, sluice.State) {
+func classifyPost(r response) (model.Outcome, model.Shown) {
 	switch {
 	case r.code == http.StatusCreated:
-		p, st, _, _ := model.ReadAnswer(r.body)
-		return model.Created, p, st
+		a, _ := model.ReadShown(r.body)
+		return model.Created, a
 	case r.code == http.StatusOK && r.replay:
-		p, st, _, _ := model.ReadAnswer(r.body)
-		return model.Replayed, p, st
+		a, _ := model.ReadShown(r.body)
+		return model.Replayed, a
 	case r.code == http.StatusConflict:
-		return model.Conflict, model.Payload{}, sluice.None
+		return model.Conflict, model.Shown{}
 	case r.code == http.StatusPaymentRequired:
-		return model.Unfunded, model.Payload{}, sluice.None
+		return model.Unfunded, model.Shown{}
 	case r.code == http.StatusUnprocessableEntity, r.code == http.StatusUnsupportedMediaType:
-		return model.Invalid, model.Payload{}, sluice.None
+		return model.Invalid, model.Shown{}
 	}
-	return model.Failed, model.Payload{}, sluice.None
+	return model.Failed, model.Shown{}
 }
 
 // logLen counts an operation's events now, read straight from the store
@@ -438,7 +440,8 @@ func (w *world) read(p *sim.Proc, srvName, id string) {
 	rec.Return, rec.LogAtReturn, rec.Status, rec.StoreFailed = resp.ret, resp.retLog, resp.code, resp.storeFailed
 	if resp.code == http.StatusOK {
 		rec.Present = true
-		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(resp.body)
+		a, _ := model.ReadShown(resp.body)
+		rec.Answer, rec.State, rec.History, rec.Txid = a.Payload, a.State, a.History, a.Txid
 	}
 	w.release(resp)
 	w.reads = append(w.reads, rec)

@@ -366,7 +366,9 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 			}
 		})
 		if ok {
-			rec.Outcome, rec.Answer, rec.State = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
+			var a model.Shown
+			rec.Outcome, a = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
+			rec.Answer, rec.State, rec.Txid = a.Payload, a.State, a.Txid
 		} else {
 			rec.Outcome = model.Failed
 		}
@@ -423,7 +425,8 @@ func (h *history) get(ctx context.Context, client, id string) {
 	rec.StoreFailed = outage && (class == "5xx" || class == "503")
 	if code == http.StatusOK {
 		rec.Present = true
-		rec.Answer, rec.State, rec.History, _ = model.ReadAnswer(body)
+		a, _ := model.ReadShown(body)
+		rec.Answer, rec.State, rec.History, rec.Txid = a.Payload, a.State, a.History, a.Txid
 	}
 	h.mu.Lock()
 	h.reads = append(h.reads, rec)
@@ -478,20 +481,20 @@ func wrongFunds(p post, outcome model.Outcome) string {
 // classifyPost reads an answer as a client would: the status, the replay
 // header and the payload in the body. A 402 is intake's refusal for want of
 // funds (nothing stored).
-func classifyPost(code int, replay bool, body []byte) (model.Outcome, model.Payload, sluice.State) {
+func classifyPost(code int, replay bool, body []byte) (model.Outcome, model.Shown) {
 	switch {
 	case code == http.StatusCreated:
-		p, st, _, _ := model.ReadAnswer(body)
-		return model.Created, p, st
+		a, _ := model.ReadShown(body)
+		return model.Created, a
 	case code == http.StatusOK && replay:
-		p, st, _, _ := model.ReadAnswer(body)
-		return model.Replayed, p, st
+		a, _ := model.ReadShown(body)
+		return model.Replayed, a
 	case code == http.StatusConflict:
-		return model.Conflict, model.Payload{}, sluice.None
+		return model.Conflict, model.Shown{}
 	case code == http.StatusPaymentRequired:
-		return model.Unfunded, model.Payload{}, sluice.None
+		return model.Unfunded, model.Shown{}
 	case code == http.StatusUnprocessableEntity || code == http.StatusBadRequest:
-		return model.Invalid, model.Payload{}, sluice.None
+		return model.Invalid, model.Shown{}
 	}
-	return model.Failed, model.Payload{}, sluice.None
+	return model.Failed, model.Shown{}
 }

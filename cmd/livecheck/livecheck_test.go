@@ -123,7 +123,8 @@ func TestFundFlags(t *testing.T) {
 // instruction is recognized through its canonical form.
 func TestClassifyPost(t *testing.T) {
 	p := newPlans(4, rand.New(rand.NewPCG(3, 4)))[3]
-	answer := []byte(strings.Replace(string(p.twin.body), "}", `,"state":"broadcast"}`, 1))
+	const txid = "5c1f3b2a00000000000000000000000000000000000000000000000000000042"
+	answer := []byte(strings.Replace(string(p.twin.body), "}", `,"state":"broadcast","txid":"`+txid+`"}`, 1))
 	for _, c := range []struct {
 		code   int
 		replay bool
@@ -138,14 +139,15 @@ func TestClassifyPost(t *testing.T) {
 		{http.StatusServiceUnavailable, false, model.Failed},
 		{http.StatusInternalServerError, false, model.Failed},
 	} {
-		got, shown, st := classifyPost(c.code, c.replay, answer)
+		got, a := classifyPost(c.code, c.replay, answer)
+		shown, st := a.Payload, a.State
 		if got != c.want {
 			t.Errorf("%d replay=%v: %s, want %s", c.code, c.replay, got, c.want)
 		}
 		if got == model.Created || got == model.Replayed {
 			want, _ := model.ReadIntent(p.orig.sent)
-			if in, bad := model.ReadIntent(shown); bad != "" || !model.SameInstruction(in, want) || st != sluice.Broadcast {
-				t.Errorf("%d: answer %+v state %s, want the original instruction %+v, broadcast", c.code, shown, st, p.orig.sent)
+			if in, bad := model.ReadIntent(shown); bad != "" || !model.SameInstruction(in, want) || st != sluice.Broadcast || a.Txid != txid {
+				t.Errorf("%d: answer %+v state %s txid %q, want the original instruction %+v, broadcast, %s", c.code, shown, st, a.Txid, p.orig.sent, txid)
 			}
 		}
 	}
