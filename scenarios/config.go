@@ -443,7 +443,10 @@ func Zombies() Config {
 // claim. Two reads of one step can then straddle not just a block but the
 // whole window a proof of death rests on (expiration + margin + the solid
 // lag), which is where the order of those reads decides whether a rebuild
-// pays twice. A relay hands the chain the sends a node lost.
+// pays twice. Intake is slow too, to patient clients: a GET's two reads (the
+// row, then its log) can straddle a whole rebuild, which is where an answer
+// that mixes two instants shows. A relay hands the chain the sends a node
+// lost.
 func Laggy() Config {
 	c := chaosBase()
 	c.Name = "laggy"
@@ -455,6 +458,9 @@ func Laggy() Config {
 	c.Lease = Duration(5 * time.Minute)
 	c.SlowCallP = 0.08
 	c.SlowCalls = durations(20*time.Second, 90*time.Second, 3*time.Minute)
+	c.ServerStalls = durations(time.Second, 90*time.Second, 4*time.Minute)
+	c.ServerStallP = 0.05
+	c.ClientTimeout = Duration(5 * time.Minute)
 	c.BroadcastLieP = 0.4
 	c.RelayP = 0.8
 	c.ChainGaps = durations(5*time.Second, 15*time.Second, 40*time.Second)

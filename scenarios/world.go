@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,9 @@ type Result struct {
 	Pruned bool
 	tape   []sim.Choice
 	ticks  int // worker ticks made (tests)
+	// diverged: a replay's run stopped because the code asked another
+	// question than the tape holds (Replay reports it first).
+	diverged *sim.Divergence
 
 	// Stats are what the run did, for reports: always filled.
 	Stats model.Stats
@@ -136,7 +140,20 @@ func Replay(t *sim.Trace) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("trace config: %w", err)
 	}
+	if t.Header.World != cfg.Name {
+		return nil, fmt.Errorf("the trace header names world %q, but its configuration is world %q's", t.Header.World, cfg.Name)
+	}
+	rerun, err := strategyOf(t.Header.Strategy)
+	if err != nil {
+		return nil, err
+	}
 	res := run(cfg, t.Header.Seed, sim.NewReplay(t.Tape), t.Header.Strategy, Options{Tracing: true})
+	// The run stops where the code first asks something the tape does
+	// not hold: that question is the divergence, and the events and the
+	// verdict that follow from the stop only obscure it.
+	if res.diverged != nil {
+		return res, res.diverged
+	}
 	got := res.Trace.Events
 	for i := range max(len(got), len(t.Events)) {
 		switch {
@@ -157,9 +174,65 @@ func Replay(t *sim.Trace) (*Result, error) {
 	// The same model judged the same events: the same verdict, unless the
 	// footer was edited.
 	if !bytes.Equal(res.Trace.Verdict, t.Verdict) {
-		return res, fmt.Errorf("the trace's verdict %s is not the replay's %s", t.Verdict, res.Trace.Verdict)
+		return res, fmt.Errorf("the trace's verdict is not the replay's: %s", verdictDiff(t.Verdict, res.Trace.Verdict))
+	}
+	// A seeded run's tape is what its seed and strategy draw, and the
+	// re-run command printed for it rests on that: an edited seed or
+	// strategy would replay (the tape decides) under a false label.
+	if rerun != nil {
+		o := *rerun
+		o.keepTape = true
+		if again := Run(cfg, t.Header.Seed, o); !slices.Equal(again.tape, t.Tape) {
+			return res, fmt.Errorf("the trace's tape is not what seed %d draws with strategy %s: the header's seed or strategy is not its run's", t.Header.Seed, t.Header.Strategy)
+		}
 	}
 	return res, nil
+}
+
+// strategyOf reads a trace header's strategy: the options that re-run a
+// seed with it (random, pct/N), or nil for one that only its tape
+// reproduces (exhaustive).
+func strategyOf(name string) (*Options, error) {
+	switch {
+	case name == "random":
+		return &Options{}, nil
+	case name == "exhaustive":
+		return nil, nil
+	}
+	if d, ok := strings.CutPrefix(name, "pct/"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n > 0 && strconv.Itoa(n) == d {
+			return &Options{PCTDepth: n}, nil
+		}
+	}
+	return nil, fmt.Errorf("the trace header's strategy %q is none this build writes (random, pct/N, exhaustive)", name)
+}
+
+// verdictDiff says how a trace's recorded verdict and a replay's (JSON
+// lists of violations) differ: the first violation not in both, in short,
+// rather than two whole lists.
+func verdictDiff(recorded, replayed []byte) string {
+	var rec, rep []model.Violation
+	if json.Unmarshal(recorded, &rec) != nil {
+		return fmt.Sprintf("the trace's is unreadable (%.80q)", recorded)
+	}
+	if json.Unmarshal(replayed, &rep) != nil {
+		return fmt.Sprintf("the replay's is unreadable (%.80q)", replayed)
+	}
+	for i := range max(len(rec), len(rep)) {
+		switch {
+		case i >= len(rec):
+			return fmt.Sprintf("the trace lists %d violations, the replay %d more, the first %s", len(rec), len(rep)-len(rec), shortViolation(rep[i]))
+		case i >= len(rep):
+			return fmt.Sprintf("the replay finds %d violations, the trace lists %d more, the first %s", len(rep), len(rec)-len(rep), shortViolation(rec[i]))
+		case rec[i] != rep[i]:
+			return fmt.Sprintf("violation %d of %d: the trace has %s, the replay %s", i+1, len(rec), shortViolation(rec[i]), shortViolation(rep[i]))
+		}
+	}
+	return "they differ in their bytes alone"
+}
+
+func shortViolation(v model.Violation) string {
+	return fmt.Sprintf("%s: %.200q", v.Invariant, v.Message)
 }
 
 // world is one run's state.
@@ -366,6 +439,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	err := s.Run()
 	w.releaseHandler()
 	res := &Result{Seed: seed, Steps: s.Steps(), Virtual: s.Elapsed(), Swarm: swarm, ticks: w.ticks}
+	errors.As(err, &res.diverged)
 	if o.TapeDigest {
 		res.TapeDigest = sim.TapeDigest(s.Tape())
 	}

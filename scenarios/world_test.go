@@ -103,6 +103,60 @@ func TestReplayReproducesAndDetectsDivergence(t *testing.T) {
 	}
 }
 
+// Goal: a replay that goes wrong says why in its first words: a choice the
+// code no longer asks is named as such (not as the events and the verdict
+// that follow from the run stopping there), and a header that does not
+// belong to its tape is refused, since the command printed to re-run the
+// seed rests on it. Method: one edit per case to traces of a random and a
+// PCT run.
+func TestReplayRefusesWhatDoesNotBelong(t *testing.T) {
+	random := Run(Pair(), 11, Options{Tracing: true}).Trace.Bytes()
+	pct := Run(Pair(), 11, Options{Tracing: true, PCTDepth: 3}).Trace.Bytes()
+	read := func(b []byte) *sim.Trace {
+		tr, err := sim.ReadTrace(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	if _, err := Replay(read(pct)); err != nil {
+		t.Fatalf("replay of a PCT trace: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		trace []byte
+		edit  func(*sim.Trace)
+		want  string
+	}{
+		{"a choice renamed", random, func(tr *sim.Trace) {
+			for i := range tr.Tape {
+				if tr.Tape[i].Kind != "sched" && i > 20 {
+					tr.Tape[i].Kind += "x"
+					return
+				}
+			}
+		}, "replay diverged at choice"},
+		{"the tape cut short", random, func(tr *sim.Trace) { tr.Tape = tr.Tape[:len(tr.Tape)/2] }, "the tape ended"},
+		{"another world's name", random, func(tr *sim.Trace) { tr.Header.World = "chaos" }, `names world "chaos"`},
+		{"random relabelled PCT", random, func(tr *sim.Trace) { tr.Header.Strategy = "pct/3" }, "is not what seed 11 draws with strategy pct/3"},
+		{"PCT relabelled random", pct, func(tr *sim.Trace) { tr.Header.Strategy = "random" }, "is not what seed 11 draws with strategy random"},
+		{"PCT of another depth", pct, func(tr *sim.Trace) { tr.Header.Strategy = "pct/2" }, "with strategy pct/2"},
+		{"a strategy no build writes", random, func(tr *sim.Trace) { tr.Header.Strategy = "bogus" }, `strategy "bogus" is none`},
+		{"a depth written oddly", pct, func(tr *sim.Trace) { tr.Header.Strategy = "pct/03" }, `strategy "pct/03" is none`},
+		{"a violation's message edited", random, func(tr *sim.Trace) {
+			tr.Verdict = []byte(`[{"Invariant":"conservation","Message":"made up"}]`)
+		}, "the replay finds 0 violations, the trace lists 1 more, the first conservation"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := read(c.trace)
+			c.edit(tr)
+			if _, err := Replay(tr); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("replay = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	for _, name := range WorldNames() {
 		cfg, err := World(name)
