@@ -137,7 +137,14 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	one := &oneRun{mode: "exhaustive", world: cfg.Name, mutant: cfg.Mutant, strategy: "exhaustive", res: res.FirstFailure,
 		traceName: exhaustiveTraceName(cfg.Name, cfg.Mutant), what: "exhaustive search, " + found,
 		notes: []string{"bounds: " + bounds}}
+	// A search that ran out of budget proved nothing about the schedules
+	// it did not reach: inconclusive, as a kill table without enough seeds
+	// is, so that a gate cannot take it for a complete one. A violation
+	// found says more, and wins.
 	code := exitOK
+	if !st.Complete {
+		code = exitInconclusive
+	}
 	if res.FirstFailure != nil {
 		code = exitViolation
 		one.what += "; the first failing schedule is shown"

@@ -89,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	seed := fs.String("seed", "", "run exactly seed `S` (with events traced)")
 	fs.StringVar(&o.world, "world", "chaos", "the world: "+strings.Join(scenarios.WorldNames(), ", "))
 	fs.StringVar(&o.mutant, "mutant", "", "run against a deliberately broken core: "+strings.Join(scenarios.MutantNames(), ", "))
-	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random or pct")
+	fs.StringVar(&o.strategy, "strategy", "random", "how tapes are produced: random, pct (see -pct-depth) or exhaustive (every schedule within the -max-* bounds)")
 	fs.IntVar(&o.pctDepth, "pct-depth", 3, "PCT's depth `D`: D-1 priority change points per run")
 	o.bounds = scenarios.DefaultExhaustiveBounds()
 	fs.IntVar(&o.bounds.Crashes, "max-crashes", o.bounds.Crashes, "exhaustive: crashes per schedule")

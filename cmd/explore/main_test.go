@@ -142,8 +142,8 @@ func TestExhaustiveRefusesLargeWorldsAndShowsProgress(t *testing.T) {
 		t.Errorf("exhaustive on chaos: exit %d, stdout %q, stderr %q; want a refusal naming the way out", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "-strategy", "exhaustive", "-world", "zombies", "-exhaustive-any-world", "-max-schedules", "30", "-max-steps", "2000")
-	if code != exitOK || !strings.Contains(out, "NOT complete") {
-		t.Errorf("zombies, asked for: exit %d\n%s%s", code, out, errOut)
+	if code != exitInconclusive || !strings.Contains(out, "NOT complete") {
+		t.Errorf("zombies, asked for: exit %d (want %d: a search out of budget is inconclusive)\n%s%s", code, exitInconclusive, out, errOut)
 	}
 	_, _, errOut = cli(t, "-strategy", "exhaustive", "-world", "pair", "-max-crashes", "0", "-progress")
 	if !strings.Contains(errOut, "exhaustive search: ") || !strings.Contains(errOut, " schedules, ") {
