@@ -54,6 +54,7 @@ type Aggregate struct {
 	failures       []*Seed
 	firstSeed      uint64 // seed k of the run is firstSeed + k*stride
 	stride         int
+	seeds          int // seeds in the range: slots of steps beyond are not the run's
 	keep           int
 }
 
@@ -61,12 +62,15 @@ type Aggregate struct {
 // them), keeping the keep lowest-numbered failing seeds.
 func NewAggregate(firstSeed uint64, stride, seeds, keep int) *Aggregate {
 	a := &Aggregate{tally: map[string]int{}, perInvariant: map[string]int{},
-		firstSeed: firstSeed, stride: stride, steps: make([]int, seeds), keep: keep}
+		firstSeed: firstSeed, stride: stride, steps: make([]int, 0, min(seeds, stepsReserved)), seeds: seeds, keep: keep}
 	for _, inv := range model.InvariantNames() {
 		a.perInvariant[inv] = 0
 	}
 	return a
 }
+
+// stepsReserved bounds the per-seed step slots made ready up front.
+const stepsReserved = 1 << 16
 
 // bump adds one to h[i], growing the histogram as needed.
 func bump(h []int, i int) []int {
@@ -96,8 +100,16 @@ func (a *Aggregate) Add(s *Seed) {
 	for _, k := range s.Stats.Rebuilds {
 		a.rebuilds = bump(a.rebuilds, k)
 	}
-	if k := int(s.Seed - a.firstSeed); a.stride > 0 && k >= 0 && k%a.stride == 0 && k/a.stride < len(a.steps) {
-		a.steps[k/a.stride] = s.Steps
+	if k := int(s.Seed - a.firstSeed); a.stride > 0 && k >= 0 && k%a.stride == 0 && k/a.stride < a.seeds {
+		// The slots grow with the seeds run, not with the range asked:
+		// -duration may cap a run at a million seeds and stop after a
+		// thousand. Seeds finish out of order on several cores, so a slot
+		// may be filled before the ones below it.
+		i := k / a.stride
+		for len(a.steps) <= i {
+			a.steps = append(a.steps, 0)
+		}
+		a.steps[i] = s.Steps
 		a.added++
 	}
 	for name, n := range s.Coverage {

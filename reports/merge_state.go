@@ -293,7 +293,7 @@ func MergeCoverage(lists ...[]CoverageSeeds) []CoverageSeeds {
 // a.mu held.
 func (a *Aggregate) stepsPerSeed() []int {
 	if len(a.stepCounts) == 0 {
-		return a.steps
+		return a.steps[:a.stepsSeen()]
 	}
 	out := slices.Clone(a.steps[:a.stepsSeen()])
 	for _, s := range stepCounts(a.stepCounts) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 )
@@ -62,7 +63,10 @@ func (o *options) parseSeedRange(start string, set map[string]bool) error {
 	if o.requireCov && !o.runsSeedRange() {
 		return errors.New("-require-coverage judges a seed range: drop it (or -mutants, -strategy exhaustive, -seed, -replay, -shrink)")
 	}
-	if o.recheck < 0 || o.recheck > 1 {
+	if o.seeds > 0 && o.seedStart > math.MaxUint64-uint64(o.seeds-1) {
+		return fmt.Errorf("-seed-start %d with -seeds %d: the range runs past the largest seed (%d); start lower", o.seedStart, o.seeds, uint64(math.MaxUint64))
+	}
+	if !(o.recheck >= 0 && o.recheck <= 1) { // NaN fails both
 		return fmt.Errorf("-recheck %g: want a fraction from 0 to 1", o.recheck)
 	}
 	if o.recheck > 0 && !o.runsSeedRange() {

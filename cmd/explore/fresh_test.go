@@ -124,6 +124,9 @@ func TestRecheckAndFreshFlags(t *testing.T) {
 	}{
 		{[]string{"-recheck", "2"}, "-recheck 2"},
 		{[]string{"-recheck", "-0.1"}, "-recheck -0.1"},
+		{[]string{"-recheck", "NaN"}, "-recheck NaN"},
+		{[]string{"-seed-start", "18446744073709551615", "-seeds", "3"}, "the range runs past the largest seed"},
+		{[]string{"-seed-start", "18446744073709551615", "-duration", "1m"}, "the range runs past the largest seed"},
 		{[]string{"-seed-start", "abc"}, `-seed-start "abc"`},
 		{[]string{"-seed-start", "random", "-shard", "0/2"}, "-seed-start random with -shard"},
 		{[]string{"-duration", "0"}, "-duration 0"},
