@@ -311,3 +311,40 @@ func firstFailing(t *testing.T, mutant string, max uint64) uint64 {
 	t.Fatalf("%s breaks linearizable-intake on no chaos seed up to %d", mutant, max)
 	return 0
 }
+
+// Goal: when the first failing seed's trace cannot be written (here the
+// working directory it goes to was removed), explore says so and names no
+// replay of a file that is not there, in its output or its summary; the
+// violation stays the verdict and the re-run command is still given.
+func TestUnwrittenTraceIsNotOfferedForReplay(t *testing.T) {
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "s.json")
+	gone := filepath.Join(dir, "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "-world", "zombies", "-mutant", "claim-ignores-lease", "-seeds", "2", "-json", sum)
+	if code != exitViolation || !strings.Contains(errOut, "writing the trace") {
+		t.Fatalf("exit %d, stderr %q; want 1 and the write's failure", code, errOut)
+	}
+	if strings.Contains(out, "-replay") || !strings.Contains(out, "replay: none") || !strings.Contains(out, "re-run: ") {
+		t.Errorf("the output offers a replay of a trace never written, or no re-run:\n%s", out)
+	}
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		First struct{ Trace, Replay, Command string } `json:"first_failure"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.First.Trace != "" || s.First.Replay != "" || s.First.Command == "" {
+		t.Errorf("summary's first failure %+v: want no trace, no replay, a re-run command", s.First)
+	}
+}

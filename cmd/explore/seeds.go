@@ -222,6 +222,7 @@ func firstFailureArtifacts(o *options, cfg scenarios.Config, failures []*reports
 		// violation stays the verdict (exit 1).
 		if err := writeArtifacts(stdout, path, traced); err != nil {
 			fmt.Fprintln(stderr, "explore: writing the trace:", err)
+			path = "" // nothing to replay: say so rather than name a file that is not there
 		}
 	} else {
 		// The report holds the trace; point at its copy rather than
@@ -234,7 +235,13 @@ func firstFailureArtifacts(o *options, cfg scenarios.Config, failures []*reports
 			fmt.Fprintln(stderr, "explore: keeping the trace in the regression corpus:", err)
 		}
 	}
-	ff := &firstFailure{Seed: first.Seed, Trace: path, Replay: replayCommand(path), Command: rp.rerun(rp.traceName())}
-	fmt.Fprintf(stdout, "replay: %s\nre-run: %s\n", ff.Replay, ff.Command)
+	ff := &firstFailure{Seed: first.Seed, Trace: path, Command: rp.rerun(rp.traceName())}
+	if path != "" {
+		ff.Replay = replayCommand(path)
+		fmt.Fprintf(stdout, "replay: %s\n", ff.Replay)
+	} else {
+		fmt.Fprintln(stdout, "replay: none (the trace could not be written; the re-run below writes it again)")
+	}
+	fmt.Fprintf(stdout, "re-run: %s\n", ff.Command)
 	return pages, ff
 }
