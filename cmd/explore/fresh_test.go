@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"sluicesim/scenarios"
@@ -159,5 +167,64 @@ func TestRequireCoverageFailsAShortRun(t *testing.T) {
 	// Without the flag the same run passes, and still says what it missed.
 	if code, out, _ := cli(t, "-world", "pair", "-seeds", "1"); code != exitOK || !strings.Contains(out, "never reached: ") {
 		t.Errorf("without -require-coverage: exit %d\n%s", code, out)
+	}
+}
+
+// Goal: a seed range stopped by a signal (Ctrl-C; SIGTERM, which is how a
+// cluster stops a pod) keeps what it found: the seeds in flight finish,
+// the summary speaks of the seeds run (a prefix of the range) and says it
+// was interrupted, the -json summary is written and marked so, and the
+// exit is 130, not the 0 of a range run whole. Method: the built binary
+// on a range far too long to finish, signalled once its progress shows.
+func TestInterruptedRangeKeepsWhatRan(t *testing.T) {
+	bin := builtExplore(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			sum := filepath.Join(t.TempDir(), "s.json")
+			cmd := exec.Command(bin, "-world", "pair", "-seeds", "100000000", "-progress", "-json", sum)
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			errPipe, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The progress line shows once seeds are running.
+			var errOut bytes.Buffer
+			buf := make([]byte, 4096)
+			for !strings.Contains(errOut.String(), "seeds/s") {
+				n, err := errPipe.Read(buf)
+				errOut.Write(buf[:n])
+				if err != nil {
+					t.Fatalf("no progress before stderr ended: %v\n%s", err, errOut.String())
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			rest, _ := io.ReadAll(errPipe)
+			errOut.Write(rest)
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("exit: %v, want %d\nstdout:\n%s\nstderr:\n%s", err, exitInterrupted, out.String(), errOut.String())
+			}
+			b, err := os.ReadFile(sum)
+			if err != nil {
+				t.Fatalf("no summary written: %v", err)
+			}
+			var s summary
+			if err := json.Unmarshal(b, &s); err != nil {
+				t.Fatal(err)
+			}
+			if !s.Interrupted || s.SeedsRun == 0 || s.Seeds != s.SeedsRun || s.SeedsFailed != 0 {
+				t.Errorf("summary: interrupted %v, %d of %d seeds run, %d failed; want interrupted, a prefix run whole, none failed", s.Interrupted, s.SeedsRun, s.Seeds, s.SeedsFailed)
+			}
+			if want := fmt.Sprintf("INTERRUPTED: the first %d seeds of the range ran", s.SeedsRun); !strings.Contains(out.String(), want) {
+				t.Errorf("stdout does not say %q:\n%s", want, out.String())
+			}
+		})
 	}
 }

@@ -25,6 +25,10 @@ const (
 	exitViolation    = 1
 	exitUsage        = 2
 	exitInconclusive = 3
+	// exitInterrupted: a signal (Ctrl-C, a pod's SIGTERM) stopped a seed
+	// range that found no violation: what ran is summarised, the rest of
+	// the range is unknown. 128 + SIGINT, as a shell reports it.
+	exitInterrupted = 130
 )
 
 // fixedClock is the clock of the store made only to test the connection.

@@ -36,6 +36,9 @@ type summary struct {
 	Seeds        int             `json:"seeds"`
 	Shard        string          `json:"shard"`
 	SeedsRun     int             `json:"seeds_run"`
+	// Interrupted: a signal stopped the run; the seeds run (and Seeds)
+	// are the first SeedsRun of the range asked.
+	Interrupted bool `json:"interrupted,omitempty"`
 	SeedsFailed  int             `json:"seeds_failed"`
 	PerInvariant map[string]int  `json:"seeds_failed_per_invariant"`
 	Violations   []seedViolation `json:"violations"`

@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"sluicesim/model"
@@ -48,12 +51,31 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		}()
 	}
 
-	var stop func(int) bool
+	// A signal ends the range where it stands: the seeds in flight finish,
+	// no new one starts, and the summary speaks of the seeds run, which
+	// are a prefix of the range, as under -duration. A second signal kills
+	// at once (the handler is gone by then).
+	var interrupted atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		interrupted.Store(true)
+		signal.Stop(sigs)
+		fmt.Fprintln(stderr, "\nexplore: interrupted: finishing the seeds in flight, then summarising those run (interrupt again to quit at once)")
+	}()
+	defer func() {
+		signal.Stop(sigs) // no send after it returns: the close below is safe
+		close(sigs)
+	}()
+	stop := func(int) bool { return interrupted.Load() }
 	if o.duration > 0 {
 		deadline := began.Add(o.duration)
 		// The first seed always runs: a budget too short for one seed
 		// still says something.
-		stop = func(k int) bool { return k > 0 && !time.Now().Before(deadline) }
+		stop = func(k int) bool { return interrupted.Load() || k > 0 && !time.Now().Before(deadline) }
 	}
 	var rs *recheckSet
 	if o.recheck > 0 {
@@ -68,13 +90,14 @@ func explore(o *options, stdout, stderr io.Writer) int {
 		done.Add(1)
 	})
 	if ran < total {
-		// A time budget ended the run: the seeds run are the first ran
-		// of the range, and the summary speaks of those.
+		// A time budget or a signal ended the run: the seeds run are the
+		// first ran of the range, and the summary speaks of those.
 		total, o.seeds = ran, ran
 	}
+	stopped := interrupted.Load()
 	var rechecked int
 	var mismatches []recheckMismatch
-	if rs != nil {
+	if rs != nil && !stopped {
 		rechecked, mismatches = rs.rerun(cfg, o.runOptions(), o.parallel)
 	}
 	elapsed := time.Since(began)
@@ -83,7 +106,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 
 	sum := summary{
 		Mode: "seeds", World: cfg.Name, Mutant: cfg.Mutant, Strategy: o.strategy, Store: o.storeKind, SeedStart: o.seedStart, Seeds: o.seeds,
-		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: total,
+		Shard: fmt.Sprintf("%d/%d", o.shardI, o.shardN), SeedsRun: total, Interrupted: stopped,
 	}
 	failures := sum.fill(agg)
 	sum.Swarm = cfg.Swarm
@@ -103,7 +126,9 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	if o.seedRandom {
 		fmt.Fprintf(stdout, "a fresh range: -seed-start random chose %d (re-run it with -seed-start %d -seeds %d)\n", o.seedStart, o.seedStart, o.seeds)
 	}
-	if o.duration > 0 {
+	if stopped {
+		fmt.Fprintf(stdout, "INTERRUPTED: the first %d seeds of the range ran; this summary is of those alone\n", total)
+	} else if o.duration > 0 {
 		fmt.Fprintf(stdout, "time budget %s: %d seeds fitted\n", o.duration, total)
 	}
 	printCounts(stdout, cfg, &sum, o.requireCov)
@@ -126,6 +151,9 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	}
 	if o.requireCov && code == exitOK && len(missingCoverage(cfg, sum.Coverage)) > 0 {
 		code = exitInconclusive
+	}
+	if stopped && code != exitViolation {
+		code = exitInterrupted
 	}
 
 	if o.report != "" {
