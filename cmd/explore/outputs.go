@@ -31,14 +31,14 @@ type summary struct {
 	Swarm    bool   `json:"swarm,omitempty"`     // -swarm: each seed drew its world
 	// Model is scenarios.ModelVersion: summaries of other models count
 	// other things, and a merge refuses to add them up.
-	Model        string          `json:"model"`
-	SeedStart    uint64          `json:"seed_start"`
-	Seeds        int             `json:"seeds"`
-	Shard        string          `json:"shard"`
-	SeedsRun     int             `json:"seeds_run"`
+	Model     string `json:"model"`
+	SeedStart uint64 `json:"seed_start"`
+	Seeds     int    `json:"seeds"`
+	Shard     string `json:"shard"`
+	SeedsRun  int    `json:"seeds_run"`
 	// Interrupted: a signal stopped the run; the seeds run (and Seeds)
 	// are the first SeedsRun of the range asked.
-	Interrupted bool `json:"interrupted,omitempty"`
+	Interrupted  bool            `json:"interrupted,omitempty"`
 	SeedsFailed  int             `json:"seeds_failed"`
 	PerInvariant map[string]int  `json:"seeds_failed_per_invariant"`
 	Violations   []seedViolation `json:"violations"`
