@@ -130,3 +130,41 @@ func TestCheckAtMostOnceSolidFailurePlusSuccess(t *testing.T) {
 		t.Errorf("a solid REVERT of a txid retired as never sent: want one audit-log violation, got:\n%s", describe(got))
 	}
 }
+
+// Goal: a run cut short by the step budget is not charged with the states
+// a payment passes through on its way (sent and paid, not yet confirmed),
+// which liveness reports as the cut; a terminal row that paid is charged
+// all the same, and so is the total in a run that was not cut. Method:
+// op 8 paid while broadcast, with and without the budget spent; then op 8
+// failed after paying, with the budget spent.
+func TestBudgetCutExcusesOnlyPaymentsInFlight(t *testing.T) {
+	inFlight := func(b *builder) {
+		o := b.create(8, 8_000_000, "c1").claim().build()
+		o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptSuccess)
+	}
+	for _, cut := range []bool{false, true} {
+		b := clean(t)
+		inFlight(b)
+		b.s.BudgetExhausted = cut
+		vs := Check(&b.s)
+		got := map[string]bool{}
+		for _, v := range vs {
+			got[v.Invariant] = true
+		}
+		if got[AtMostOnce] == cut || got[Conservation] == cut || cut && !got[Liveness] {
+			t.Errorf("paid while broadcast, budget spent %v: at-most-once %v, conservation %v, liveness %v; want %v, %v, and liveness if spent:\n%s",
+				cut, got[AtMostOnce], got[Conservation], got[Liveness], !cut, !cut, describe(vs))
+		}
+	}
+	b := clean(t)
+	o := revertedAndFailed(b)
+	row := o.row()
+	in := b.inclusion(row.Envelope.Txid)
+	in.Receipt, in.TransferOK = tron.ReceiptSuccess, true
+	in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
+	in.Moved = []tron.Transfer{in.Transfer}
+	b.s.BudgetExhausted = true
+	if vs := CheckAtMostOnce(&b.s); len(vs) == 0 {
+		t.Error("a failed op that paid passed at-most-once because the run's budget was spent")
+	}
+}
