@@ -131,8 +131,17 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 		return nil, fmt.Errorf("%w: empty file", ErrBadTrace)
 	}
 	t := &Trace{}
-	if err := strictUnmarshal(sc.Bytes(), &t.Header); err != nil || t.Header.Format != TraceFormat {
+	// A file of another kind fails the format check; a header of ours
+	// that does not read says why (a field of the wrong type, an unknown
+	// one) rather than calling the file foreign.
+	var format struct {
+		Format string `json:"trace"`
+	}
+	if json.Unmarshal(sc.Bytes(), &format) != nil || format.Format != TraceFormat {
 		return nil, bad(1, "not a %s file (the first line must be its header)", TraceFormat)
+	}
+	if err := strictUnmarshal(sc.Bytes(), &t.Header); err != nil {
+		return nil, bad(1, "the header does not read: %v", err)
 	}
 	n := 1
 	var end *footer

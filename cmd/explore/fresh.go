@@ -60,6 +60,10 @@ func (o *options) parseSeedRange(start string, set map[string]bool) error {
 	if o.regressions != "" && !o.runsSeedRange() {
 		return errors.New("-regressions keeps failures of a seed range of the real core: drop it (or -mutants, -strategy exhaustive, -seed, -replay, -shrink)")
 	}
+	if o.regressions != "" && o.mutant != "" {
+		// A mutant's failures are the checker working, never kept.
+		return errors.New("-regressions keeps failures of the real core, and a mutant's are expected: drop -regressions or -mutant")
+	}
 	if o.requireCov && !o.runsSeedRange() {
 		return errors.New("-require-coverage judges a seed range: drop it (or -mutants, -strategy exhaustive, -seed, -replay, -shrink)")
 	}

@@ -142,6 +142,15 @@ func TestRecheckAndFreshFlags(t *testing.T) {
 		{[]string{"-duration", "1m", "-mutants"}, "-duration bounds a run of a seed range"},
 		{[]string{"-recheck", "0.1", "-seed", "3"}, "-recheck re-runs seeds of a seed range"},
 		{[]string{"-swarm", "-strategy", "exhaustive", "-world", "pair"}, "-swarm draws a world per seed"},
+		// Flags that would be ignored are refused.
+		{[]string{"-list-mutants", "-seeds", "5"}, "-list-mutants prints the catalog and runs nothing: drop -seeds"},
+		{[]string{"-list-mutants", "-mutant", "amount-trailing-zeros"}, "drop -mutant"},
+		{[]string{"-regressions", "dir", "-mutant", "amount-trailing-zeros"}, "drop -regressions or -mutant"},
+		{[]string{"-replay", "x.jsonl", "-swarm"}, "take everything from the trace: drop -swarm"},
+		{[]string{"-shrink", "x.jsonl", "-swarm=false"}, "take everything from the trace: drop -swarm"},
+		{[]string{"-seed", "3", "-parallel", "2"}, "-parallel applies only with a seed range or -mutants"},
+		{[]string{"-replay", "x.jsonl", "-parallel", "2"}, "-parallel applies only with"},
+		{[]string{"-strategy", "exhaustive", "-world", "pair", "-parallel", "2"}, "-parallel applies only with"},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,8 +157,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.replay != "" && o.shrink != "" {
 		return nil, errors.New("-replay and -shrink each take a trace: give one")
 	}
-	if o.list && (set["json"] || set["report"] || set["trace"]) {
-		return nil, errors.New("-list-mutants prints the catalog and runs nothing: drop -json, -report and -trace (-mutants runs the catalog)")
+	if o.list {
+		for _, f := range slices.Sorted(maps.Keys(set)) {
+			if f != "list-mutants" {
+				return nil, fmt.Errorf("-list-mutants prints the catalog and runs nothing: drop -%s (-mutants runs the catalog)", f)
+			}
+		}
 	}
 	if o.replay != "" && set["trace"] {
 		return nil, errors.New("-replay reads a trace and writes none: drop -trace (-report DIR keeps a copy of the trace with the report)")
@@ -168,7 +174,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-shrink-seeds %d: want at least 1", o.shrinkBudget)
 	}
 	if o.replay != "" || o.shrink != "" {
-		for _, f := range []string{"seeds", "seed-start", "seed", "world", "shard", "strategy", "mutant"} {
+		for _, f := range []string{"seeds", "seed-start", "seed", "world", "shard", "strategy", "mutant", "swarm"} {
 			if set[f] {
 				return nil, fmt.Errorf("-replay and -shrink take everything from the trace: drop -%s", f)
 			}
@@ -353,6 +359,9 @@ func onlyWith(set map[string]bool, o *options) error {
 			o.strategy == "exhaustive", "-strategy exhaustive"},
 		{[]string{"pct-depth"}, o.strategy == "pct", "-strategy pct"},
 		{[]string{"shrink-seeds"}, o.shrink != "", "-shrink"},
+		// One seed, a replay, a shrink and an exhaustive search each run on
+		// one core: -parallel would be ignored.
+		{[]string{"parallel"}, o.runsSeedRange() || o.mutants, "a seed range or -mutants"},
 	} {
 		for _, f := range g.flags {
 			if set[f] && !g.on {
