@@ -165,6 +165,34 @@ func (a *actor) wroteRow(id sluice.OperationID, before bool) {
 	}
 }
 
+// claimOrder is the footprint key of the store's row order: claims take
+// claimable rows oldest first, so two inserts that create rows do not
+// commute (the other order has a claim take the other row first), though
+// they touch different rows. It falls under a claim's "claim:*".
+const claimOrder = "claim:order"
+
+// touchedAccount records, for footprints, that the step read or wrote the
+// account of id's customer (the ledger: an insert's funds check and hold,
+// a hold closed on a terminal write, a balance read). Inserts of two
+// customers commute; of one customer they may not (a balance that covers
+// one of them). Without an observer it costs nothing.
+func (a *actor) touchedAccount(c sluice.CustomerID, write bool) {
+	if a.w.s.Observing() {
+		a.w.s.Touch("acct:"+string(c), write)
+	}
+}
+
+// touchedAccountOf is touchedAccount for the customer of row id (if the
+// store holds it).
+func (a *actor) touchedAccountOf(id sluice.OperationID, write bool) {
+	if !a.w.s.Observing() {
+		return
+	}
+	if row, err := a.w.store.Get(context.Background(), id); err == nil {
+		a.touchedAccount(row.Request.Customer, write)
+	}
+}
+
 // fact records f in the trace: its text, derived from its fields, and the
 // fields themselves. Not tracing, it costs the caller's struct literal only;
 // callers whose fields are costly to compute check Tracing first.
@@ -252,8 +280,12 @@ func (s storeView) Insert(ctx context.Context, op sluice.NewOperation) (sluice.O
 	before := s.a.claimable(op.ID)
 	row, created, err := s.a.w.store.Insert(ctx, op)
 	s.a.wroteRow(op.ID, before)
+	s.a.touchedAccount(op.Request.Customer, created)
 	if created {
 		s.a.w.checkLedger(op.Request.Customer)
+		if s.a.w.s.Observing() {
+			s.a.w.s.Touch(claimOrder, true)
+		}
 	}
 	if s.a.w.s.Tracing() {
 		s.a.w.fact(withErr(model.Fact{Kind: model.FactInsert, Op: s.a.w.name(op.ID), Created: created}, err))
@@ -363,6 +395,9 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	before := s.a.claimable(c.ID)
 	row, err := s.a.w.store.CAS(ctx, c)
 	s.a.wroteRow(c.ID, before)
+	if c.Hold != sluice.HoldKeep {
+		s.a.touchedAccountOf(c.ID, true) // the hold closes into the balance or the paid sum
+	}
 	s.a.wrote(c.To, err)
 	if err == nil {
 		s.a.landed(c, row)
@@ -476,6 +511,9 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 	before := s.a.claimable(r.ID)
 	row, err := s.a.w.store.Resolve(ctx, r)
 	s.a.wroteRow(r.ID, before)
+	if r.Hold != sluice.HoldKeep {
+		s.a.touchedAccountOf(r.ID, true)
+	}
 	if err == nil {
 		w := s.a.w
 		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true})
@@ -536,6 +574,7 @@ func (s storeView) Credit(ctx context.Context, c sluice.Credit) (sluice.Account,
 func (s storeView) Account(ctx context.Context, c sluice.CustomerID) (sluice.Account, error) {
 	s.a.point()
 	acct, err := s.a.w.store.Account(ctx, c)
+	s.a.touchedAccount(c, false)
 	s.a.pointAfter()
 	return acct, err
 }

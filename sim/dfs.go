@@ -114,6 +114,11 @@ type ExhaustiveStats struct {
 	Pruned    int  // runs cut short as redundant: they reached an explored state (or every runnable process slept)
 	Predicted int  // schedules settled without running the world (reduction)
 	Complete  bool // the bounded space was exhausted
+	// Diverged counts runs that asked another decision than the path
+	// replayed into them: the world is not deterministic, or a step
+	// touched what its footprint does not name. Either way the reduction's
+	// guarantee does not hold, complete or not.
+	Diverged int
 }
 
 type sleeper struct {
@@ -422,9 +427,11 @@ func (r *ExhaustiveRun) Pick(a Ask, i int) (int, error) {
 	if i < len(e.path) {
 		n := e.path[i]
 		if n.kind != a.Kind || n.n != a.N {
+			e.Stats.Diverged++
 			return 0, fmt.Errorf("exhaustive search: decision %d was %q of %d, the run asked %q of %d: the world is not deterministic", i, n.kind, n.n, a.Kind, a.N)
 		}
 		if sched && !slices.Equal(n.procs, a.Procs) {
+			e.Stats.Diverged++
 			return 0, fmt.Errorf("exhaustive search: decision %d was among processes %v, the run had %v runnable: the world is not deterministic, or a step touched what its footprint does not name", i, n.procs, a.Procs)
 		}
 		r.account(n, a)

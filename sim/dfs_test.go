@@ -512,3 +512,4 @@ func TestSeenStateCountsPreemptionsSpent(t *testing.T) {
 		}
 	}
 }
+

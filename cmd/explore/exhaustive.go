@@ -124,6 +124,11 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	st := res.Stats
 	var found string
 	switch {
+	case st.Diverged > 0:
+		// A run that did not ask what its replayed path said shows the
+		// search's premise broken: no completeness can be claimed.
+		found = fmt.Sprintf("NOT exact: %d runs diverged from the path replayed into them (the world is not deterministic, or a step touched what its footprint does not name), so outcomes may have been missed; %d schedules run, %d cut short, %d settled without running; %d with violations",
+			st.Diverged, st.Schedules, st.Pruned, st.Predicted, res.Violations)
 	case st.Complete && b.Reduce:
 		found = fmt.Sprintf("complete within bounds: %d schedules run; %d more cut short and %d settled without running, each shown to reach a state already explored, so every outcome within the bounds was reached; %d with violations",
 			st.Schedules, st.Pruned, st.Predicted, res.Violations)
@@ -169,7 +174,7 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	code = finishOne(o, one, func(s *summary) {
 		s.Exhaustive = &exhaustiveInfo{Crashes: b.Crashes, Pauses: b.Pauses, Lies: b.Lies, Preemptions: b.Preemptions,
 			StepsMax: b.StepsMax, SchedulesMax: b.SchedulesMax, Reduction: b.Reduce,
-			Complete: st.Complete, Schedules: st.Schedules, Pruned: st.Pruned, Settled: st.Predicted, SchedulesFailed: res.Violations}
+			Complete: st.Complete && st.Diverged == 0, Diverged: st.Diverged, Schedules: st.Schedules, Pruned: st.Pruned, Settled: st.Predicted, SchedulesFailed: res.Violations}
 		if cfg.Nodes > 1 {
 			s.Exhaustive.Routes, s.Exhaustive.Lags, s.Exhaustive.GossipLosses = &b.Routes, &b.Lags, &b.GossipLosses
 		}

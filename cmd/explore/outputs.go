@@ -114,8 +114,11 @@ type exhaustiveInfo struct {
 	SchedulesMax int  `json:"max_schedules"`
 	Reduction    bool `json:"reduction"`
 	Complete     bool `json:"complete"`
-	Schedules    int  `json:"schedules"`
-	Pruned       int  `json:"pruned"`
+	// Diverged: runs that did not ask what their replayed path said; any
+	// makes the search not exact, and Complete false.
+	Diverged  int `json:"diverged,omitempty"`
+	Schedules int `json:"schedules"`
+	Pruned    int `json:"pruned"`
 	// Settled are the schedules the reduction showed, without running
 	// them, to reach what a run already reached (0 without reduction).
 	Settled         int `json:"settled"`
