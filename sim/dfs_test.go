@@ -512,4 +512,3 @@ func TestSeenStateCountsPreemptionsSpent(t *testing.T) {
 		}
 	}
 }
-
