@@ -62,8 +62,12 @@ start() {
 	log "initdb in $dir ($bindir)"
 	as_postgres "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
 	log "starting on 127.0.0.1:$port"
+	# Sessions run in a time zone that is not UTC, with summer time: the
+	# store's clock must not depend on the session's zone (a database in
+	# production is often set to the operator's), and only a non-UTC zone
+	# shows a clock that does (TestDatabaseClock).
 	as_postgres "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 start \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c timezone=America/New_York" >/dev/null
 	as_postgres "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres sluice
 	local url="postgres://postgres@127.0.0.1:$port/sluice?sslmode=disable"
 	log "DATABASE_URL=$url"
