@@ -56,7 +56,7 @@ func NewClient(baseURL string, opt Options) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.hc == nil {
-		c.hc = &http.Client{Transport: &http.Transport{
+		c.hc = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Transport: &http.Transport{
 			Proxy:               nil, // a node on loopback is never reached through a proxy
 			DialContext:         (&net.Dialer{Timeout: c.timeout, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: 16,

@@ -166,6 +166,9 @@ func (j txInfoJSON) decode() (tron.TxInfo, error) {
 	default:
 		return out, fmt.Errorf("status %q: want unknown, pending or included", j.Status)
 	}
+	if out.Status == tron.Included && (j.BlockNumber <= 0 || j.BlockTime.IsZero() || j.Receipt == "") {
+		return out, fmt.Errorf("included without block_number, block_time or receipt")
+	}
 	if !j.BlockTime.IsZero() {
 		out.BlockTime = j.BlockTime.UTC()
 	}
@@ -191,17 +194,20 @@ func (j txInfoJSON) decode() (tron.TxInfo, error) {
 }
 
 type blockJSON struct {
-	Number int64     `json:"number"`
+	Number *int64    `json:"number"`
 	ID     string    `json:"block_id"`
 	Time   time.Time `json:"timestamp"`
 }
 
 func encodeBlock(b tron.Block) blockJSON {
-	return blockJSON{Number: b.Number, ID: hex.EncodeToString(b.ID[:]), Time: b.Time}
+	return blockJSON{Number: &b.Number, ID: hex.EncodeToString(b.ID[:]), Time: b.Time}
 }
 
 func (j blockJSON) decode() (tron.Block, error) {
-	b := tron.Block{Number: j.Number, Time: j.Time.UTC()}
+	if j.Number == nil || *j.Number < 0 || j.Time.IsZero() {
+		return tron.Block{}, fmt.Errorf("block without a number or a timestamp")
+	}
+	b := tron.Block{Number: *j.Number, Time: j.Time.UTC()}
 	if err := hexInto(b.ID[:], j.ID, "block_id"); err != nil {
 		return b, err
 	}
