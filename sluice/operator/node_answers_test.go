@@ -80,4 +80,3 @@ func TestCancelOfAPaidReviewWhenTheSolidNumberIsMissing(t *testing.T) {
 			op.State, w.hold(id).State, w.account("cust-1"), w.lastEvent(id).Evidence)
 	}
 }
-
