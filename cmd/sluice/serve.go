@@ -272,7 +272,7 @@ histogram are this process's own.
   sluice_review_size                     withdrawals in review (the DLQ)
   sluice_ledger_chain_mismatches_total   reviews entered because the solid
                                          SUCCESS did not carry the Transfer asked
-  sluice_node_errors_total{call,code}    failed node calls, non-SUCCESS broadcasts
+  sluice_node_errors_total{call,code}    failed node calls, broadcasts neither SUCCESS nor DUP
   sluice_rebuilds_total, sluice_fenced_writes_total, sluice_parks_total,
   sluice_parked_operations, sluice_withdrawals_finished{state},
   sluice_reviews_entered_total{cause}, sluice_stuck_decisions_total{action},

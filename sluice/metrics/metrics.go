@@ -2,7 +2,9 @@ package metrics
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +12,7 @@ import (
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/operator"
+	"sluicesim/sluice/tron"
 )
 
 // Metrics holds the instruments and their registry. Its methods are safe
@@ -98,7 +101,7 @@ func New(st sluice.Store) *Metrics {
 	}, []string{"call"})
 	m.nodeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sluice_node_errors_total",
-		Help: "Node calls that failed (code timeout, canceled or error) and broadcast answers other than SUCCESS (their code), by call.",
+		Help: "Node calls that failed (code timeout, canceled or error) and broadcast answers other than SUCCESS or DUP_TRANSACTION_ERROR (their code, or unknown_code), by call.",
 	}, []string{"call", "code"})
 	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sluice_operator_actions_total",
@@ -121,7 +124,16 @@ func New(st sluice.Store) *Metrics {
 	}
 	for _, c := range calls {
 		m.nodeCalls.WithLabelValues(c)
+		for _, k := range callErrorKinds {
+			m.nodeErrors.WithLabelValues(c, k)
+		}
 	}
+	for _, code := range slices.Sorted(maps.Keys(knownCodes)) {
+		if code != tron.CodeDupTransactionError {
+			m.nodeErrors.WithLabelValues(callBroadcast, string(code))
+		}
+	}
+	m.nodeErrors.WithLabelValues(callBroadcast, "unknown_code")
 	for _, k := range operator.Kinds {
 		for _, o := range outcomes {
 			m.actions.WithLabelValues(k.String(), o)

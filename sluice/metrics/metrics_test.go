@@ -346,8 +346,38 @@ func TestUnknownCodesShareOneLabel(t *testing.T) {
 	if got := value(fams, "sluice_node_errors_total", "call=broadcast", "code=unknown_code"); got != 3 {
 		t.Errorf("unknown codes counted %v under unknown_code, want 3", got)
 	}
-	if n := len(fams["sluice_node_errors_total"].GetMetric()); n != 1 {
-		t.Errorf("%d node error series, want 1", n)
+	for _, m := range fams["sluice_node_errors_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "code" && strings.HasPrefix(l.GetValue(), "WEIRD") {
+				t.Errorf("a series labelled with the wire's code %q", l.GetValue())
+			}
+		}
+	}
+}
+
+// Goal: a DUP_TRANSACTION_ERROR answer (the node holds the transaction: the
+// usual answer to a re-send of the same bytes) is not a node error, and
+// every error series exists at 0 before its first event, so that an
+// increase() over it sees the first one. Found by an independent review.
+func TestNodeErrorsCountTroubleFromZero(t *testing.T) {
+	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	m := metrics.New(store.NewMemory(c, time.Minute))
+	fams := scrape(t, m)
+	for _, labels := range [][]string{
+		{"call=lookup", "code=timeout"}, {"call=broadcast", "code=error"}, {"call=head_block", "code=canceled"},
+		{"call=broadcast", "code=" + string(tron.CodeServerBusy)}, {"call=broadcast", "code=unknown_code"},
+	} {
+		if got := value(fams, "sluice_node_errors_total", labels...); got != 0 {
+			t.Errorf("sluice_node_errors_total %v before any call: %v (-1: no series), want a series at 0", labels, got)
+		}
+	}
+	n := m.Node(codeNode{code: tron.CodeDupTransactionError})
+	n.Broadcast(context.Background(), tron.Transaction{})
+	fams = scrape(t, m)
+	for _, mt := range fams["sluice_node_errors_total"].GetMetric() {
+		if mt.GetCounter().GetValue() != 0 {
+			t.Errorf("a DUP_TRANSACTION_ERROR answer was counted as a node error: %v", mt.GetLabel())
+		}
 	}
 }
 

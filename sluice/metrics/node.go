@@ -31,7 +31,8 @@ var knownCodes = map[tron.Code]bool{
 
 // Node wraps n so that every call is counted, and every failure: a call
 // error by kind (timeout, canceled, error) and a broadcast answer other
-// than SUCCESS by its code. Answers pass through unchanged.
+// than SUCCESS or DUP_TRANSACTION_ERROR by its code. Answers pass through
+// unchanged.
 func (m *Metrics) Node(n tron.Node) tron.Node {
 	if n == nil {
 		panic("metrics.Node: nil node")
@@ -47,7 +48,11 @@ type countingNode struct {
 func (c countingNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	res, err := c.inner.Broadcast(ctx, tx)
 	c.count(callBroadcast, err)
-	if err == nil && res.Code != tron.CodeSuccess {
+	// DUP_TRANSACTION_ERROR says the node already holds the transaction:
+	// an acceptance, and the usual answer to a re-send of the same bytes,
+	// which the core makes on purpose. Counting it would make a routine
+	// recovery look like node trouble.
+	if err == nil && res.Code != tron.CodeSuccess && res.Code != tron.CodeDupTransactionError {
 		code := "unknown_code"
 		if knownCodes[res.Code] {
 			code = string(res.Code)
@@ -74,6 +79,9 @@ func (c countingNode) SolidBlock(ctx context.Context) (tron.Block, error) {
 	c.count(callSolid, err)
 	return b, err
 }
+
+// callErrorKinds are count's labels for a call that failed.
+var callErrorKinds = []string{"timeout", "canceled", "error"}
 
 func (c countingNode) count(call string, err error) {
 	c.m.nodeCalls.WithLabelValues(call).Inc()
