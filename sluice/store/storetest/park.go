@@ -243,6 +243,19 @@ func testResolveCancel(e *env, from sluice.State) {
 	before := e.record(op.ID)
 	r := resolution(op, sluice.Failed)
 	r.Decision = &sluice.Decision{Action: sluice.Cancel, Reason: "dead", Waited: time.Hour, Rebuilds: 3}
+	if !op.Envelope.Txid.IsZero() {
+		// A cancel names the txid its proof of death is about: if the row
+		// has moved on to another (a worker rebuilt it meanwhile, and the
+		// new txid may be live), the cancel is refused whole. Found by a
+		// bug written without the checker, in one store only (38).
+		stale := r
+		stale.Txid = foreignTxid
+		if _, err := e.s.Resolve(e.ctx, stale); !errors.Is(err, sluice.ErrIllegalTransition) {
+			e.t.Errorf("cancel from %s naming a txid the row does not have: err = %v, want ErrIllegalTransition", from, err)
+		}
+		e.unchanged("cancel from "+from.String()+" naming another txid", op.ID, before)
+		r.Txid = op.Envelope.Txid
+	}
 	got := e.resolve(r)
 	if got.State != sluice.Failed || got.Token != op.Token+1 || got.ClaimedBy != "" || !got.LeaseUntil.IsZero() ||
 		got.ParkReason != "" || !got.ParkedSince.IsZero() || !got.UpdatedAt.Equal(e.clock.Now()) {
