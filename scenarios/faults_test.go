@@ -209,3 +209,33 @@ func TestConfirmationsRecordTheSolidHead(t *testing.T) {
 		t.Errorf("confirm-before-solid on calm seed 1: violations %v, want audit-log", res.Violations)
 	}
 }
+
+// TestFaultKindsNamesEveryTally: every kind a run of any world tallies is
+// one FaultKinds lists (explore merge refuses a summary naming another),
+// and FaultKinds lists nothing twice, in order.
+func TestFaultKindsNamesEveryTally(t *testing.T) {
+	known := FaultKinds()
+	if !slices.IsSorted(known) || len(slices.Compact(slices.Clone(known))) != len(known) {
+		t.Fatalf("FaultKinds is not sorted without repeats: %v", known)
+	}
+	seeds := uint64(6)
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, name := range WorldNames() {
+		cfg, err := World(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, swarm := range []bool{false, true} {
+			cfg.Swarm = swarm
+			for seed := uint64(1); seed <= seeds; seed++ {
+				for _, k := range Run(cfg, seed, Options{}).Tally {
+					if _, found := slices.BinarySearch(known, k.Kind); !found {
+						t.Errorf("world %s, swarm %v, seed %d tallies %q, which FaultKinds does not list", name, swarm, seed, k.Kind)
+					}
+				}
+			}
+		}
+	}
+}

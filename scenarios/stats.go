@@ -40,15 +40,7 @@ func (w *world) faultTally() []model.Tally {
 		add(tallyName("node-", f.Fault), f.Count)
 	}
 	for _, e := range w.net.Events() {
-		// Only the chain events the world injects are faults; a pool
-		// entry aging out or an insufficient balance is just the chain.
-		switch e.Event {
-		case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
-			add(tallyName("chain-", e.Event), e.Count)
-		case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost:
-			if e.Count == 0 {
-				continue // listed only by worlds that have them
-			}
+		if fault, atZero := chainFault(e.Event); fault && (atZero || e.Count > 0) {
 			add(tallyName("chain-", e.Event), e.Count)
 		}
 	}
@@ -72,6 +64,53 @@ func (w *world) faultTally() []model.Tally {
 		out = merged
 	}
 	return out
+}
+
+// chainFault says whether the node's event e is a fault: only the chain
+// events the world injects are; a pool entry aging out or an insufficient
+// balance is just the chain. atZero says whether the tally lists it when
+// it did not happen: the rarer ones are listed only by worlds that have
+// them.
+func chainFault(e mocknode.Event) (fault, atZero bool) {
+	switch e {
+	case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
+		return true, true
+	case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost:
+		return true, false
+	}
+	return false, false
+}
+
+// FaultKinds are the kinds a run's fault tally can name, sorted: the
+// world's own (TallyKinds), the node's faults and the chain events the
+// world injects. A summary naming another kind was not written by a run
+// of this build.
+var FaultKinds = sync.OnceValue(func() []string {
+	out := slices.Clone(tallyBase().kinds)
+	for _, f := range mocknode.FaultKinds() {
+		out = append(out, tallyName("node-", f))
+	}
+	for _, e := range mocknode.EventKinds() {
+		if fault, _ := chainFault(e); fault {
+			out = append(out, tallyName("chain-", e))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+})
+
+// StoreInvariant and PanicInvariant name the violations a run reports
+// beside the model's invariants: a store that could not be set up or
+// funded, and a run that panicked.
+const (
+	StoreInvariant = "store"
+	PanicInvariant = "panic"
+)
+
+// InvariantNames are the names a run's violations can carry: the model's
+// invariants, in table order, then StoreInvariant and PanicInvariant.
+func InvariantNames() []string {
+	return append(model.InvariantNames(), StoreInvariant, PanicInvariant)
 }
 
 // tallyBase is TallyKinds without repeats (sorted, as TallyKinds is) and

@@ -377,12 +377,12 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	st, dispose, serr := stores(s, cfg.Lease.D())
 	if serr != nil {
-		return &Result{Seed: seed, Failure: serr.Error(), Violations: []model.Violation{{Invariant: "store", Message: serr.Error()}}}
+		return &Result{Seed: seed, Failure: serr.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: serr.Error()}}}
 	}
 	defer dispose()
 	w.store = st
 	if err := w.fund(); err != nil {
-		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: "store", Message: err.Error()}}}
+		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}
 	var storage *mocknode.Storage
 	if pooled {
@@ -477,7 +477,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	if err != nil && !errors.Is(err, sim.ErrBudget) {
 		res.Failure = err.Error()
-		res.Violations = append(res.Violations, model.Violation{Invariant: "panic", Message: err.Error()})
+		res.Violations = append(res.Violations, model.Violation{Invariant: PanicInvariant, Message: err.Error()})
 	}
 	if res.tape == nil && o.observer != nil && len(res.Violations) > 0 {
 		res.tape = slices.Clone(s.Tape())

@@ -263,6 +263,26 @@ func (net *Network) FaultsFired() []FaultCount {
 	return faultCounts(sum)
 }
 
+// FaultKinds lists every fault (None excepted) in Fault order: the kinds
+// FaultsFired reports, for a reader of its counts that must tell a kind
+// the node has from a name it does not.
+func FaultKinds() []Fault {
+	out := make([]Fault, 0, int(faultEnd)-1)
+	for f := None + 1; f < faultEnd; f++ {
+		out = append(out, f)
+	}
+	return out
+}
+
+// EventKinds lists every event in Event order: the kinds Events reports.
+func EventKinds() []Event {
+	out := make([]Event, 0, int(eventEnd)-1)
+	for e := MissedSlot; e < eventEnd; e++ {
+		out = append(out, e)
+	}
+	return out
+}
+
 func faultCounts(fired [faultEnd]int) []FaultCount {
 	out := make([]FaultCount, 0, int(faultEnd)-1)
 	for f := None + 1; f < faultEnd; f++ {
