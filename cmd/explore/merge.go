@@ -37,8 +37,10 @@ names it. A -store postgres run needs DATABASE_URL for that re-run.
 
 Shards of another world, mutant, strategy, store, model version, -swarm
 or -recheck fraction than the first, of another seed range or N, given
-twice, unreadable or not a seed range's summary are refused (exit 2,
-naming the file), and so is a missing shard, unless -partial: the summary
+twice, unreadable or not a seed range's summary, or whose counts
+contradict one another or name what this build does not have, are
+refused (exit 2, naming the file and the field), and so is a missing
+shard, unless -partial: the summary
 then covers the shards given and lists the others under missing_shards.
 Nothing is written when refusing.
 
@@ -162,8 +164,25 @@ func readShard(path string) (shardFile, error) {
 	if err := cfg.Validate(); err != nil {
 		return sf, err
 	}
-	if s.Strategy == "pct" && s.PCTDepth < 1 {
-		return sf, errors.New("strategy pct without pct_depth: its seeds cannot be re-run the same")
+	// The re-run of a failing seed takes the strategy and store from the
+	// summary: a name explore does not have would be re-run as another.
+	switch s.Strategy {
+	case "random":
+		if s.PCTDepth != 0 {
+			return sf, fmt.Errorf("pct_depth %d with strategy random: only pct has a depth", s.PCTDepth)
+		}
+	case "pct":
+		if s.PCTDepth < 1 {
+			return sf, errors.New("strategy pct without pct_depth: its seeds cannot be re-run the same")
+		}
+	default:
+		return sf, fmt.Errorf("strategy %q: a seed range runs random or pct", s.Strategy)
+	}
+	if s.Store != "memory" && s.Store != "postgres" {
+		return sf, fmt.Errorf("store %q: want memory or postgres", s.Store)
+	}
+	if s.Replay != nil || s.Shrink != nil || s.Exhaustive != nil {
+		return sf, errors.New("a summary of mode \"seeds\" carrying replay, shrink or exhaustive: not what a seed range writes")
 	}
 	if s.Model == "" {
 		return sf, errors.New("no model version: written by an explore older than merge; re-run the shard")
@@ -179,44 +198,6 @@ func readShard(path string) (shardFile, error) {
 		return sf, fmt.Errorf("seeds %d: want at least 1", s.Seeds)
 	}
 	return sf, nil
-}
-
-// consistent checks that a summary's parts agree with one another and
-// with its shard: a summary edited by hand, cut short, or of a run that
-// -duration stopped early is refused rather than summed.
-func consistent(sf shardFile) error {
-	s := &sf.sum
-	if want := shardSize(s.Seeds, sf.index, sf.shards); s.SeedsRun != want {
-		return fmt.Errorf("seeds_run %d, but shard %s of %d seeds has %d (a run cut short by -duration does not merge)", s.SeedsRun, s.Shard, s.Seeds, want)
-	}
-	if s.ViolationsShown != len(s.Violations) {
-		return fmt.Errorf("violations_listed %d, but %d violations listed", s.ViolationsShown, len(s.Violations))
-	}
-	if (s.SeedsFailed > 0) != (len(s.FailingSeeds) > 0) || len(s.FailingSeeds) > reportPagesMax ||
-		!slices.IsSorted(s.FailingSeeds) || len(s.FailingSeeds) > 0 && (len(s.Violations) == 0 || s.Violations[0].Seed != s.FailingSeeds[0]) {
-		return fmt.Errorf("failing_seeds %v do not match seeds_failed %d and the violations listed", s.FailingSeeds, s.SeedsFailed)
-	}
-	for _, seed := range s.FailingSeeds {
-		if !inShard(seed, s.SeedStart, s.Seeds, sf.index, sf.shards) {
-			return fmt.Errorf("failing seed %d is not in shard %s of seeds %d..%d", seed, s.Shard, s.SeedStart, s.SeedStart+uint64(s.Seeds)-1)
-		}
-	}
-	for _, v := range s.Violations {
-		if !inShard(v.Seed, s.SeedStart, s.Seeds, sf.index, sf.shards) {
-			return fmt.Errorf("a violation of seed %d, which is not in shard %s of seeds %d..%d", v.Seed, s.Shard, s.SeedStart, s.SeedStart+uint64(s.Seeds)-1)
-		}
-	}
-	stepSeeds := 0
-	for _, c := range s.Histograms.Steps {
-		stepSeeds += c.Seeds
-	}
-	if stepSeeds != s.SeedsRun {
-		return fmt.Errorf("histograms: steps count %d seeds, but seeds_run is %d", stepSeeds, s.SeedsRun)
-	}
-	if _, err := reports.MergeStates(s.Histograms); err != nil {
-		return fmt.Errorf("histograms: %w", err)
-	}
-	return nil
 }
 
 // shardSize is how many of seeds seeds shard i of n runs: the k-th seed

@@ -236,6 +236,15 @@ func spoil(t *testing.T, src, dir, name string, edit func(map[string]any)) strin
 
 func setField(k string, val any) func(map[string]any) { return func(v map[string]any) { v[k] = val } }
 
+// refusal is a case of TestMergeRefuses: the files merged, the file the
+// message names ("" for none) and what it must say.
+type refusal struct {
+	name  string
+	files []string
+	named string
+	says  []string
+}
+
 // TestMergeRefuses: every way shards can fail to add up to one run is
 // refused with exit 2, a message naming the file and what is wrong, and
 // nothing written (no summary, no report directory, no trace).
@@ -254,12 +263,19 @@ func TestMergeRefuses(t *testing.T) {
 	other := func(name string, edit func(map[string]any)) []string {
 		return []string{s0, spoil(t, s1, dir, name, edit), s2, s3}
 	}
-	for _, c := range []struct {
-		name  string
-		files []string
-		named string   // the file the message names
-		says  []string // what it must say
-	}{
+	// The contradictions are made from bases that pass every check: each
+	// is refused for its own contradiction, not for its base's.
+	bases, contra := contradictions(t, dir, shards)
+	for _, p := range bases {
+		sf, err := readShard(p)
+		if err == nil {
+			err = consistent(sf)
+		}
+		if err != nil {
+			t.Errorf("a base of the contradictions does not pass: %s: %v", p, err)
+		}
+	}
+	for _, c := range append([]refusal{
 		{"unreadable", []string{s0, filepath.Join(dir, "absent.json"), s2, s3}, filepath.Join(dir, "absent.json"), []string{"no such file"}},
 		{"malformed", []string{s0, bad("broken.json", `{"mode": "seeds",`), s2, s3}, filepath.Join(dir, "broken.json"), []string{"not an explore -json summary"}},
 		{"not a summary", []string{s0, bad("trace.json", `{"world": "pair", "events": []}`), s2, s3}, filepath.Join(dir, "trace.json"), []string{"not an explore -json summary", "events"}},
@@ -289,7 +305,7 @@ func TestMergeRefuses(t *testing.T) {
 			v["violations_listed"] = 1
 		}), filepath.Join(dir, "outside.json"), []string{"seed 4", "not in shard 1/4"}},
 		{"histograms short", other("hist.json", func(v map[string]any) { v["histograms"] = map[string]any{} }), filepath.Join(dir, "hist.json"), []string{"steps count 0 seeds"}},
-	} {
+	}, contra...) {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
 			js, report, trace := filepath.Join(out, "m.json"), filepath.Join(out, "report"), filepath.Join(out, "t.jsonl")
@@ -341,12 +357,15 @@ func TestMergePartial(t *testing.T) {
 func TestMergeCarriesCoverageAndRecheck(t *testing.T) {
 	shards, _ := fixtureShards(t)
 	dir := t.TempDir()
+	// Two conditions of the catalog (a merge refuses a name it does not
+	// have), the first in the catalog first.
+	a, b := scenarios.CoverageNames()[0], scenarios.CoverageNames()[1]
 	var files []string
 	for i, s := range shards {
 		files = append(files, spoil(t, s, dir, fmt.Sprintf("c%d.json", i), func(v map[string]any) {
-			cov := []any{map[string]any{"name": "b-edge", "seeds": i}}
+			cov := []any{map[string]any{"name": b, "seeds": i}}
 			if i%2 == 0 {
-				cov = append([]any{map[string]any{"name": "a-edge", "seeds": 1}}, cov...)
+				cov = append([]any{map[string]any{"name": a, "seeds": 1}}, cov...)
 			}
 			v["coverage"] = cov
 			v["recheck"] = map[string]any{"fraction": 0.25, "rechecked": 2, "mismatches": i / 3}
@@ -359,7 +378,7 @@ func TestMergeCarriesCoverageAndRecheck(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitViolation, out, errOut)
 	}
 	sum := readSummary(t, js)
-	wantCov := []CoverageCount{{Name: "a-edge", Seeds: 2}, {Name: "b-edge", Seeds: 6}}
+	wantCov := []CoverageCount{{Name: a, Seeds: 2}, {Name: b, Seeds: 6}}
 	if !slices.Equal(sum.Coverage, wantCov) {
 		t.Errorf("coverage %v, want %v", sum.Coverage, wantCov)
 	}
