@@ -33,6 +33,13 @@ type Run struct {
 	// Notes are lines shown under the title (the kill table's real-core
 	// baseline, an exhaustive search's bounds, a shrink's edits), in order.
 	Notes []string
+	// MissingShards, set by a merge of some shards only (explore merge
+	// -partial), are the indices of the Shards shards of the seed range
+	// whose seeds were not merged: every count leaves them out, and the
+	// index says so before anything else, naming their seeds, as the
+	// console and the JSON summary do.
+	MissingShards []int
+	Shards        int // N of the shards MissingShards are of
 
 	// Elapsed is wall-clock time. It is shown (with seeds/s) in the single
 	// element of class TimingsClass, the only part of a report that changes
@@ -214,6 +221,13 @@ type File struct {
 // Render is Write without the file system: the files in a fixed order
 // (index, then per failure its page, its visualization and its trace).
 func Render(r *Run) ([]File, error) {
+	for _, i := range r.MissingShards {
+		// A shard the range does not have would be described as seeds
+		// it does not hold.
+		if i < 0 || i >= r.Shards {
+			return nil, fmt.Errorf("missing shard %d: want 0 <= I < Shards %d", i, r.Shards)
+		}
+	}
 	var out []File
 	idx, err := execute("index.html", indexView(r))
 	if err != nil {
@@ -280,6 +294,7 @@ func fmtDur(d time.Duration) string {
 type indexPage struct {
 	Style       template.CSS
 	Title       string
+	Partial     *partialView // nil unless shards are missing
 	Run         *Run
 	SeedEnd     uint64
 	Timings     string
@@ -308,6 +323,70 @@ type indexPage struct {
 	// conditions no seed reached.
 	Coverage       []CoverageRow
 	CoverageMissed int
+}
+
+// partialView is what the index says of a merge of some shards only.
+type partialView struct {
+	Shards  string // "1, 2"
+	Of      int
+	Seeds   int // seeds the missing shards hold
+	Missing []string
+}
+
+// partial describes the missing shards of r and their seeds: shard i of
+// N holds seeds SeedStart+i, SeedStart+i+N, ... of the range.
+func partial(r *Run) *partialView {
+	if len(r.MissingShards) == 0 {
+		return nil
+	}
+	p := &partialView{Of: r.Shards}
+	var idx []string
+	for _, i := range r.MissingShards {
+		idx = append(idx, fmt.Sprint(i))
+		n := 0
+		if r.Seeds > i {
+			n = (r.Seeds-i-1)/r.Shards + 1
+		}
+		p.Seeds += n
+		p.Missing = append(p.Missing, fmt.Sprintf("shard %d/%d: %s", i, r.Shards, strideSeeds(r.SeedStart+uint64(i), r.Shards, n)))
+	}
+	p.Shards = strings.Join(idx, ", ")
+	return p
+}
+
+// strideSeeds names the n seeds first, first+stride, ...: all of them
+// when few, else the first two, the last, and the rule.
+func strideSeeds(first uint64, stride, n int) string {
+	at := func(k int) uint64 { return first + uint64(k*stride) }
+	switch {
+	case n == 0:
+		return "no seeds (the range has fewer seeds than shards)"
+	case n == 1:
+		return fmt.Sprintf("seed %d", first)
+	case n <= 4:
+		s := make([]string, n)
+		for k := range n {
+			s[k] = fmt.Sprint(at(k))
+		}
+		return "seeds " + strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("seeds %d, %d, …, %d (every %s seed from %d: %d seeds)", at(0), at(1), at(n-1), ordinal(stride), first, n)
+}
+
+// ordinal is "2nd", "3rd", "4th", ... ("" for 1: every seed).
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // killView is a kill-table row with the links to its kill's files.
@@ -349,6 +428,9 @@ func indexView(r *Run) *indexPage {
 	}
 	if r.Seeds > 0 {
 		p.SeedEnd = r.SeedStart + uint64(r.Seeds) - 1
+	}
+	if p.Partial = partial(r); p.Partial != nil {
+		p.Title += " (PARTIAL)"
 	}
 	p.Timings = timings(r)
 	for _, ic := range r.Invariants {

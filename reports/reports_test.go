@@ -320,6 +320,62 @@ func TestIndexContent(t *testing.T) {
 	}
 }
 
+// Goal: the index of a merge of some shards only says plainly that it is
+// partial and which seeds are missing; a whole run's says nothing of it.
+func TestIndexSaysPartial(t *testing.T) {
+	r := fixtureRuns(t)["chaos-check-then-insert"]
+	whole, err := Render(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx := string(whole[0].Data); strings.Contains(idx, "PARTIAL") || strings.Contains(idx, "missing") {
+		t.Errorf("a whole run's index speaks of missing shards")
+	}
+	p := *r
+	p.SeedStart, p.Seeds, p.MissingShards, p.Shards = 1, 40, []int{1, 2}, 4
+	files, err := Render(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := string(files[0].Data)
+	for _, want := range []string{
+		"<title>sluicesim: chaos (mutant check-then-insert) (PARTIAL)</title>",
+		"<b>PARTIAL</b>", "shards 1, 2 of 4 missing, 20 seeds",
+		"<li>shard 1/4: seeds 2, 6, …, 38 (every 4th seed from 2: 10 seeds)</li>",
+		"<li>shard 2/4: seeds 3, 7, …, 39 (every 4th seed from 3: 10 seeds)</li>",
+	} {
+		if !strings.Contains(idx, want) {
+			t.Errorf("a partial index lacks %q", want)
+		}
+	}
+	p.MissingShards = []int{4}
+	if _, err := Render(&p); err == nil || !strings.Contains(err.Error(), "missing shard 4") {
+		t.Errorf("a missing shard the range does not have: %v", err)
+	}
+}
+
+func TestStrideSeeds(t *testing.T) {
+	for _, c := range []struct {
+		first     uint64
+		stride, n int
+		want      string
+	}{
+		{5, 8, 0, "no seeds (the range has fewer seeds than shards)"},
+		{5, 8, 1, "seed 5"},
+		{5, 8, 3, "seeds 5, 13, 21"},
+		{5, 8, 4, "seeds 5, 13, 21, 29"},
+		{5, 2, 5, "seeds 5, 7, …, 13 (every 2nd seed from 5: 5 seeds)"},
+		{1, 11, 9, "seeds 1, 12, …, 89 (every 11th seed from 1: 9 seeds)"},
+		{1, 21, 9, "seeds 1, 22, …, 169 (every 21st seed from 1: 9 seeds)"},
+		{1, 113, 9, "seeds 1, 114, …, 905 (every 113th seed from 1: 9 seeds)"},
+		{1, 3, 9, "seeds 1, 4, …, 25 (every 3rd seed from 1: 9 seeds)"},
+	} {
+		if got := strideSeeds(c.first, c.stride, c.n); got != c.want {
+			t.Errorf("strideSeeds(%d, %d, %d) = %q, want %q", c.first, c.stride, c.n, got, c.want)
+		}
+	}
+}
+
 // Goal: facts map to the marks the legend promises.
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {

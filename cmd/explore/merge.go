@@ -432,7 +432,11 @@ func finishMerge(o *options, shards []shardFile, sum summary, stdout, stderr io.
 		err := agg.AddMerged(sum.Histograms, reports.Totals{Failed: sum.SeedsFailed, PerInvariant: sum.PerInvariant,
 			Outcomes: sum.Outcomes, Faults: sum.Faults, Coverage: sum.Coverage})
 		if err == nil {
-			err = writeExploreReport(o, cfg, agg, pages, sum.SeedsRun, time.Duration(shardSeconds*float64(time.Second)), stdout)
+			r := exploreRun(o, cfg, agg, pages, sum.SeedsRun, time.Duration(shardSeconds*float64(time.Second)))
+			// A partial merge's report says so, as the console and the
+			// summary do: its counts leave the missing shards' seeds out.
+			r.MissingShards, r.Shards = sum.MissingShards, shards[0].shards
+			err = writeReport(o.report, r, stdout)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "explore merge:", err)

@@ -332,8 +332,9 @@ func TestMergeRefuses(t *testing.T) {
 // listed in the summary; the counts are the shards given.
 func TestMergePartial(t *testing.T) {
 	shards, _ := fixtureShards(t)
-	js := filepath.Join(t.TempDir(), "m.json")
-	code, out, errOut := cli(t, "merge", "-partial", "-json", js, shards[0], shards[3])
+	dir := t.TempDir()
+	js, report := filepath.Join(dir, "m.json"), filepath.Join(dir, "report")
+	code, out, errOut := cli(t, "merge", "-partial", "-json", js, "-report", report, shards[0], shards[3])
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -343,6 +344,16 @@ func TestMergePartial(t *testing.T) {
 	sum := readSummary(t, js)
 	if !slices.Equal(sum.MissingShards, []int{1, 2}) || sum.SeedsRun != 20 {
 		t.Errorf("missing_shards %v, seeds_run %d: want [1 2] and 20", sum.MissingShards, sum.SeedsRun)
+	}
+	// The report says it too, with the seeds it leaves out.
+	idx, err := os.ReadFile(filepath.Join(report, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<b>PARTIAL</b>", "shards 1, 2 of 4 missing", "shard 1/4: seeds 2, 6, …, 38", "shard 2/4: seeds 3, 7, …, 39"} {
+		if !strings.Contains(string(idx), want) {
+			t.Errorf("the partial report's index lacks %q", want)
+		}
 	}
 	// A complete merge says nothing of missing shards.
 	code, _, errOut = cli(t, append([]string{"merge", "-partial", "-json", js}, shards...)...)

@@ -45,6 +45,12 @@ func failurePages(o *options, cfg scenarios.Config, failures []*reports.Seed, fi
 // writeExploreReport renders the HTML report of a seed-range run.
 func writeExploreReport(o *options, cfg scenarios.Config, agg *reports.Aggregate, pages []reports.Failure,
 	total int, elapsed time.Duration, stdout io.Writer) error {
+	return writeReport(o.report, exploreRun(o, cfg, agg, pages, total, elapsed), stdout)
+}
+
+// exploreRun is the report of a seed-range run.
+func exploreRun(o *options, cfg scenarios.Config, agg *reports.Aggregate, pages []reports.Failure,
+	total int, elapsed time.Duration) *reports.Run {
 	r := &reports.Run{
 		World: cfg.Name, Strategy: o.strategyName(), Mutant: cfg.Mutant,
 		SeedStart: o.seedStart, Seeds: o.seeds, SeedsRun: total,
@@ -63,7 +69,7 @@ func writeExploreReport(o *options, cfg scenarios.Config, agg *reports.Aggregate
 		// A time budget stopped the run before the seeds it had room for.
 		r.StepsPerSeed = r.StepsPerSeed[:total]
 	}
-	return writeReport(o.report, r, stdout)
+	return r
 }
 
 // seedOf is what a run contributes to a report.
