@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -190,27 +189,6 @@ var style = func() template.CSS {
 
 // seedFile is the page of a failing seed of the Run's own world and mutant.
 func seedFile(seed uint64) string { return pageFile(&Failure{Seed: seed}) }
-
-// Write renders dir/index.html, dir/seed-N.html for each failure (named
-// MUTANT-seed-N.html for a failure of another mutant), the failure's
-// trace under its TraceFile, and dir/seed-N-linearizability.html for each
-// failure that violated linearizable-intake and carries a linearizability
-// report. It creates dir if needed and returns the index's path.
-func Write(dir string, r *Run) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	files, err := Render(r)
-	if err != nil {
-		return "", err
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(dir, "index.html"), nil
-}
 
 // File is one rendered page.
 type File struct {

@@ -472,3 +472,33 @@ func TestTimelineCaps(t *testing.T) {
 		t.Errorf("the affected operation's client has no lane of its own")
 	}
 }
+
+// Goal: Write replaces an earlier report as a whole, leaves nothing of
+// its writing beside it, and refuses (changing nothing) a directory that
+// is not a report, even one that became so after the run was checked.
+func TestWriteReplacesOnlyReports(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a", "rep") // its parent is created
+	r := fixtureRuns(t)["chaos-check-then-insert"]
+	if _, err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	passing := *r
+	passing.Failures, passing.SeedsFailed = nil, 0
+	if _, err := Write(dir, &passing); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != "index.html" {
+		t.Errorf("after a passing run's report the directory holds %v", entries)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("beside the report: %v", entries)
+	}
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	if _, err := Write(dir, r); err == nil || !strings.Contains(err.Error(), "notes.txt") {
+		t.Errorf("a report over a directory holding the user's notes: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("a refused Write changed the directory: %v", entries)
+	}
+}

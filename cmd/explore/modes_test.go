@@ -211,9 +211,10 @@ func TestViolationExits1WithTraceAndVisualization(t *testing.T) {
 // Goal: explore -report writes the report and says where; a failing run
 // gets a page per failing seed.
 func TestReport(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "report")
 	seed := firstFailing(t, "check-then-insert", 40)
-	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "1", "-seed-start", strconv.FormatUint(seed, 10), "-report", dir, "-trace", filepath.Join(dir, "t.jsonl"))
+	// The trace beside the report: a report replaces its directory whole.
+	code, out, errOut := cli(t, "-mutant", "check-then-insert", "-seeds", "1", "-seed-start", strconv.FormatUint(seed, 10), "-report", dir, "-trace", filepath.Join(dir, "..", "t.jsonl"))
 	if code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}

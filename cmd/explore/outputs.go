@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 
 	"sluicesim/model"
 	"sluicesim/reports"
@@ -182,10 +184,50 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := writeFile(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
 		return fmt.Errorf("-json: %w", err)
 	}
 	return nil
+}
+
+// writeFile writes path through write into a temporary file beside it,
+// renamed into place when complete: a run that fails or is killed while
+// writing leaves the earlier file, not half of a new one. A path that is
+// a device or a pipe (-json /dev/stdout) has no file to replace and is
+// written as it is; a symbolic link's target is replaced, not the link.
+func writeFile(path string, write func(io.Writer) error) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(0o644) // CreateTemp makes it private; the outputs are not
+	if err == nil {
+		err = write(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // finishOne writes -json and -report for a mode that shows one run; extra
@@ -227,9 +269,11 @@ func finishOne(o *options, one *oneRun, extra func(*summary), code int, stdout, 
 
 // checkOutputs makes sure, before the first seed runs, that every output
 // the flags name can be written: a typo must not throw a long run away at
-// its end. A report directory is created; a file that does not exist yet
-// is created and removed again, and an existing one is opened for writing
-// without being truncated (the run overwrites it only when it is done).
+// its end. It leaves nothing behind (a refused run creates nothing): a
+// file's directory must take a temporary file (writeFile renames one into
+// place), and an existing file must open for writing (it is not
+// truncated); a report directory is checked by reports.CheckDir, which
+// creates nothing either.
 func checkOutputs(o *options) error {
 	for _, f := range []struct{ flag, path string }{{"json", o.json}, {"trace", o.trace},
 		{"cpuprofile", o.cpuProfile}, {"memprofile", o.memProfile}} {
@@ -244,37 +288,59 @@ func checkOutputs(o *options) error {
 		if err := checkReportDir(o.report); err != nil {
 			return fmt.Errorf("-report %s: cannot write a report there: %w", o.report, err)
 		}
+		// A report replaces its directory as a whole: a file written into
+		// it would be lost with the next report, or (written after this
+		// one) make it a directory the next report refuses to replace.
+		for _, f := range []struct{ flag, path string }{{"json", o.json}, {"trace", o.trace},
+			{"cpuprofile", o.cpuProfile}, {"memprofile", o.memProfile}, {"regressions", o.regressions}} {
+			if f.path != "" && within(f.path, o.report) {
+				return fmt.Errorf("-%s %s: cannot write there: it is inside -report %s, which each report replaces as a whole; write it beside the report (with -report and no -trace, the report holds the trace)", f.flag, f.path, o.report)
+			}
+		}
 	}
 	return nil
 }
 
+// within says whether path is dir or under it (by their absolute paths).
+func within(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 func checkWritable(path string) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	st, err := os.Stat(path)
 	existed := err == nil
 	if existed && st.IsDir() {
 		return errors.New("it is a directory")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return bareErr(err)
+	if existed {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return bareErr(err)
+		}
+		f.Close()
+		if !st.Mode().IsRegular() {
+			return nil // a device or a pipe is written in place
+		}
 	}
-	f.Close()
-	if !existed {
-		return os.Remove(path)
-	}
-	return nil
-}
-
-func checkReportDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return bareErr(err)
-	}
-	f, err := os.CreateTemp(dir, ".explore-write-check-*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".explore-write-check-*")
 	if err != nil {
 		return bareErr(err)
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+func checkReportDir(dir string) error {
+	return bareErr(reports.CheckDir(dir))
 }
 
 // bareErr drops the path from a file-system error: the message that

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -77,15 +76,7 @@ func writeArtifacts(stdout io.Writer, path string, res *scenarios.Result) error 
 			continue
 		}
 		html := strings.TrimSuffix(path, ".jsonl") + ".linearizability.html"
-		f, err := os.Create(html)
-		if err != nil {
-			return err
-		}
-		if err := res.Linearizability.Visualize(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		if err := writeFile(html, res.Linearizability.Visualize); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "linearizability visualization: %s\n", html)
@@ -95,13 +86,5 @@ func writeArtifacts(stdout io.Writer, path string, res *scenarios.Result) error 
 }
 
 func writeTrace(path string, t *sim.Trace) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := t.Write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeFile(path, t.Write)
 }
