@@ -80,6 +80,14 @@ func merge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "explore merge: no shard summaries given (explore merge -h)")
 		return exitUsage
 	}
+	for _, in := range fs.Args() {
+		for _, out := range []struct{ flag, path string }{{"json", o.json}, {"trace", o.trace}} {
+			if out.path != "" && onePath(in, out.path) {
+				fmt.Fprintf(stderr, "explore merge: -%s %s is one of the shard summaries merged: writing it would destroy that shard; write the merged %s elsewhere\n", out.flag, out.path, out.flag)
+				return exitUsage
+			}
+		}
+	}
 	// Every shard is read and checked before anything is written.
 	shards, err := readShards(fs.Args())
 	if err == nil {

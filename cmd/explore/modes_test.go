@@ -349,3 +349,48 @@ func TestUnwrittenTraceIsNotOfferedForReplay(t *testing.T) {
 		t.Errorf("summary's first failure %+v: want no trace, no replay, a re-run command", s.First)
 	}
 }
+
+// Goal: two outputs naming one file, or an output naming the trace or the
+// shard summary being read, are refused before anything runs, and the file
+// is left as it was (found by an independent review: -trace X -json X
+// printed a replay command for a file holding the JSON; -shrink IN -trace
+// IN replaced the failing trace with the shrunk one; merge -json on a shard
+// overwrote it). A device (/dev/null) may take several outputs.
+func TestOutputsNamingOneFileAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	keep := func(name string) string {
+		if err := os.WriteFile(at(name), []byte("keep me"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return at(name)
+	}
+	link := at("link.json")
+	if err := os.Symlink(keep("shard.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-world", "pair", "-seed", "1", "-trace", keep("x"), "-json", at("x")}, "-json and -trace name one file"},
+		{[]string{"-world", "pair", "-seed", "1", "-json", keep("p"), "-cpuprofile", at("p")}, "-json and -cpuprofile name one file"},
+		{[]string{"-shrink", keep("in.jsonl"), "-trace", at("in.jsonl")}, "-shrink and -trace name one file"},
+		{[]string{"-replay", keep("r.jsonl"), "-json", at("r.jsonl")}, "-replay and -json name one file"},
+		{[]string{"merge", "-json", link, at("shard.json")}, "is one of the shard summaries merged"},
+		{[]string{"merge", "-trace", keep("s2.json"), at("s2.json")}, "is one of the shard summaries merged"},
+	} {
+		code, _, errOut := cli(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	for _, name := range []string{"x", "p", "in.jsonl", "r.jsonl", "shard.json", "s2.json"} {
+		if b, err := os.ReadFile(at(name)); err != nil || string(b) != "keep me" {
+			t.Errorf("%s was changed by a refused run: %q, %v", name, b, err)
+		}
+	}
+	if code, _, errOut := cli(t, "-world", "pair", "-seed", "1", "-trace", os.DevNull, "-json", os.DevNull); code != exitOK {
+		t.Errorf("two outputs to %s: exit %d, %s; want 0", os.DevNull, code, errOut)
+	}
+}

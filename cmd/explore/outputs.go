@@ -284,6 +284,18 @@ func checkOutputs(o *options) error {
 			return fmt.Errorf("-%s %s: cannot write there: %w", f.flag, f.path, err)
 		}
 	}
+	// Two outputs written to one file would leave only the last one
+	// written, and an output on the trace -replay or -shrink reads would
+	// destroy it (its shrunk form replacing it).
+	named := []struct{ flag, path string }{{"replay", o.replay}, {"shrink", o.shrink}, {"json", o.json}, {"trace", o.trace},
+		{"cpuprofile", o.cpuProfile}, {"memprofile", o.memProfile}}
+	for i, a := range named {
+		for _, b := range named[i+1:] {
+			if a.path != "" && b.path != "" && onePath(a.path, b.path) {
+				return fmt.Errorf("-%s and -%s name one file (%s): give each its own", a.flag, b.flag, b.path)
+			}
+		}
+	}
 	if o.report != "" {
 		if err := checkReportDir(o.report); err != nil {
 			return fmt.Errorf("-report %s: cannot write a report there: %w", o.report, err)
@@ -299,6 +311,25 @@ func checkOutputs(o *options) error {
 		}
 	}
 	return nil
+}
+
+// onePath says whether a and b name one regular file (or one that does
+// not exist yet), by their absolute paths with links resolved. A device
+// or a pipe (/dev/null, /dev/stdout) may take several outputs.
+func onePath(a, b string) bool {
+	resolve := func(p string) (string, bool) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if st, err := os.Stat(p); err == nil && !st.Mode().IsRegular() {
+			return "", false
+		}
+		abs, err := filepath.Abs(p)
+		return abs, err == nil
+	}
+	ra, okA := resolve(a)
+	rb, okB := resolve(b)
+	return okA && okB && ra == rb
 }
 
 // within says whether path is dir or under it (by their absolute paths).
