@@ -200,16 +200,8 @@ func TestInterruptedRangeKeepsWhatRan(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			// The progress line shows once seeds are running.
 			var errOut bytes.Buffer
-			buf := make([]byte, 4096)
-			for !strings.Contains(errOut.String(), "seeds/s") {
-				n, err := errPipe.Read(buf)
-				errOut.Write(buf[:n])
-				if err != nil {
-					t.Fatalf("no progress before stderr ended: %v\n%s", err, errOut.String())
-				}
-			}
+			waitForProgress(t, errPipe, &errOut)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -235,5 +227,55 @@ func TestInterruptedRangeKeepsWhatRan(t *testing.T) {
 				t.Errorf("stdout does not say %q:\n%s", want, out.String())
 			}
 		})
+	}
+}
+
+// waitForProgress reads a run's stderr into errOut until its progress line
+// shows, that is, until seeds are running.
+func waitForProgress(t *testing.T, stderr io.Reader, errOut *bytes.Buffer) {
+	t.Helper()
+	buf := make([]byte, 4096)
+	for !strings.Contains(errOut.String(), "seeds/s") {
+		n, err := stderr.Read(buf)
+		errOut.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("no progress before stderr ended: %v\n%s", err, errOut.String())
+		}
+	}
+}
+
+// Goal: a run killed midway leaves an existing -cpuprofile and -json as
+// they were: outputs are written whole when the run is done, never begun
+// in place (found by an independent review: -cpuprofile emptied the old
+// profile as the run started). Method: the built binary, killed (SIGKILL,
+// nothing to catch) once its progress shows.
+func TestKilledRunLeavesOldOutputs(t *testing.T) {
+	bin := builtExplore(t)
+	dir := t.TempDir()
+	prof, sum := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "s.json")
+	for _, p := range []string{prof, sum} {
+		if err := os.WriteFile(p, []byte("the old one"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "-world", "pair", "-seeds", "100000000", "-progress", "-cpuprofile", prof, "-json", sum)
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	waitForProgress(t, errPipe, &errOut)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, errPipe)
+	cmd.Wait()
+	for _, p := range []string{prof, sum} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "the old one" {
+			t.Errorf("%s after a killed run: %q, %v; want the old one", filepath.Base(p), b, err)
+		}
 	}
 }

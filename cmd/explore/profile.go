@@ -1,9 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"runtime"
 	"runtime/pprof"
 )
@@ -14,14 +15,15 @@ import (
 // the command users run is the thing worth profiling. The allocation
 // profile counts every allocation since the process started (the "allocs"
 // profile), at the runtime's default sampling rate.
+//
+// The CPU profile is gathered in memory and written, like every output,
+// when the run is done (a few MB for a long run): an existing profile is
+// replaced only by a finished one.
 func startProfiles(o *options) (stop func() error, err error) {
-	var cpu *os.File
+	var cpu *bytes.Buffer
 	if o.cpuProfile != "" {
-		if cpu, err = os.Create(o.cpuProfile); err != nil {
-			return nil, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, bareErr(err))
-		}
+		cpu = new(bytes.Buffer)
 		if err := pprof.StartCPUProfile(cpu); err != nil {
-			cpu.Close()
 			return nil, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, err)
 		}
 	}
@@ -29,7 +31,7 @@ func startProfiles(o *options) (stop func() error, err error) {
 		var errs []error
 		if cpu != nil {
 			pprof.StopCPUProfile()
-			if err := cpu.Close(); err != nil {
+			if err := writeFile(o.cpuProfile, func(w io.Writer) error { _, err := cpu.WriteTo(w); return err }); err != nil {
 				errs = append(errs, fmt.Errorf("-cpuprofile %s: %w", o.cpuProfile, bareErr(err)))
 			}
 		}
@@ -43,16 +45,8 @@ func startProfiles(o *options) (stop func() error, err error) {
 }
 
 func writeAllocs(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return bareErr(err)
-	}
 	// The profile shows allocations up to the last collection; one more
 	// brings it up to date with the run's end.
 	runtime.GC()
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-		f.Close()
-		return err
-	}
-	return bareErr(f.Close())
+	return bareErr(writeFile(path, func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) }))
 }
