@@ -301,9 +301,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o, err := parse(args, stderr)
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "explore:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK // asked for: the usage is the answer, not an error
 		}
+		fmt.Fprintln(stderr, "explore:", err)
 		return exitUsage
 	}
 	if err := checkOutputs(o); err != nil {

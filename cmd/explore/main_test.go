@@ -451,3 +451,17 @@ func TestExhaustiveSaysWhenItIsNotExact(t *testing.T) {
 		t.Errorf("summary %+v: want not complete, divergences counted", s.Exhaustive)
 	}
 }
+
+// Goal: -h asked for is answered with the usage and exit 0, as the flag
+// package's own commands do; a wrong flag is exit 2.
+func TestHelpIsNotAnError(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"merge", "-h"}} {
+		code, _, errOut := cli(t, args...)
+		if code != exitOK || !strings.Contains(errOut, "-json") {
+			t.Errorf("%v: exit %d, usage %q; want 0 and the usage", args, code, errOut)
+		}
+	}
+	if code, _, _ := cli(t, "-nosuchflag"); code != exitUsage {
+		t.Errorf("-nosuchflag: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -71,7 +71,7 @@ func merge(args []string, stdout, stderr io.Writer) int {
 	partial := fs.Bool("partial", false, "merge even if shards are missing; the summary lists them under missing_shards")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitUsage
+			return exitOK
 		}
 		fmt.Fprintln(stderr, "explore merge:", err)
 		return exitUsage
