@@ -72,15 +72,8 @@ func TestCheckAtMostOnceCatches(t *testing.T) {
 			// chain bears out either, and its customer was refunded money
 			// that left.
 			name: "failed op whose transaction paid", op: opID(8), mention: "is failed but moved tokens",
-			break_: func(b *builder) {
-				o := revertedAndFailed(b)
-				row := o.row()
-				in := b.inclusion(row.Envelope.Txid)
-				in.Receipt, in.TransferOK = tron.ReceiptSuccess, true
-				in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
-				in.Moved = []tron.Transfer{in.Transfer}
-			},
-			also: []string{Conservation, Progress, NoOperationalFailure},
+			break_: failedThatPaid,
+			also:   []string{Conservation, Progress, NoOperationalFailure},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, AtMostOnce, CheckAtMostOnce, c) })
@@ -157,14 +150,20 @@ func TestBudgetCutExcusesOnlyPaymentsInFlight(t *testing.T) {
 		}
 	}
 	b := clean(t)
+	failedThatPaid(b)
+	b.s.BudgetExhausted = true
+	if vs := CheckAtMostOnce(&b.s); len(vs) == 0 {
+		t.Error("a failed op that paid passed at-most-once because the run's budget was spent")
+	}
+}
+
+// failedThatPaid adds op 8, failed on a REVERT whose transfer in truth went
+// through: a failed row that moved tokens.
+func failedThatPaid(b *builder) {
 	o := revertedAndFailed(b)
 	row := o.row()
 	in := b.inclusion(row.Envelope.Txid)
 	in.Receipt, in.TransferOK = tron.ReceiptSuccess, true
 	in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
 	in.Moved = []tron.Transfer{in.Transfer}
-	b.s.BudgetExhausted = true
-	if vs := CheckAtMostOnce(&b.s); len(vs) == 0 {
-		t.Error("a failed op that paid passed at-most-once because the run's budget was spent")
-	}
 }

@@ -190,24 +190,14 @@ func TestInterruptedRangeKeepsWhatRan(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			sum := filepath.Join(t.TempDir(), "s.json")
-			cmd := exec.Command(bin, "-world", "pair", "-seeds", "100000000", "-progress", "-json", sum)
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			errPipe, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			var errOut bytes.Buffer
-			waitForProgress(t, errPipe, &errOut)
+			var out, errOut bytes.Buffer
+			cmd, errPipe := startRunning(t, bin, &out, &errOut, "-json", sum)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 			rest, _ := io.ReadAll(errPipe)
 			errOut.Write(rest)
-			err = cmd.Wait()
+			err := cmd.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 				t.Fatalf("exit: %v, want %d\nstdout:\n%s\nstderr:\n%s", err, exitInterrupted, out.String(), errOut.String())
@@ -228,6 +218,25 @@ func TestInterruptedRangeKeepsWhatRan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRunning starts the built binary on a pair range far too long to
+// finish, with the extra flags, and returns once seeds are running (its
+// progress line shows), with its stderr read so far in errOut and the rest
+// to read from the pipe.
+func startRunning(t *testing.T, bin string, out, errOut *bytes.Buffer, extra ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-world", "pair", "-seeds", "100000000", "-progress"}, extra...)...)
+	cmd.Stdout = out
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForProgress(t, errPipe, errOut)
+	return cmd, errPipe
 }
 
 // waitForProgress reads a run's stderr into errOut until its progress line
@@ -258,16 +267,8 @@ func TestKilledRunLeavesOldOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(bin, "-world", "pair", "-seeds", "100000000", "-progress", "-cpuprofile", prof, "-json", sum)
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var errOut bytes.Buffer
-	waitForProgress(t, errPipe, &errOut)
+	var out, errOut bytes.Buffer
+	cmd, errPipe := startRunning(t, bin, &out, &errOut, "-cpuprofile", prof, "-json", sum)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ package operator_test
 // the code as it stands and fails with its guard removed.
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -74,22 +73,12 @@ func TestGuardResolvePaidNeedsAPositiveAmount(t *testing.T) {
 // Holds resolve()'s ErrFenced -> Refusal: the
 // retry of a row that left its state between the read and the write is a
 // 409-class refusal, not a store failure ("may or may not have landed").
-type movingStore struct {
-	sluice.Store
-	move func()
-}
-
-func (m movingStore) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Operation, error) {
-	m.move()
-	return m.Store.Resolve(ctx, r)
-}
-
 func TestGuardRetryOfARowThatMovedIsARefusal(t *testing.T) {
 	w := newWorld(t, nil)
 	w.fund("cust-1", "100")
 	id := w.parkedInBroadcasting("cust-1")
 	moved := false
-	w.svc.Store = movingStore{Store: w.store, move: func() {
+	w.svc.Store = resolveHook{Store: w.store, before: func() {
 		if !moved {
 			moved = true
 			w.clock.advance(time.Hour)
@@ -99,7 +88,7 @@ func TestGuardRetryOfARowThatMovedIsARefusal(t *testing.T) {
 	before := w.get(id)
 	_, err := w.svc.Retry(w.ctx, id, act)
 	if after := w.get(id); after.State == before.State {
-		t.Skipf("the worker did not move the row (%s); scenario not reached", after.State)
+		t.Fatalf("setup: the worker did not move the row (%s)", after.State)
 	}
 	wantRefused(t, "retry of a row that moved", err, "no longer")
 }
