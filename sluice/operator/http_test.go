@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -195,5 +196,25 @@ func TestHandler(t *testing.T) {
 	}
 	if e := w.events(id); e[len(e)-1].Worker != sluice.WorkerID(sluice.OperatorPrefix+"alice") {
 		t.Errorf("retry event by %q, want operator:alice", e[len(e)-1].Worker)
+	}
+}
+
+// Goal: a credit goes to the customer id exactly as written: customer ids
+// are case-sensitive (intake never folds them), so "Acme-7" and "acme-7"
+// are two accounts, and a credit for one must not reach the other.
+// (Independent bug 43 lower-cased the id on the way in.)
+func TestCreditKeepsTheCustomersCase(t *testing.T) {
+	w := newWorld(t, nil)
+	h := w.handler()
+	if code, body, _ := do(t, h, http.MethodPost, "/v1/credits", `{"operator":"alice","why":"deposit","ref":"dep-7","customer":"Acme-7","amount":"500"}`, ""); code != http.StatusCreated {
+		t.Fatalf("credit: %d %v, want 201", code, body)
+	}
+	if got := w.account("Acme-7"); got.Balance != 500*1_000_000 {
+		t.Errorf("Acme-7's account after its credit: %+v, want a balance of 500 USDT", got)
+	}
+	if got, err := w.store.Account(w.ctx, "acme-7"); err == nil {
+		t.Errorf("acme-7 (another customer) was credited: %+v", got)
+	} else if !errors.Is(err, sluice.ErrNotFound) {
+		t.Fatal(err)
 	}
 }

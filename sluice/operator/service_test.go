@@ -499,3 +499,49 @@ func TestResolvePaidAcceptsAPaymentThatReachedTheRecipient(t *testing.T) {
 		})
 	}
 }
+
+// Goal: paging through the queue shows every operation in it exactly once,
+// whatever the page size, when reviews and parked operations interleave:
+// the queue merges two reads of up to limit rows each, and the cursor must
+// be the last row shown, not the last row read. Method: two reviews and a
+// parked operation, paged by 1, 2 and 3, against one page of all.
+// (Independent bug 41 took the cursor before cutting the page: the rows
+// between were on no page.)
+func TestQueuePagesShowEveryOperationOnce(t *testing.T) {
+	w := newWorld(t, func(c *sluice.Config) { c.ParkLimit = 1 })
+	w.fund("cust-1", "1000")
+	w.reviewAfterParking("cust-1")
+	w.reviewAfterParking("cust-1")
+	w.parkedInBroadcasting("cust-1")
+	all, err := w.svc.Queue(w.ctx, "", operator.QueueMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []sluice.OperationID
+	for _, it := range all.Items {
+		want = append(want, it.Operation.ID)
+	}
+	if len(want) != 3 {
+		t.Fatalf("setup: the queue holds %v, want two reviews and a parked operation", want)
+	}
+	for limit := 1; limit <= 3; limit++ {
+		var got []sluice.OperationID
+		after := sluice.OperationID("")
+		for range 10 {
+			page, err := w.svc.Queue(w.ctx, after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range page.Items {
+				got = append(got, it.Operation.ID)
+			}
+			if page.Next == "" {
+				break
+			}
+			after = page.Next
+		}
+		if !equalIDs(got, want) {
+			t.Errorf("pages of %d: %v, want %v", limit, got, want)
+		}
+	}
+}
