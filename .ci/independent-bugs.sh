@@ -4,8 +4,17 @@
 # the committed tree, the unit tests of sluice run (and its concurrent
 # packages under the race detector), and explore runs every world; one
 # line per bug says which world caught it first, how, and whether sluice's
-# own tests did. Slow (minutes per bug); not part of make test (which
-# checks that every patch still applies). Usage:
+# own tests did. A patch to the PostgreSQL store (sluice/store/postgres)
+# also runs that store's tests and the chaos and zombies worlds on it
+# (PG_BUG_SEEDS seeds each, 100 by default; a seed costs about a second)
+# when DATABASE_URL names a cluster (.ci/postgres.sh start gives one); the
+# memory worlds cannot see such a bug. A patch to the code only live
+# processes run (the PostgreSQL store, the node's HTTP client and server,
+# the operator's service, the sluice command) also runs the live check
+# (cmd/livecheck: real processes, SIGKILLed workers, PostgreSQL restarted
+# when SLUICE_PG_DIR names the cluster), about 90 s; it is not
+# deterministic, so a pass is one run's. Slow (minutes per bug); not part of
+# make test (which checks that every patch still applies). Usage:
 # .ci/independent-bugs.sh [PATCH...]
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +32,20 @@ neverReached() { sed -n 's/^coverage: .*; never reached: //p' | tr ',' '\n' | se
 # stop reaching a condition it reaches without the bug (an edge of the
 # state machine never taken, say) is reported, which is what
 # -require-coverage in the CI gate would fail on.
+# verdict WORLD CODE OUTPUT prints "; WORLD: caught at seed N (invariants)"
+# for explore's exit 1 (a violation), "; WORLD: explore exit N" for any
+# other failure, and nothing for a clean run.
+verdict() {
+	local first invs
+	if [ "$2" -eq 1 ]; then
+		first=$(echo "$3" | awk '/^first failing seed:/ {print $4}')
+		invs=$(echo "$3" | awk '/^invariant/ {f=1; next} f && NF == 2 && $2 > 0 {printf "%s%s", sep, $1; sep=","} f && NF == 0 {f=0}')
+		echo "; $1: caught at seed $first ($invs)"
+	elif [ "$2" -ne 0 ]; then
+		echo "; $1: explore exit $2"
+	fi
+}
+
 declare -A baseline
 git clone -q "$repo" "$scratch/baseline"
 (cd "$scratch/baseline" && go build -o explore.bin ./cmd/explore) || { echo "the unpatched tree does not build"; exit 1; }
@@ -43,7 +66,7 @@ for patch in "${patches[@]}"; do
 		continue
 	fi
 	units="unit tests pass"
-	if ! (cd "$dir" && go test -count=1 ./sluice/ ./sluice/intake/ ./sluice/money/ ./sluice/store/ ./sluice/tron/ >/dev/null 2>&1); then
+	if ! (cd "$dir" && go test -count=1 ./sluice/... >/dev/null 2>&1); then
 		units="unit tests FAIL"
 	fi
 	# make test runs these under the race detector, which is what catches a
@@ -59,6 +82,35 @@ for patch in "${patches[@]}"; do
 	fi
 	(cd "$dir" && go build -o explore.bin ./cmd/explore) || { echo "$name: does not build"; continue; }
 	line="$name: $units"
+	if git -C "$dir" diff --name-only | grep -q '^sluice/store/postgres/'; then
+		if [ -z "${DATABASE_URL:-}" ]; then
+			line="$line; postgres: NOT RUN (DATABASE_URL unset)"
+		else
+			if (cd "$dir" && go test -count=1 ./sluice/store/postgres/ >/dev/null 2>&1); then
+				line="$line; postgres tests pass"
+			else
+				line="$line; postgres tests FAIL"
+			fi
+			for spec in "chaos" "zombies"; do
+				out=$(cd "$dir" && ./explore.bin -store postgres -world "$spec" -seeds "${PG_BUG_SEEDS:-100}" -trace /dev/null 2>&1)
+				code=$?
+				line="$line$(verdict "$spec on postgres" "$code" "$out")"
+			done
+		fi
+	fi
+	if git -C "$dir" diff --name-only | grep -qE '^(sluice/store/postgres|sluice/tron/nodehttp|sluice/operator|cmd/sluice)/'; then
+		if [ -z "${DATABASE_URL:-}" ]; then
+			line="$line; livecheck: NOT RUN (DATABASE_URL unset)"
+		else
+			restarts=0
+			if [ -n "${SLUICE_PG_DIR:-}" ]; then restarts=2; fi
+			if out=$(cd "$dir" && go run ./cmd/livecheck -restart-postgres "$restarts" 2>&1); then
+				line="$line; livecheck passes"
+			else
+				line="$line; livecheck FAILS ($(echo "$out" | grep -m1 -iE 'violat|fail|error' | cut -c1-160))"
+			fi
+		fi
+	fi
 	for spec in "${worlds[@]}"; do
 		set -- $spec
 		out=$(cd "$dir" && ./explore.bin -world "$1" -seeds "$2" -trace /dev/null 2>&1)
@@ -67,13 +119,7 @@ for patch in "${patches[@]}"; do
 		if [ -n "$lost" ]; then
 			line="$line; $1: coverage lost ($lost)"
 		fi
-		if [ $code -eq 1 ]; then
-			first=$(echo "$out" | awk '/^first failing seed:/ {print $4}')
-			invs=$(echo "$out" | awk '/^invariant/ {f=1; next} f && NF == 2 && $2 > 0 {printf "%s%s", sep, $1; sep=","} f && NF == 0 {f=0}')
-			line="$line; $1: caught at seed $first ($invs)"
-		elif [ $code -ne 0 ]; then
-			line="$line; $1: explore exit $code"
-		fi
+		line="$line$(verdict "$1" "$code" "$out")"
 	done
 	echo "$line"
 done
