@@ -143,7 +143,7 @@ func Replay(t *sim.Trace) (*Result, error) {
 	if t.Header.World != cfg.Name {
 		return nil, fmt.Errorf("the trace header names world %q, but its configuration is world %q's", t.Header.World, cfg.Name)
 	}
-	rerun, err := strategyOf(t.Header.Strategy)
+	pctDepth, seeded, err := ParseStrategy(t.Header.Strategy)
 	if err != nil {
 		return nil, err
 	}
@@ -179,32 +179,31 @@ func Replay(t *sim.Trace) (*Result, error) {
 	// A seeded run's tape is what its seed and strategy draw, and the
 	// re-run command printed for it rests on that: an edited seed or
 	// strategy would replay (the tape decides) under a false label.
-	if rerun != nil {
-		o := *rerun
-		o.keepTape = true
-		if again := Run(cfg, t.Header.Seed, o); !slices.Equal(again.tape, t.Tape) {
+	if seeded {
+		if again := Run(cfg, t.Header.Seed, Options{PCTDepth: pctDepth, keepTape: true}); !slices.Equal(again.tape, t.Tape) {
 			return res, fmt.Errorf("the trace's tape is not what seed %d draws with strategy %s: the header's seed or strategy is not its run's", t.Header.Seed, t.Header.Strategy)
 		}
 	}
 	return res, nil
 }
 
-// strategyOf reads a trace header's strategy: the options that re-run a
-// seed with it (random, pct/N), or nil for one that only its tape
-// reproduces (exhaustive).
-func strategyOf(name string) (*Options, error) {
+// ParseStrategy reads a trace header's strategy: random and pct/N are
+// seeded (the seed and strategy draw the tape again; pctDepth is N),
+// exhaustive is not (only its tape reproduces it). Anything else, a depth
+// written otherwise than this build writes it included, is an error.
+func ParseStrategy(name string) (pctDepth int, seeded bool, err error) {
 	switch {
 	case name == "random":
-		return &Options{}, nil
+		return 0, true, nil
 	case name == "exhaustive":
-		return nil, nil
+		return 0, false, nil
 	}
 	if d, ok := strings.CutPrefix(name, "pct/"); ok {
 		if n, err := strconv.Atoi(d); err == nil && n > 0 && strconv.Itoa(n) == d {
-			return &Options{PCTDepth: n}, nil
+			return n, true, nil
 		}
 	}
-	return nil, fmt.Errorf("the trace header's strategy %q is none this build writes (random, pct/N, exhaustive)", name)
+	return 0, false, fmt.Errorf("the trace header's strategy %q is none this build writes (random, pct/N, exhaustive)", name)
 }
 
 // verdictDiff says how a trace's recorded verdict and a replay's (JSON

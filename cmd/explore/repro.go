@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"sluicesim/scenarios"
 )
 
 // Every command explore prints or records to reproduce a run (on the
@@ -103,14 +104,8 @@ func inDir(dir, name string) string {
 // "exhaustive") back into a repro's PCT depth; ok is false for a strategy
 // that no seed reproduces.
 func strategyRepro(strategy string) (pctDepth int, ok bool) {
-	if strategy == "random" {
-		return 0, true
-	}
-	if d, found := strings.CutPrefix(strategy, "pct/"); found {
-		n, err := strconv.Atoi(d)
-		return n, err == nil && n > 0
-	}
-	return 0, false
+	depth, seeded, err := scenarios.ParseStrategy(strategy)
+	return depth, err == nil && seeded
 }
 
 // shellQuote quotes a path for a POSIX shell when it needs it, so that a
