@@ -93,6 +93,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 			}
 			maxToken = max(maxToken, e.Token)
 		}
+		vs = append(vs, c.writeAheads(id, evs)...)
 		last := &s.Events[evs[len(evs)-1]]
 		row := ix.row(s, id)
 		switch {
@@ -119,6 +120,59 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		}
 	}
 	return finish(append(vs, c.confirmedWhenSolid()...))
+}
+
+// writeAheads checks that each txid of an operation's log that went on the
+// wire went there after its write-ahead: the log's event into broadcasting
+// naming that txid, stamped by the store's clock, at or before the first
+// wire attempt, stamped by the node's. The order of the log and of the wire
+// alone cannot show it: a store that loses an acknowledged write-ahead (a
+// database crash behind an asynchronous commit) writes it again when the
+// operation is driven anew, after the bytes went out, and the log then
+// reads as if nothing happened. Only the two clocks, the store's and the
+// node's, show the send preceded the durable intent. Equal instants pass:
+// in a simulation the clock often does not move between a write and a send.
+func (c auditContext) writeAheads(id sluice.OperationID, evs []int32) []Violation {
+	var vs []Violation
+	for k, pos := range evs {
+		e := &c.s.Events[pos]
+		t := e.Txid
+		if t.IsZero() || mentionedBefore(c.s, evs[:k], t) {
+			continue
+		}
+		w, ok := c.ix.firstWire(c.s, t)
+		if !ok {
+			continue
+		}
+		var ahead *sluice.Event
+		for _, p := range evs[k:] {
+			if f := &c.s.Events[p]; f.To == sluice.Broadcasting && f.Txid == t {
+				ahead = f
+				break
+			}
+		}
+		switch {
+		case ahead == nil:
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: id, Message: fmt.Sprintf(
+				"op %s: txid %s went on the wire (%s at %s), but the log never wrote its write-ahead to broadcasting",
+				id, t.Short(), w.Worker, w.At.Format(time.RFC3339Nano))})
+		case ahead.At.After(w.At):
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: id, Message: fmt.Sprintf(
+				"%s wrote the write-ahead of txid %s at %s, %s after %s put it on the wire: the bytes went out before the intent to send was durable (a lost write, written again)",
+				lazyAt{id, ahead}, t.Short(), ahead.At.Format(time.RFC3339Nano), ahead.At.Sub(w.At), w.Worker)})
+		}
+	}
+	return vs
+}
+
+// mentionedBefore reports whether one of the events at evs names txid t.
+func mentionedBefore(s *Snapshot, evs []int32, t tron.Txid) bool {
+	for _, p := range evs {
+		if s.Events[p].Txid == t {
+			return true
+		}
+	}
+	return false
 }
 
 // confirmedWhenSolid checks every confirmation that landed, the

@@ -57,6 +57,16 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) { b.row(rebuilt).Token = 1 },
 		},
 		{
+			// A write-ahead lost in a crash and written again when the
+			// operation was driven anew: the log reads the same, the
+			// clocks do not.
+			name: "write-ahead stamped after the send", op: opID(opHappy), mention: "before the intent to send was durable",
+			break_: func(b *builder) {
+				e := b.event(opID(opHappy), sluice.Signed, sluice.Broadcasting)
+				b.wireOf(e.Txid).At = e.At.Add(-time.Millisecond)
+			},
+		},
+		{
 			// The world's record of the write names the Seq the store gave.
 			name: "Seq not increasing", op: opID(opHappy), mention: "Seq must strictly increase",
 			break_: func(b *builder) {

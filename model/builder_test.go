@@ -392,6 +392,18 @@ func (b *builder) write(e *sluice.Event) *WriteRecord {
 }
 
 // envelopeOf returns the envelope the world saw stored for txid.
+// wireOf is txid's first wire attempt.
+func (b *builder) wireOf(txid tron.Txid) *mocknode.WireAttempt {
+	b.t.Helper()
+	for i := range b.s.Wire {
+		if b.s.Wire[i].Txid == txid {
+			return &b.s.Wire[i]
+		}
+	}
+	b.t.Fatalf("txid %s never on the wire", txid.Short())
+	return nil
+}
+
 func (b *builder) envelopeOf(txid tron.Txid) *sluice.Envelope {
 	for i := range b.s.Envelopes {
 		if b.s.Envelopes[i].Txid == txid {

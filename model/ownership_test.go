@@ -36,7 +36,9 @@ func TestCheckTxidOwnershipCatches(t *testing.T) {
 				o := shareTxid(b, opPolicyCancel, 8)
 				o.step(sluice.Broadcasting, nil).send(false).step(sluice.Failed, nil)
 			},
-			also: []string{Progress, NoOperationalFailure},
+			// And to audit-log, op 8's write-ahead came after the other
+			// operation put the txid on the wire.
+			also: []string{Progress, NoOperationalFailure, AuditLog},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, TxidOwnership, CheckTxidOwnership, c) })

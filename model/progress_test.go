@@ -248,6 +248,9 @@ func TestCheckProgressJudgesReviews(t *testing.T) {
 		// justifies it, leaving the rest of the run as clean as it was.
 		story, unjustify func(b *builder)
 		why              string // its ReviewBy kind
+		// unsent: unjustify sends an envelope that never had its
+		// write-ahead, which audit-log reports too.
+		unsent bool
 	}{
 		{
 			// The node refuses every send for bandwidth, over and over.
@@ -329,7 +332,8 @@ func TestCheckProgressJudgesReviews(t *testing.T) {
 				o := b.op(8)
 				o.send(false)
 			},
-			why: "build budget spent (last envelope never sent)",
+			why:    "build budget spent (last envelope never sent)",
+			unsent: true,
 		},
 		{
 			// The first envelope was sent, dropped and proven dead; its
@@ -349,6 +353,7 @@ func TestCheckProgressJudgesReviews(t *testing.T) {
 				o.row().Reason = "stale before first send, and 2 rebuilds spent"
 			},
 			unjustify: func(b *builder) { b.op(8).send(false) },
+			unsent:    true,
 			why:       "build budget spent (last envelope never sent)",
 		},
 	} {
@@ -364,6 +369,12 @@ func TestCheckProgressJudgesReviews(t *testing.T) {
 			}
 			c.unjustify(b)
 			got := Check(&b.s)
+			if c.unsent {
+				if len(got) != 2 || got[1].Invariant != AuditLog || got[1].Operation != opID(8) || !strings.Contains(got[1].Message, "never wrote its write-ahead") {
+					t.Errorf("review after %s, its last envelope sent: want audit-log to report the send without a write-ahead, got:\n%s", c.name, describe(got))
+				}
+				got = got[:min(len(got), 1)]
+			}
 			if len(got) != 1 || got[0].Invariant != Progress || got[0].Operation != opID(8) || !strings.Contains(got[0].Message, "is review") {
 				t.Errorf("review after %s, its justification taken away: want one progress violation about op %s, got:\n%s", c.name, opID(8), describe(got))
 			}
