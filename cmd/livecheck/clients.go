@@ -74,6 +74,9 @@ type tally struct {
 	// Either fails the run: intake must answer every valid request.
 	validFailed     []string
 	validUnanswered int
+	// unanswered tells, for each of those posts, what every attempt got
+	// and when (on the clock of the outages), for the summary.
+	unanswered []string
 	// duringOutage counts, by class, the answers to requests that
 	// overlapped a PostgreSQL restart (outages). The 5xx among them
 	// (excused) are not held against the run: the database was away. A
@@ -329,9 +332,13 @@ func (h *history) count(f func(*tally)) {
 func (h *history) post(ctx context.Context, client string, p post, retries int) {
 	_, invalid := model.ReadIntent(p.sent)
 	answered, excused := false, false
+	var trail []string // each attempt: when it was called, and its answer's class
 	defer func() {
 		if invalid == "" && !answered {
-			h.count(func(t *tally) { t.validUnanswered++ })
+			h.count(func(t *tally) {
+				t.validUnanswered++
+				t.unanswered = append(t.unanswered, fmt.Sprintf("POST %s (%s): %s", p.id, client, strings.Join(trail, ", ")))
+			})
 		}
 		if invalid == "" && answered && excused {
 			h.count(func(t *tally) { t.recovered++ })
@@ -351,6 +358,7 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 		code, hdr, body, ok := h.do(ctx, http.MethodPost, "/v1/withdrawals", p.body, &rec.Call, &rec.Return)
 		class := answerClass(code, ok)
 		outage := h.outages.overlaps(called, time.Now())
+		trail = append(trail, fmt.Sprintf("%s at %s%s", class, called.Format("15:04:05.000"), map[bool]string{true: " (outage)"}[outage]))
 		h.count(func(t *tally) {
 			t.answers[class]++
 			if outage {

@@ -31,7 +31,21 @@
 // clients post (by default with ".ci/postgres.sh restart", a fast shutdown
 // of the cluster that script started, named by SLUICE_PG_DIR): every session
 // is terminated, open transactions roll back, and a commit in flight may be
-// answered to nobody. The processes must live through it on their pools'
+// answered to nobody. With -crash-postgres M it is also crashed M times,
+// taking turns with the restarts: right after a commit lands, one server
+// process is SIGKILLed (as the kernel's OOM killer does), and the server
+// ends every session, resets its shared memory, the WAL buffers with it,
+// and recovers from the WAL written. With synchronous commits nothing
+// acknowledged may be lost; a store that answers a commit before its WAL is
+// written loses it. A watcher reads the newest events until each outage
+// begins, and every event it saw must be there after it (the durability
+// probe; a loss fails the run). A loss shows in the model too: a
+// write-ahead lost after its bytes were sent is written again when the
+// operation is driven anew, stamped after the send the node recorded
+// (audit-log), and a state a client was shown may come back older
+// (linearizability). Crashes need the cluster of .ci/postgres.sh
+// (SLUICE_PG_DIR), on this machine. The processes must live through each
+// outage on their pools'
 // reconnects (one that exits fails the run). An answer of 5xx to a request
 // that overlapped a restart (from the restart to the first query answered
 // after it, plus two seconds in which a pool may still hand out a dead

@@ -169,7 +169,20 @@ func TestFailures(t *testing.T) {
 	if r := good(); len(r.failures(restarts)) != 1 {
 		t.Errorf("2 PostgreSQL restarts asked, none done: failures %v, want exactly one", r.failures(restarts))
 	}
+	crashes := defaults()
+	crashes.crashPG = 2
+	if r := good(); len(r.failures(crashes)) != 1 {
+		t.Errorf("2 PostgreSQL crashes asked, none done: failures %v, want exactly one", r.failures(crashes))
+	}
+	both := good()
+	both.pgRestarts, both.pgCrashes = 2, 2
+	if r := both; len(r.failures(restarts)) != 0 || len(r.failures(crashes)) != 0 {
+		t.Errorf("the restarts and crashes asked, done: failures %v and %v, want none", r.failures(restarts), r.failures(crashes))
+	}
 	for name, spoil := range map[string]func(*report){
+		"commit lost in a crash": func(r *report) {
+			r.durability = []outageCommits{{seen: 200}, {crash: true, seen: 204, lost: []int64{9}}}
+		},
 		"violation": func(r *report) {
 			r.violations = []model.Violation{{Invariant: model.AtMostOnce, Message: "paid twice"}}
 		},
@@ -345,6 +358,33 @@ func TestCheckRestart(t *testing.T) {
 	cfg.restartCmd = "true"
 	if err := cfg.checkRestart(); err != nil {
 		t.Errorf("a command of the caller's own: %v", err)
+	}
+	cfg.crashPG = -1
+	if err := cfg.checkRestart(); err == nil || !strings.Contains(err.Error(), "-crash-postgres -1") {
+		t.Errorf("-crash-postgres -1: %v, want a refusal naming it", err)
+	}
+	cfg.crashPG = 2
+	t.Setenv("SLUICE_PG_DIR", "")
+	if err := cfg.checkRestart(); err == nil || !strings.Contains(err.Error(), "-crash-postgres 2 crashes the cluster of .ci/postgres.sh") {
+		t.Errorf("crashes without SLUICE_PG_DIR: %v, want a refusal naming it", err)
+	}
+}
+
+// Goal: restarts and crashes take turns, every one asked is planned.
+func TestOutagePlan(t *testing.T) {
+	for _, c := range []struct {
+		restarts, crashes int
+		want              string
+	}{
+		{0, 0, ""}, {2, 0, "RR"}, {0, 2, "CC"}, {2, 2, "RCRC"}, {1, 3, "RCCC"}, {3, 1, "RCRR"},
+	} {
+		var got strings.Builder
+		for _, crash := range outagePlan(c.restarts, c.crashes) {
+			got.WriteString(map[bool]string{false: "R", true: "C"}[crash])
+		}
+		if got.String() != c.want {
+			t.Errorf("outagePlan(%d, %d) = %q, want %q", c.restarts, c.crashes, got.String(), c.want)
+		}
 	}
 }
 

@@ -51,9 +51,11 @@ type config struct {
 	minKills       int
 	minDupConflict int
 	// restartPG is how many times PostgreSQL is restarted while the
-	// clients post, with restartCmd (run by sh -c).
+	// clients post, with restartCmd (run by sh -c); crashPG how many
+	// times it is crashed (a server process SIGKILLed).
 	restartPG  int
 	restartCmd string
+	crashPG    int
 }
 
 func defaults() config {
@@ -94,6 +96,7 @@ func main() {
 	fs.IntVar(&cfg.minDupConflict, "min-dup-conflict", cfg.minDupConflict, "acceptance: at least this many duplicate or conflicting posts answered")
 	fs.IntVar(&cfg.restartPG, "restart-postgres", 0, "restart PostgreSQL this many times while the clients post and the workers work (with -restart-postgres-cmd); the services must live through it")
 	fs.StringVar(&cfg.restartCmd, "restart-postgres-cmd", cfg.restartCmd, "the command (sh -c) that restarts PostgreSQL and returns once it accepts connections; the default restarts the cluster of .ci/postgres.sh named by SLUICE_PG_DIR")
+	fs.IntVar(&cfg.crashPG, "crash-postgres", 0, "crash PostgreSQL this many times while the clients post and the workers work, taking turns with the restarts: a server process is SIGKILLed right after a commit lands, and the server resets (its WAL buffers lost) and recovers; nothing a commit acknowledged may be lost. Only the cluster of .ci/postgres.sh named by SLUICE_PG_DIR, on this machine")
 	fs.Parse(os.Args[1:])
 	cfg.databaseURL = os.Getenv("DATABASE_URL")
 	if cfg.databaseURL == "" {
@@ -130,6 +133,12 @@ func (c config) checkRestart() error {
 	switch {
 	case c.restartPG < 0:
 		return fmt.Errorf("-restart-postgres %d: want 0 or more", c.restartPG)
+	case c.crashPG < 0:
+		return fmt.Errorf("-crash-postgres %d: want 0 or more", c.crashPG)
+	case c.crashPG > 0 && os.Getenv("SLUICE_PG_DIR") == "":
+		// The crash kills a server process: only of a cluster that is
+		// ours to crash (crashTarget checks the server is that one).
+		return fmt.Errorf("-crash-postgres %d crashes the cluster of .ci/postgres.sh, and SLUICE_PG_DIR (which its start exports) is unset; start one with: eval \"$(.ci/postgres.sh start)\"", c.crashPG)
 	case c.restartPG == 0:
 		return nil
 	case c.restartCmd == defaultRestartCmd && os.Getenv("SLUICE_PG_DIR") == "":
@@ -161,7 +170,9 @@ type report struct {
 	selfKills   int // kill points that fired (and were restarted)
 	takeovers   map[sluice.State]int
 	pgRestarts  int             // PostgreSQL restarts done
-	outages     []time.Duration // each restart, from its command to the first query answered
+	pgCrashes   int             // PostgreSQL crashes done
+	durability  []outageCommits // each outage's durability probe
+	outages     []time.Duration // each restart or crash, from its command to the first query answered
 	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
 	// audit is what sluice audit's checks found in the same database and
 	// chain: the live invariants and the reconciliation of every solid
@@ -221,6 +232,15 @@ func (r *report) failures(cfg config) []string {
 	if r.pgRestarts < cfg.restartPG {
 		out = append(out, fmt.Sprintf("%d PostgreSQL restarts, want %d", r.pgRestarts, cfg.restartPG))
 	}
+	if r.pgCrashes < cfg.crashPG {
+		out = append(out, fmt.Sprintf("%d PostgreSQL crashes, want %d", r.pgCrashes, cfg.crashPG))
+	}
+	for i, d := range r.durability {
+		if len(d.lost) > 0 {
+			out = append(out, fmt.Sprintf("PostgreSQL %s (outage %d): %d of the %d events seen committed just before it are gone after it (seqs %v): the store lost commits it had acknowledged",
+				d.kind(), i+1, len(d.lost), d.seen, d.lost[:min(len(d.lost), 10)]))
+		}
+	}
 	if cfg.killPoint > 0 && r.takeovers[sluice.Broadcasting] == 0 {
 		out = append(out, "no operation was taken over in broadcasting: no kill landed between a write-ahead and its send")
 	}
@@ -230,7 +250,7 @@ func (r *report) failures(cfg config) []string {
 		out = append(out, fmt.Sprintf("%d valid requests got a 5xx or no answer (first: %s)", n, r.tally.validFailed[0]))
 	}
 	if n := r.tally.validUnanswered; n > 0 {
-		out = append(out, fmt.Sprintf("%d valid posts were never answered, retries included", n))
+		out = append(out, fmt.Sprintf("%d valid posts were never answered, retries included (%s)", n, strings.Join(r.tally.unanswered[:min(len(r.tally.unanswered), 3)], "; ")))
 	}
 	if n := len(r.tally.wrongFunds); n > 0 {
 		out = append(out, fmt.Sprintf("%d answers wrong about funds (first: %s)", n, r.tally.wrongFunds[0]))
@@ -262,15 +282,20 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
 		r.kills, r.restarts, r.incarnation, r.handedOver)
 	fmt.Fprintf(w, "livecheck: kill points fired %d; takeovers by the state the new incarnation found:%s\n", r.selfKills, stateCounts(r.takeovers))
-	if r.pgRestarts > 0 || len(t.duringOutage) > 0 {
+	if r.pgRestarts > 0 || r.pgCrashes > 0 || len(t.duringOutage) > 0 {
 		outs := make([]string, len(r.outages))
 		for i, d := range r.outages {
 			outs[i] = d.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(w, "livecheck: PostgreSQL restarted %d times under load (down, from the restart to the first query answered: %s); answers to requests overlapping a restart (+%s grace) by class:%s\n",
-			r.pgRestarts, strings.Join(outs, ", "), outageGrace, answerClasses(t.duringOutage))
+		fmt.Fprintf(w, "livecheck: PostgreSQL restarted %d times and crashed %d times under load (down, from the command to the first query answered: %s); answers to requests overlapping an outage (+%s grace) by class:%s\n",
+			r.pgRestarts, r.pgCrashes, strings.Join(outs, ", "), outageGrace, answerClasses(t.duringOutage))
 		fmt.Fprintf(w, "livecheck: 5xx answers excused by a restart %d; valid posts answered after a 5xx during a restart %d; worker ticks that failed and were retried %d\n",
 			t.excused, t.recovered, r.tickErrors)
+		probes := make([]string, len(r.durability))
+		for i, d := range r.durability {
+			probes[i] = fmt.Sprintf("%s %d seen, %d lost", d.kind(), d.seen, len(d.lost))
+		}
+		fmt.Fprintf(w, "livecheck: durability: events seen committed in the moments before each outage, and lost after it: %s\n", strings.Join(probes, "; "))
 	}
 	fmt.Fprintf(w, "livecheck: chain: %d blocks, %d broadcasts, %d inclusions; porcupine history of %d operations\n",
 		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
@@ -300,8 +325,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		fmt.Fprintf(out, "livecheck: %s "+format+"\n", append([]any{time.Since(began).Round(time.Millisecond)}, args...)...)
 	}
 	rng := mrand.New(mrand.NewPCG(cfg.seed, 0x11fe))
-	logf("seed %d: %d withdrawals, %d clients over %s, %d worker processes x %d workers, %d kills every %s, %d PostgreSQL restarts",
-		cfg.seed, cfg.withdrawals, cfg.clients, cfg.postSpan, cfg.workerProcs, cfg.workersPerProc, cfg.kills, cfg.killEvery, cfg.restartPG)
+	logf("seed %d: %d withdrawals, %d clients over %s, %d worker processes x %d workers, %d kills every %s, %d PostgreSQL restarts, %d crashes",
+		cfg.seed, cfg.withdrawals, cfg.clients, cfg.postSpan, cfg.workerProcs, cfg.workersPerProc, cfg.kills, cfg.killEvery, cfg.restartPG, cfg.crashPG)
 
 	dir, err := os.MkdirTemp("", "livecheck-")
 	if err != nil {
@@ -347,12 +372,19 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		return nil, err
 	}
 	defer pool.Close()
+	if cfg.crashPG > 0 {
+		if err := crashable(ctx, dbURL, os.Getenv("SLUICE_PG_DIR")); err != nil {
+			return nil, fmt.Errorf("-crash-postgres: %w", err)
+		}
+	}
 
 	// The processes. Every one dies on the way out, whatever happens.
 	ps := &procs{bin: bin, dir: dir}
 	defer ps.killAll()
 	defer func() {
-		if err != nil || (rep != nil && len(rep.violations) > 0) {
+		// Whatever fails the run keeps its evidence: a violation, and a
+		// count or an answer below the acceptance too.
+		if err != nil || (rep != nil && len(rep.failures(cfg)) > 0) {
 			fmt.Fprintf(out, "livecheck: process logs in %s\n", dir)
 			cfg.keepSchema = true
 		} else {
@@ -475,7 +507,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 							t.invalidSent++
 						}
 					})
-					h.post(ctx, fmt.Sprintf("bad%d", i), b, 0)
+					// Retried as any post: the valid ones among them (for
+					// a customer nobody funded) must get their 402 even
+					// when their first attempt meets an outage.
+					h.post(ctx, fmt.Sprintf("bad%d", i), b, cfg.retries)
 				}
 			}
 		}
@@ -531,15 +566,18 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}()
 
 	// The PostgreSQL restarter: the database goes away and comes back while
-	// the clients post, spread evenly over the posting. It holds the
-	// processes' lock, so that no process starts (or is killed) during the
-	// outage, and begins only when none is in its startup.
-	var pgRestarts int
+	// the clients post, spread evenly over the posting, restarts and
+	// crashes taking turns. It holds the processes' lock, so that no
+	// process starts (or is killed) during the outage, and begins only when
+	// none is in its startup.
+	var pgRestarts, pgCrashes int
+	var durability []outageCommits
 	restartsDone := make(chan error, 1)
+	plan := outagePlan(cfg.restartPG, cfg.crashPG)
 	go func() {
 		postStart := time.Now()
-		for i := 1; i <= cfg.restartPG; i++ {
-			at := postStart.Add(cfg.postSpan * time.Duration(i) / time.Duration(cfg.restartPG+1))
+		for i, crash := range plan {
+			at := postStart.Add(cfg.postSpan * time.Duration(i+1) / time.Duration(len(plan)+1))
 			select {
 			case <-ctx.Done():
 				restartsDone <- ctx.Err()
@@ -550,18 +588,28 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 			err := waitStarted(ctx, append([]*proc{front}, workers...), 30*time.Second)
 			var up time.Time
 			if err == nil {
-				h.outages.begin()
-				up, err = restartPostgres(ctx, cfg.restartCmd, cfg.databaseURL)
-				h.outages.end(up)
+				var probe outageCommits
+				if crash {
+					up, probe, err = crashPostgres(ctx, dbURL, h.outages)
+				} else {
+					up, probe, err = restartWatched(ctx, cfg.restartCmd, dbURL, h.outages)
+				}
+				durability = append(durability, probe)
 			}
 			supervise.Unlock()
 			if err != nil {
 				restartsDone <- err
 				return
 			}
-			pgRestarts++
+			what := "restart"
+			if crash {
+				pgCrashes++
+				what = "crash"
+			} else {
+				pgRestarts++
+			}
 			d := h.outages.durations()
-			logf("PostgreSQL restart %d: the database answered again after %s", i, d[len(d)-1].Round(time.Millisecond))
+			logf("PostgreSQL %s (%d of %d outages): the database answered again after %s, at %s", what, i+1, len(plan), d[len(d)-1].Round(time.Millisecond), up.Format("15:04:05.000"))
 		}
 		restartsDone <- nil
 	}()
@@ -694,7 +742,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	snap := snapshot(ops, events, ledger, truth, h, credits, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
-		pgRestarts: pgRestarts, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
+		pgRestarts: pgRestarts, pgCrashes: pgCrashes, durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
 		metrics: got.s}
 	if got.err != nil {
 		rep.metricsErr = got.err.Error()

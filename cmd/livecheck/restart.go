@@ -5,17 +5,21 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// PostgreSQL restarts under load: the database goes away (every session
-// terminated, open transactions rolled back, a commit in flight perhaps
-// answered to nobody) and comes back, while clients post and workers work.
+// PostgreSQL restarts and crashes under load: the database goes away (every
+// session terminated, open transactions rolled back, a commit in flight
+// perhaps answered to nobody; in a crash, with no checkpoint and the WAL
+// buffers lost, so that a commit answered before its WAL was written is
+// gone) and comes back, while clients post and workers work.
 // The sluice processes must live through it on their pools' reconnects;
 // clients may get a 5xx while it lasts, which their retries must then turn
 // into an answer.
@@ -23,6 +27,24 @@ import (
 // defaultRestartCmd restarts the cluster .ci/postgres.sh started (it needs
 // SLUICE_PG_DIR, which that script's start exports).
 const defaultRestartCmd = ".ci/postgres.sh restart"
+
+// outagePlan orders restarts and crashes: true for a crash. They take turns
+// while both are left, a restart first, so that each kind falls at several
+// points of the posting.
+func outagePlan(restarts, crashes int) []bool {
+	plan := make([]bool, 0, restarts+crashes)
+	for restarts > 0 || crashes > 0 {
+		if restarts > 0 {
+			plan = append(plan, false)
+			restarts--
+		}
+		if crashes > 0 {
+			plan = append(plan, true)
+			crashes--
+		}
+	}
+	return plan
+}
 
 // outageGrace widens each outage past the first query answered after the
 // restart. pgxpool pings a pooled connection before handing it out only if
@@ -116,6 +138,12 @@ func restartPostgres(ctx context.Context, command, dbURL string) (time.Time, err
 	}
 	// pg_ctl -w returns once the server accepts connections; the outage
 	// ends when a query is answered, which is what the services need.
+	return waitAnswering(ctx, dbURL, fmt.Sprintf("%q", command))
+}
+
+// waitAnswering waits until the database at dbURL answers a query, after
+// what (for the error), and returns when it did.
+func waitAnswering(ctx context.Context, dbURL, what string) (time.Time, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		qctx, qcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -129,7 +157,7 @@ func restartPostgres(ctx context.Context, command, dbURL string) (time.Time, err
 			return time.Now(), nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return time.Time{}, fmt.Errorf("PostgreSQL does not answer 30 s after %q: %w", command, err)
+			return time.Time{}, fmt.Errorf("PostgreSQL does not answer 30 s after %s: %w", what, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -196,4 +224,265 @@ func tickErrors(ps []*proc) int {
 		}
 	}
 	return n
+}
+
+// The durability probe. A commit another session can see is one PostgreSQL
+// has acknowledged, and with synchronous commits one whose WAL is written:
+// no crash of the server may take it back. A store that asks for an
+// asynchronous commit breaks that promise, and the event log then forgets
+// writes the workers already acted on (a write-ahead whose bytes went out,
+// written again after the send). So a watcher reads the newest events again
+// and again until the database goes away; once it is back, every event the
+// watcher saw must still be there.
+//
+// A crash is timed by the watcher: right after it sees a new event land,
+// it SIGKILLs its own server process, as the kernel's OOM killer would. The
+// postmaster then ends every session and resets shared memory, the WAL
+// buffers with it, and recovers from the WAL written. Timing matters: the
+// next synchronous commit of anyone flushes an asynchronous one written
+// before it, so a loss shows only for a crash in the moments after a
+// commit, before the next.
+
+// outageCommits is what one outage's durability probe found.
+type outageCommits struct {
+	crash bool
+	seen  int     // events the watch read before the outage
+	lost  []int64 // the seqs of those the database no longer held after it
+}
+
+func (o outageCommits) kind() string {
+	if o.crash {
+		return "crash"
+	}
+	return "restart"
+}
+
+// commitWatch reads the event log of one run's schema on a connection of
+// its own.
+type commitWatch struct {
+	conn *pgx.Conn
+	pid  int   // its server process
+	from int64 // the last seq read
+	seen []int64
+}
+
+func newCommitWatch(ctx context.Context, dbURL string) (*commitWatch, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	w := &commitWatch{conn: conn}
+	// From the last events already committed on: a crash may still take
+	// those an asynchronous commit left unflushed.
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid(), coalesce(max(seq), 0) - 200 FROM events`).Scan(&w.pid, &w.from); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return w, nil
+}
+
+// poll reads the events committed since the last read and returns how
+// many of them are transitions (not creations); an error means the
+// database went away.
+func (w *commitWatch) poll(ctx context.Context) (int, error) {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	rows, err := w.conn.Query(qctx, `SELECT seq, from_state IS NOT NULL FROM events WHERE seq > $1 ORDER BY seq`, w.from)
+	if err != nil {
+		return 0, err
+	}
+	transitions := 0
+	var seq int64
+	var transition bool
+	_, err = pgx.ForEachRow(rows, []any{&seq, &transition}, func() error {
+		w.seen = append(w.seen, seq)
+		w.from = seq
+		if transition {
+			transitions++
+		}
+		return nil
+	})
+	return transitions, err
+}
+
+func (w *commitWatch) close() { w.conn.Close(context.Background()) }
+
+// restartWatched runs the restart command while a watcher reads the event
+// log until the database goes away, waits until it answers again, and
+// checks what the watcher saw.
+func restartWatched(ctx context.Context, command, dbURL string, o *outages) (time.Time, outageCommits, error) {
+	probe := outageCommits{}
+	w, err := newCommitWatch(ctx, dbURL)
+	if err != nil {
+		return time.Time{}, probe, err
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer w.close()
+		for {
+			if _, err := w.poll(ctx); err != nil {
+				return // the outage began (or the run ends)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	o.begin()
+	up, err := restartPostgres(ctx, command, dbURL)
+	o.end(up)
+	close(stop)
+	<-done
+	if err != nil {
+		return up, probe, err
+	}
+	probe.seen = len(w.seen)
+	probe.lost, err = lostCommits(ctx, dbURL, w.seen)
+	return up, probe, err
+}
+
+// crashWait bounds how long a crash waits for a commit to land right
+// before it: past it, the crash comes anyway.
+const crashWait = 5 * time.Second
+
+// crashPostgres crashes the server right after a transition's commit lands
+// (SIGKILL of the watcher's own server process; a creation is not waited
+// for, its commit being the intake's), waits until it answers again, and
+// checks what the watcher saw. It polls without pause while it waits: each
+// moment between the commit and the crash is one in which another commit
+// may flush it.
+func crashPostgres(ctx context.Context, dbURL string, o *outages) (time.Time, outageCommits, error) {
+	probe := outageCommits{crash: true}
+	w, err := newCommitWatch(ctx, dbURL)
+	if err != nil {
+		return time.Time{}, probe, err
+	}
+	defer w.close()
+	if _, err := w.poll(ctx); err != nil {
+		return time.Time{}, probe, err
+	}
+	for deadline := time.Now().Add(crashWait); time.Now().Before(deadline); {
+		n, err := w.poll(ctx)
+		if err != nil {
+			return time.Time{}, probe, fmt.Errorf("the database went away before the crash: %w", err)
+		}
+		if n > 0 {
+			break
+		}
+	}
+	o.begin()
+	if err := signalProcess(w.pid, os.Kill); err != nil {
+		return time.Time{}, probe, fmt.Errorf("SIGKILL of server process %d: %w", w.pid, err)
+	}
+	// The postmaster learns of the death a moment later: until it has
+	// ended every session, a new connection may still be answered, by a
+	// process about to be ended too. The outage is over only once the
+	// database was seen away and answers again.
+	if err := waitAway(ctx, dbURL); err != nil {
+		return time.Time{}, probe, err
+	}
+	up, err := waitAnswering(ctx, dbURL, "a server process SIGKILLed")
+	o.end(up)
+	if err != nil {
+		return up, probe, err
+	}
+	probe.seen = len(w.seen)
+	probe.lost, err = lostCommits(ctx, dbURL, w.seen)
+	return up, probe, err
+}
+
+// waitAway waits until a connection to the database at dbURL fails.
+func waitAway(ctx context.Context, dbURL string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := pgx.Connect(qctx, dbURL)
+		if err == nil {
+			_, err = conn.Exec(qctx, `SELECT 1`)
+			conn.Close(context.Background())
+		}
+		cancel()
+		if err != nil {
+			return ctx.Err() // nil: away, as it should be
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return fmt.Errorf("PostgreSQL still answers 10 s after a server process was SIGKILLed: it did not reset")
+}
+
+// crashable checks, before the run, that a crash can be made and hits the
+// cluster it should: the server runs on this machine with its data in dir
+// (the cluster of .ci/postgres.sh), restarts itself after a crash, and its
+// processes take this process's signals.
+func crashable(ctx context.Context, dbURL, dir string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var pid int
+	var dataDir, restart string
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid(), current_setting('data_directory'), current_setting('restart_after_crash')`).Scan(&pid, &dataDir, &restart); err != nil {
+		return err
+	}
+	want, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("SLUICE_PG_DIR %s: %w", dir, err)
+	}
+	got, err := filepath.EvalSymlinks(dataDir)
+	if err != nil || !strings.HasPrefix(got, want+string(filepath.Separator)) {
+		return fmt.Errorf("the server's data directory %s is not in SLUICE_PG_DIR %s: it is not the cluster of .ci/postgres.sh, which alone may be crashed", dataDir, dir)
+	}
+	if restart != "on" {
+		return fmt.Errorf("the server has restart_after_crash = %s: a crash would leave it down", restart)
+	}
+	if err := signalProcess(pid, syscall.Signal(0)); err != nil {
+		return fmt.Errorf("server process %d does not take this process's signals (%w): run as root or as the server's user, on its machine", pid, err)
+	}
+	return nil
+}
+
+// signalProcess sends sig to process pid.
+func signalProcess(pid int, sig os.Signal) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Signal(sig)
+}
+
+// lostCommits returns the seqs w saw that the database at dbURL no longer
+// holds (after the outage).
+func lostCommits(ctx context.Context, dbURL string, seen []int64) ([]int64, error) {
+	if len(seen) == 0 {
+		return nil, nil
+	}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT seq FROM events WHERE seq = ANY($1)`, seen)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[int64]bool, len(kept))
+	for _, s := range kept {
+		have[s] = true
+	}
+	var lost []int64
+	for _, s := range seen {
+		if !have[s] {
+			lost = append(lost, s)
+		}
+	}
+	return lost, nil
 }
