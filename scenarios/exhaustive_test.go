@@ -137,43 +137,52 @@ func TestReductionKeepsEveryHistory(t *testing.T) {
 		{"pair, 1 lie", Pair(), 0, 1, 1},
 		{"pair, 1 crash, no preemption", Pair(), 1, 0, 0},
 	} {
-		seen := map[bool]map[string]bool{}
-		stats := map[bool]sim.ExhaustiveStats{}
-		for _, reduce := range []bool{false, true} {
-			b := DefaultExhaustiveBounds()
-			b.Crashes, b.Lies, b.Preemptions, b.Reduce = c.crashes, c.lies, c.preemptions, reduce
-			seen[reduce] = map[string]bool{}
-			res, err := exhaust(c.cfg, b, nil, func(r *Result) { seen[reduce][history(r.Snapshot)] = true })
-			if err != nil {
-				t.Fatalf("%s reduce=%v: %v", c.name, reduce, err)
+		b := DefaultExhaustiveBounds()
+		b.Crashes, b.Lies, b.Preemptions = c.crashes, c.lies, c.preemptions
+		sameHistories(t, c.name, c.cfg, b)
+	}
+}
+
+// sameHistories runs full and reduced searches of cfg within b (b.Reduce
+// aside) and fails t unless both are complete, no run diverged from its
+// path, and they reached the same histories.
+func sameHistories(t *testing.T, name string, cfg Config, b ExhaustiveBounds) {
+	t.Helper()
+	seen := map[bool]map[string]bool{}
+	stats := map[bool]sim.ExhaustiveStats{}
+	for _, reduce := range []bool{false, true} {
+		b.Reduce = reduce
+		seen[reduce] = map[string]bool{}
+		res, err := exhaust(cfg, b, nil, func(r *Result) { seen[reduce][history(r.Snapshot)] = true })
+		if err != nil {
+			t.Fatalf("%s reduce=%v: %v", name, reduce, err)
+		}
+		if !res.Stats.Complete || res.Stats.Diverged > 0 {
+			t.Errorf("%s reduce=%v: incomplete, or runs diverged from their paths: %+v", name, reduce, res.Stats)
+		}
+		stats[reduce] = res.Stats
+	}
+	missing, extra := 0, 0
+	for h := range seen[false] {
+		if !seen[true][h] {
+			missing++
+			if testing.Verbose() {
+				t.Logf("%s: missing with reduction:\n%s", name, h)
 			}
-			if !res.Stats.Complete || res.Stats.Diverged > 0 {
-				t.Fatalf("%s reduce=%v: incomplete, or runs diverged from their paths: %+v", c.name, reduce, res.Stats)
-			}
-			stats[reduce] = res.Stats
 		}
-		missing, extra := 0, 0
-		for h := range seen[false] {
-			if !seen[true][h] {
-				missing++
-				if testing.Verbose() {
-					t.Logf("%s: missing with reduction:\n%s", c.name, h)
-				}
-			}
+	}
+	for h := range seen[true] {
+		if !seen[false][h] {
+			extra++
 		}
-		for h := range seen[true] {
-			if !seen[false][h] {
-				extra++
-			}
-		}
-		t.Logf("%s: %d distinct histories in %d schedules without reduction; %d in %d schedules run with it (%d cut short, %d settled without running)",
-			c.name, len(seen[false]), stats[false].Schedules, len(seen[true]), stats[true].Schedules, stats[true].Pruned, stats[true].Predicted)
-		if missing > 0 {
-			t.Errorf("%s: %d of the %d histories the full search reached are missing from the reduced search", c.name, missing, len(seen[false]))
-		}
-		if extra > 0 {
-			t.Errorf("%s: the reduced search reached %d histories the full search did not: it ran a schedule outside the bounds", c.name, extra)
-		}
+	}
+	t.Logf("%s: %d distinct histories in %d schedules without reduction; %d in %d schedules run with it (%d cut short, %d settled without running)",
+		name, len(seen[false]), stats[false].Schedules, len(seen[true]), stats[true].Schedules, stats[true].Pruned, stats[true].Predicted)
+	if missing > 0 {
+		t.Errorf("%s: %d of the %d histories the full search reached are missing from the reduced search", name, missing, len(seen[false]))
+	}
+	if extra > 0 {
+		t.Errorf("%s: the reduced search reached %d histories the full search did not: it ran a schedule outside the bounds", name, extra)
 	}
 }
 
