@@ -20,6 +20,11 @@ type ExhaustiveBounds struct {
 	// choices), per schedule: calls sent to a node other than node 0
 	// (the producer), times a node falls behind, gossip hops lost.
 	Routes, Lags, GossipLosses int
+
+	// Stores makes each run's store (nil: store.Memory), as
+	// Options.Stores does for seeds. explore searches the memory store
+	// only; a test may give the search a store of its own.
+	Stores StoreFactory
 }
 
 // DefaultExhaustiveBounds are what `explore -strategy exhaustive` uses
@@ -70,7 +75,7 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 	out := &ExhaustiveResult{}
 	done := 0
 	e.Search(func(r *sim.ExhaustiveRun) (pruned, stop bool) {
-		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil})
+		res := run(cfg, 1, r, "exhaustive", Options{observer: r, keepSnapshot: visit != nil, Stores: b.Stores})
 		done++
 		if visit != nil && !res.Pruned {
 			visit(res)
@@ -80,7 +85,7 @@ func exhaust(cfg Config, b ExhaustiveBounds, progress func(sim.ExhaustiveStats),
 			if out.FirstFailure == nil {
 				// The tape replays the schedule exactly, traced.
 				tape := append([]sim.Choice(nil), res.tape...)
-				out.FirstFailure = run(cfg, 1, sim.NewReplay(tape), "exhaustive", Options{Tracing: true})
+				out.FirstFailure = run(cfg, 1, sim.NewReplay(tape), "exhaustive", Options{Tracing: true, Stores: b.Stores})
 			}
 			if b.StopAtFirst {
 				return res.Pruned, true

@@ -85,6 +85,8 @@ func (p *exhaustiveProgress) finish(st sim.ExhaustiveStats) {
 func exhaustive(o *options, stdout, stderr io.Writer) int {
 	cfg := o.config()
 	b := o.bounds
+	// nil, the memory store, but in tests: -store postgres is refused here.
+	b.Stores = o.stores
 	reduction := "exact within these bounds: schedules are predicted from the steps of runs made (by their footprints), and states cached at each instant's end"
 	if !b.Reduce {
 		reduction = "none"

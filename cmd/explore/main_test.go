@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,8 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sluicesim/scenarios"
+	"sluicesim/sluice"
 )
 
 func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -423,14 +426,25 @@ func TestReproCommands(t *testing.T) {
 
 // Goal: an exhaustive search whose runs diverged from the paths replayed
 // into them says it is NOT exact, in its output and its summary, instead
-// of claiming that every outcome was reached. Method: the mutant
-// claim-ignores-lease, whose wrapper releases other workers' rows inside a
-// claim step that names none of them (found by an independent review: the
-// reduced search missed 7 of the full search's 18 histories there, and
-// printed "complete within bounds").
+// of claiming that every outcome was reached. Method: pair searched on a
+// store that, inside each claim, releases the live leases other workers
+// hold (leaseBreakingStore): a claim step then reads and writes rows its
+// footprint does not name. This was the mutant claim-ignores-lease until
+// its wrapper named them (found by an independent review: the reduced
+// search missed 7 of the full search's 18 histories there, and printed
+// "complete within bounds"); the store, which only a test can hand the
+// search, keeps the hole open on purpose.
 func TestExhaustiveSaysWhenItIsNotExact(t *testing.T) {
-	sum := filepath.Join(t.TempDir(), "s.json")
-	code, out, errOut := cli(t, "-world", "pair", "-strategy", "exhaustive", "-mutant", "claim-ignores-lease", "-max-crashes", "0", "-json", sum)
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "s.json")
+	var o, e bytes.Buffer
+	opts, err := parse([]string{"-world", "pair", "-strategy", "exhaustive", "-max-crashes", "0", "-json", sum, "-trace", filepath.Join(dir, "t.jsonl")}, &e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.stores = leaseBreakingStores
+	code := runMode(opts, &o, &e)
+	out, errOut := o.String(), e.String()
 	if code != exitViolation || !strings.Contains(out, "NOT exact: ") || strings.Contains(out, "every outcome within the bounds was reached") {
 		t.Fatalf("exit %d, want 1 and NOT exact:\n%s%s", code, out, errOut)
 	}
@@ -464,4 +478,30 @@ func TestHelpIsNotAnError(t *testing.T) {
 	if code, _, _ := cli(t, "-nosuchflag"); code != exitUsage {
 		t.Errorf("-nosuchflag: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// leaseBreakingStores makes each run's store a leaseBreakingStore.
+func leaseBreakingStores(clock sluice.Clock, lease time.Duration) (scenarios.Store, func(), error) {
+	s, dispose, err := scenarios.MemoryStores(clock, lease)
+	return leaseBreakingStore{s, clock}, dispose, err
+}
+
+// leaseBreakingStore releases, before each claim, every live lease on a row
+// otherwise due, so that the claim takes rows other workers hold: what
+// the claim step reads and writes of those rows is in no footprint.
+type leaseBreakingStore struct {
+	scenarios.Store
+	clock sluice.Clock
+}
+
+func (s leaseBreakingStore) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	now := s.clock.Now()
+	for _, row := range s.Snapshot().Operations {
+		if !row.State.Terminal() && row.ClaimedBy != "" && row.LeaseUntil.After(now) && !row.NotBefore.After(now) {
+			if err := s.Release(ctx, row.ID, row.Token, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.Store.Claim(ctx, worker, limit)
 }
