@@ -19,6 +19,15 @@ import (
 // exactly the way the broken guard would misread them (for instance, "proof
 // from head time" is a SolidBlock that answers with the head); each
 // mutant's doc says how.
+//
+// A wrapper runs inside the steps of the process it wraps, so what it reads
+// or writes of the world's store directly (not through the view it wraps,
+// whose calls name their own) is that step's doing, and the step names it
+// in its footprint as the world's own wrappers do (readRow, wroteRow,
+// touchedAccount, readRows in wrap.go; nothing without an observer): else
+// exhaustive search takes the step for commuting with steps it does not
+// commute with, and a run diverges from its path or an outcome goes
+// missing (TestMutantsKeepTheReductionExact).
 type Mutant struct {
 	Name   string
 	Breaks string // the guard it removes, in one line

@@ -25,6 +25,7 @@ func (m releaseTwice) CAS(ctx context.Context, c sluice.Change) (sluice.Operatio
 		m.a.w.store.Credit(ctx, sluice.Credit{
 			Ref: "release-again:" + string(c.ID), Customer: row.Request.Customer, Amount: row.Request.Amount,
 		})
+		m.a.touchedAccount(row.Request.Customer, true)
 	}
 	return row, err
 }
@@ -39,6 +40,7 @@ type parkFails struct {
 
 func (m parkFails) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
 	row, err := m.a.w.store.Get(ctx, p.ID)
+	m.a.readRow(p.ID)
 	if err != nil || row.Token != p.Token || !sluice.CanTransition(row.State, sluice.Failed) {
 		return m.Store.Park(ctx, p)
 	}
@@ -58,6 +60,7 @@ type impatientCancel struct {
 
 func (m impatientCancel) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
 	row, err := m.a.w.store.Get(ctx, id)
+	m.a.readRow(id)
 	cfg := m.a.w.cfg.Sluice.Stuck
 	if err == nil && row.Token == token && (row.State == sluice.Broadcasting || row.State == sluice.Broadcast) &&
 		!row.FirstSentAt.IsZero() && m.a.w.s.Now().Sub(row.FirstSentAt) >= cfg.CancelAfter/4 {

@@ -105,12 +105,10 @@ func (m *resendRejectFails) Broadcast(ctx context.Context, tx tron.Transaction) 
 	id := tx.Txid()
 	res, err := m.Node.Broadcast(ctx, tx)
 	if err == nil && m.sent[id] && tron.Read(res.Code) == tron.HardReject {
-		if owner, ok := m.a.w.store.TxidOwner(id); ok {
-			if row, gerr := m.a.w.store.Get(ctx, owner); gerr == nil {
-				// Through the worker's own store view, as the core's write would be.
-				storeView{m.a}.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
-					From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Hold: sluice.HoldRelease, Note: "re-send rejected (mutant)"})
-			}
+		if row, ok := rowOf(m.a, id); ok {
+			// Through the worker's own store view, as the core's write would be.
+			storeView{m.a}.CAS(ctx, sluice.Change{ID: row.ID, Token: row.Token, Worker: sluice.WorkerID(m.a.p.Name()),
+				From: row.State, To: sluice.Failed, Reason: "re-send rejected (mutant)", Hold: sluice.HoldRelease, Note: "re-send rejected (mutant)"})
 		}
 	}
 	m.sent[id] = true
@@ -167,13 +165,17 @@ func forgeSuccess(a *actor, info *tron.TxInfo) {
 }
 
 // rowOf is the operation a txid belongs to, read from the world's store
-// (as a broken check comparing against its own row would).
+// (as a broken check comparing against its own row would). The step reads
+// that row; finding none, it read that no row holds the txid, which a write
+// of any row could change.
 func rowOf(a *actor, id tron.Txid) (sluice.Operation, bool) {
 	owner, ok := a.w.store.TxidOwner(id)
 	if !ok {
+		a.readRows()
 		return sluice.Operation{}, false
 	}
 	row, err := a.w.store.Get(context.Background(), owner)
+	a.readRow(owner)
 	return row, err == nil
 }
 

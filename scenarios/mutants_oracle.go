@@ -70,6 +70,7 @@ type otherHistory struct {
 }
 
 func (m otherHistory) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	serverStore{m.w}.view().a.readRows() // the server's step scans every row
 	ops := m.w.store.Snapshot().Operations
 	for i, op := range ops {
 		if op.ID != id || len(ops) < 2 {
@@ -98,6 +99,7 @@ func (m adoptToken) CAS(ctx context.Context, c sluice.Change) (sluice.Operation,
 		return op, err
 	}
 	row, gerr := m.a.w.store.Get(ctx, c.ID)
+	m.a.readRow(c.ID)
 	if gerr != nil || row.State != c.From || row.Token == c.Token || row.State.Terminal() {
 		return op, err
 	}

@@ -21,14 +21,17 @@ type casRewrite struct {
 }
 
 func (m casRewrite) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
-	if row, err := m.a.w.store.Get(ctx, c.ID); err == nil {
+	row, err := m.a.w.store.Get(ctx, c.ID)
+	m.a.readRow(c.ID)
+	if err == nil {
 		m.edit(row, &c)
 	}
 	return m.Store.CAS(ctx, c)
 }
 
 // leaseBreaker drops every live lease on claimable rows before claiming, so
-// the claim takes rows that another worker holds.
+// the claim takes rows that another worker holds. The step reads every
+// row's lease and writes each row it releases (making it claimable).
 type leaseBreaker struct {
 	sluice.Store
 	a *actor
@@ -36,9 +39,12 @@ type leaseBreaker struct {
 
 func (m leaseBreaker) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
 	now := m.a.w.s.Now()
+	m.a.readRows()
 	for _, row := range m.a.w.store.Snapshot().Operations {
 		if !row.State.Terminal() && row.ClaimedBy != "" && row.LeaseUntil.After(now) && !row.NotBefore.After(now) {
+			before := m.a.claimable(row.ID)
 			m.a.w.store.Release(ctx, row.ID, row.Token, 0)
+			m.a.wroteRow(row.ID, before)
 		}
 	}
 	return m.Store.Claim(ctx, worker, limit)
@@ -53,7 +59,9 @@ type sendFirst struct {
 
 func (m sendFirst) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
 	if c.To == sluice.Broadcasting {
-		if row, err := m.a.w.store.Get(ctx, c.ID); err == nil && row.Token == c.Token && row.State == c.From {
+		row, err := m.a.w.store.Get(ctx, c.ID)
+		m.a.readRow(c.ID)
+		if err == nil && row.Token == c.Token && row.State == c.From {
 			m.a.node.Broadcast(ctx, tron.Transaction{Raw: row.Envelope.Raw, Signature: row.Envelope.Signature})
 		}
 	}
@@ -80,6 +88,7 @@ func (m carryOn) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, er
 		return op, err
 	}
 	row, gerr := m.a.w.store.Get(ctx, c.ID)
+	m.a.readRow(c.ID)
 	if gerr != nil {
 		return op, err
 	}
