@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 
 	"sluicesim/sluice/money"
@@ -75,11 +76,37 @@ type Credit struct {
 	Amount   money.Amount
 }
 
+// CreditRefMax bounds a credit's ref, in bytes.
+const CreditRefMax = 128
+
+// ValidCreditRef reports why ref is not a credit's ref, or "" when it is
+// one: 1 to CreditRefMax bytes of UTF-8 text without control characters.
+// A deposit's id (a txid and log index, a bank reference) is printable
+// text; a NUL or bytes that are not UTF-8 cannot even be stored by
+// PostgreSQL's text, which would fail such a credit as an unknown store
+// error ("it may have landed") where the in-memory store credits it.
+func ValidCreditRef(ref string) string {
+	switch {
+	case ref == "":
+		return "empty"
+	case len(ref) > CreditRefMax:
+		return fmt.Sprintf("longer than %d bytes", CreditRefMax)
+	case !utf8.ValidString(ref):
+		return "not UTF-8 text"
+	}
+	for i, r := range ref {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("byte %d is a control character (%s)", i, CharAt(ref, i))
+		}
+	}
+	return ""
+}
+
 // CheckCredit refuses a credit's arguments before any store work.
 func CheckCredit(c Credit) error {
 	switch {
-	case c.Ref == "" || len(c.Ref) > 128:
-		return fmt.Errorf("%w: credit ref %s must be 1 to 128 bytes", ErrInvalidOperation, shown(c.Ref))
+	case ValidCreditRef(c.Ref) != "":
+		return fmt.Errorf("%w: credit ref %s is %s", ErrInvalidOperation, shown(c.Ref), ValidCreditRef(c.Ref))
 	case c.Customer.Valid() != "":
 		return fmt.Errorf("%w: credit %s: customer %s is %s", ErrInvalidOperation, shown(c.Ref), shown(string(c.Customer)), c.Customer.Valid())
 	case c.Amount == 0:

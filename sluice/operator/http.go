@@ -262,8 +262,8 @@ func (h *handler) credit(w http.ResponseWriter, r *http.Request) {
 	}
 	c := sluice.Credit{Ref: vals[FieldRef], Customer: sluice.CustomerID(vals[FieldCustomer])}
 	switch {
-	case c.Ref == "" || len(c.Ref) > 128:
-		writeError(w, http.StatusUnprocessableEntity, "ref: want 1 to 128 bytes: the deposit's own id, which makes a retry safe", FieldRef)
+	case sluice.ValidCreditRef(c.Ref) != "":
+		writeError(w, http.StatusUnprocessableEntity, "ref: "+sluice.ValidCreditRef(c.Ref)+"; want 1 to 128 bytes of printable text: the deposit's own id, which makes a retry safe", FieldRef)
 		return
 	case c.Customer.Valid() != "":
 		writeError(w, http.StatusUnprocessableEntity, "customer: "+c.Customer.Valid(), FieldCustomer)

@@ -171,6 +171,8 @@ func TestHandler(t *testing.T) {
 		{"no account", http.MethodGet, "/v1/accounts/nobody", "", http.StatusNotFound, "", "no such account"},
 		{"credit amount", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"r","customer":"c","amount":"1.0000001"}`, http.StatusUnprocessableEntity, "amount", "amount"},
 		{"credit number", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"r","customer":"c","amount":5}`, http.StatusUnprocessableEntity, "amount", "JSON string"},
+		{"credit ref with a NUL", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"tx\u0000:0","customer":"c","amount":"5"}`, http.StatusUnprocessableEntity, "ref", "control character"},
+		{"credit ref too long", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"` + strings.Repeat("r", 129) + `","customer":"c","amount":"5"}`, http.StatusUnprocessableEntity, "ref", "longer than 128 bytes"},
 		{"unknown path", http.MethodGet, "/v2/queue", "", http.StatusNotFound, "", "no such endpoint"},
 		{"unclean path", http.MethodGet, "/v1//queue", "", http.StatusTemporaryRedirect, "", "/v1/queue"},
 		{"POST metrics", http.MethodPost, "/metrics", "", http.StatusMethodNotAllowed, "", "use GET"},

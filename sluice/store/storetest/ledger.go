@@ -252,6 +252,14 @@ func testCreditInvalid(e *env) {
 	}{
 		{"empty ref", sluice.Credit{Ref: "", Customer: fresh, Amount: 1}},
 		{"ref too long", sluice.Credit{Ref: strings.Repeat("r", 129), Customer: fresh, Amount: 1}},
+		// A ref PostgreSQL's text cannot hold (a NUL, bytes that are not
+		// UTF-8) must not be one store's credit and another's "unknown
+		// error, it may have landed"; a control character is no part of
+		// any deposit's id either.
+		{"ref with a NUL byte", sluice.Credit{Ref: "tx\x00:0", Customer: fresh, Amount: 1}},
+		{"ref not UTF-8", sluice.Credit{Ref: "tx\xff:0", Customer: fresh, Amount: 1}},
+		{"ref with a newline", sluice.Credit{Ref: "tx:0\nforged", Customer: fresh, Amount: 1}},
+		{"ref with a C1 control", sluice.Credit{Ref: "tx:0\u0085", Customer: fresh, Amount: 1}},
 		{"empty customer", sluice.Credit{Ref: "bad:1", Customer: "", Amount: 1}},
 		{"customer too long", sluice.Credit{Ref: "bad:2", Customer: sluice.CustomerID(strings.Repeat("c", sluice.CustomerMax+1)), Amount: 1}},
 		{"customer with a space", sluice.Credit{Ref: "bad:3", Customer: "a b", Amount: 1}},
@@ -274,10 +282,12 @@ func testCreditInvalid(e *env) {
 			e.t.Errorf("after the refused credit (%s): %s", tc.name, d)
 		}
 	}
-	// The refused refs are free, and the limits pass.
+	// The refused refs are free, and the limits pass: 128 bytes, and text
+	// beyond ASCII (a two-byte character, 64 of them in 128 bytes).
 	e.credit("bad:4", fresh, 1)
 	e.credit(strings.Repeat("r", 128), fresh, money.MaxAmount)
-	want := sluice.Account{Customer: fresh, Balance: money.MaxAmount + 1, Deposited: money.MaxAmount + 1}
+	e.credit(strings.Repeat("é", 64), fresh, 1)
+	want := sluice.Account{Customer: fresh, Balance: money.MaxAmount + 2, Deposited: money.MaxAmount + 2}
 	for _, d := range diffAccount(e.account(fresh), want) {
 		e.t.Errorf("after the credits at the limits: %s", d)
 	}
