@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
@@ -461,4 +462,20 @@ func TestOpenCountsNonTerminalRows(t *testing.T) {
 	if got := m.Open(); got != 2 {
 		t.Errorf("Open() after one rejection = %d, want 2", got)
 	}
+}
+
+// Goal: store.Memory refuses a credit past an Amount's range as every
+// store does (storetest.CreditPastBaseUnits). Its account is filled with
+// credits through the interface: some 18,000 of the largest.
+func TestMemoryCreditPastBaseUnits(t *testing.T) {
+	s := store.NewMemory(&storetest.Clock{}, time.Minute)
+	storetest.CreditPastBaseUnits(t, s, func(t *testing.T, s sluice.Store, c sluice.CustomerID, d money.Amount) {
+		for i := 0; d > 0; i++ {
+			a := min(d, money.MaxAmount)
+			if _, _, err := s.Credit(t.Context(), sluice.Credit{Ref: fmt.Sprintf("fill:%d", i), Customer: c, Amount: a}); err != nil {
+				t.Fatal(err)
+			}
+			d -= a
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -400,14 +401,22 @@ func (s *Store) Credit(ctx context.Context, c sluice.Credit) (sluice.Account, bo
 			out, err = scanAccount(tx.QueryRow(ctx, `SELECT `+accountColumns+` FROM accounts WHERE customer = $1`, string(c.Customer)))
 			return err
 		}
+		// NUMERIC(38,0) holds more than an Amount: a deposited total past
+		// base units would commit and then fail every read of the account
+		// (parseAmount). Refused as store.Memory refuses it, before the
+		// write, and the rollback undoes the credit row.
 		out, err = scanAccount(tx.QueryRow(ctx, `
 			UPDATE accounts SET balance = balance + $2::numeric, deposited = deposited + $2::numeric
-			WHERE customer = $1 RETURNING `+accountColumns, string(c.Customer), amount))
+			WHERE customer = $1 AND deposited + $2::numeric <= $3::numeric RETURNING `+accountColumns,
+			string(c.Customer), amount, strconv.FormatUint(math.MaxUint64, 10)))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("credit %s: the account of %s would overflow: %w", c.Ref, c.Customer, sluice.ErrInvalidOperation)
+		}
 		credited = err == nil
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, sluice.ErrPayloadMismatch) {
+		if errors.Is(err, sluice.ErrPayloadMismatch) || errors.Is(err, sluice.ErrInvalidOperation) {
 			return sluice.Account{}, false, err
 		}
 		return sluice.Account{}, false, fmt.Errorf("credit %s: %w", c.Ref, err)

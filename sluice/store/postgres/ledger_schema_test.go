@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/store/storetest"
 )
 
@@ -233,4 +234,22 @@ func drivePG(t *testing.T, s *Store, clock *storetest.Clock, n int, state sluice
 		}
 	}
 	return op
+}
+
+// Goal: PostgreSQL refuses a credit past an Amount's range as every store
+// does (storetest.CreditPastBaseUnits): NUMERIC(38,0) would take it, and
+// the account could no longer be read. The account is filled by raw SQL,
+// balance and deposited together (the guards allow a deposit to grow).
+func TestCreditPastBaseUnits(t *testing.T) {
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	storetest.CreditPastBaseUnits(t, s, func(t *testing.T, _ sluice.Store, c sluice.CustomerID, d money.Amount) {
+		ctx := t.Context()
+		if _, _, err := s.Credit(ctx, sluice.Credit{Ref: "fill", Customer: c, Amount: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.pool.Exec(ctx, `UPDATE accounts SET balance = balance + $2::numeric, deposited = deposited + $2::numeric WHERE customer = $1`,
+			string(c), strconv.FormatUint(uint64(d-1), 10)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -3,7 +3,9 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"testing"
 	"time"
 
 	"sluicesim/sluice"
@@ -538,5 +540,51 @@ func testEventsRoundTrip(e *env) {
 	}
 	for _, d := range diffEvents(got, wantEvs) {
 		e.t.Errorf("events %s", d)
+	}
+}
+
+// Filler puts customer c's account at balance = deposited = d with nothing
+// held or paid, by whatever means its store has (credits through the
+// interface would take some 18,000 of the largest for d near 2^64).
+type Filler func(t *testing.T, s sluice.Store, c sluice.CustomerID, d money.Amount)
+
+// CreditPastBaseUnits checks, for the store s, that a credit which would
+// take an account's deposited total past what an Amount holds (2^64-1 base
+// units) is refused with ErrInvalidOperation and changes nothing, leaving
+// its ref free; one that reaches the limit exactly goes in. Every store
+// must refuse it the same way: one that took it would hold an account no
+// Amount can read back (store.Memory's would wrap round).
+//
+// Goal: the stores agree at the edge of the account's arithmetic. Method:
+// an account filled to 5 units under the limit, then a credit of 6, one of
+// 5 under the same ref, and one of 1 more.
+func CreditPastBaseUnits(t *testing.T, s sluice.Store, fill Filler) {
+	t.Helper()
+	ctx := t.Context()
+	const c sluice.CustomerID = "nearly-everything"
+	fill(t, s, c, math.MaxUint64-5)
+	before, err := s.Account(ctx, c)
+	if err != nil || before != (sluice.Account{Customer: c, Balance: math.MaxUint64 - 5, Deposited: math.MaxUint64 - 5}) {
+		t.Fatalf("after filling: Account = %+v, %v", before, err)
+	}
+	refused := func(what string, cr sluice.Credit) {
+		t.Helper()
+		acct, credited, err := s.Credit(ctx, cr)
+		if !errors.Is(err, sluice.ErrInvalidOperation) || credited || isSentinel(err) {
+			t.Errorf("%s: Credit = %+v credited %v, err %v; want ErrInvalidOperation alone", what, acct, credited, err)
+		}
+	}
+	refused("6 units 5 under the limit", sluice.Credit{Ref: "past", Customer: c, Amount: 6})
+	if got, err := s.Account(ctx, c); err != nil || got != before {
+		t.Errorf("after the refused credit: Account = %+v, %v; want %+v", got, err, before)
+	}
+	got, credited, err := s.Credit(ctx, sluice.Credit{Ref: "past", Customer: c, Amount: 5})
+	want := sluice.Account{Customer: c, Balance: math.MaxUint64, Deposited: math.MaxUint64}
+	if err != nil || !credited || got != want {
+		t.Errorf("5 units under the refused credit's ref: Credit = %+v credited %v, %v; want %+v credited", got, credited, err, want)
+	}
+	refused("1 unit at the limit", sluice.Credit{Ref: "past:2", Customer: c, Amount: 1})
+	if got, err := s.Account(ctx, c); err != nil || got != want {
+		t.Errorf("at the end: Account = %+v, %v; want %+v", got, err, want)
 	}
 }
