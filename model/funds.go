@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
@@ -59,21 +60,7 @@ func CheckFunds(s *Snapshot) []Violation {
 	}
 	meant := intents(s)
 	ix := s.index()
-	// want is the hold an operation must carry: its client's customer and
-	// amount (the row's request only when no client is known).
-	type holdWant struct {
-		customer sluice.CustomerID
-		amount   money.Amount
-	}
-	want := func(id sluice.OperationID) holdWant {
-		if in, ok := meant.of(id); ok {
-			return holdWant{in.Customer, money.Amount(in.Units)}
-		}
-		if row := ix.row(s, id); row != nil {
-			return holdWant{row.Request.Customer, row.Request.Amount}
-		}
-		return holdWant{}
-	}
+	want := func(id sluice.OperationID) holdWant { return wantHold(s, meant, ix, id) }
 
 	// The replay: every point of the run, in the log's order.
 	type ledger struct{ balance, held, paid int64 }
@@ -235,4 +222,89 @@ func accountsByID(m map[sluice.CustomerID]sluice.Account) map[sluice.CustomerID]
 		out[k] = true
 	}
 	return out
+}
+
+// holdWant is the hold an operation must carry: its client's customer and
+// amount.
+type holdWant struct {
+	customer sluice.CustomerID
+	amount   money.Amount
+}
+
+// wantHold is id's holdWant: from its client's intent, the row's request
+// only when no client is known.
+func wantHold(s *Snapshot, meant *intentsByID, ix *index, id sluice.OperationID) holdWant {
+	if in, ok := meant.of(id); ok {
+		return holdWant{in.Customer, money.Amount(in.Units)}
+	}
+	if row := ix.row(s, id); row != nil {
+		return holdWant{row.Request.Customer, row.Request.Amount}
+	}
+	return holdWant{}
+}
+
+// balancePoint is a customer's balance by the model's books just after the
+// event Seq.
+type balancePoint struct{ seq, balance int64 }
+
+// balanceBooks is every customer's balance through the run by the model's
+// own books, as funds replays them: the world's deposits (made before any
+// client posts), less the amount each creation holds, plus the amount each
+// hold's first release gives back (a settle moves held to paid and leaves
+// the balance alone); amounts and customers are the clients' intents.
+// start is the balance before the first event, points each change in Seq
+// order.
+type balanceBooks struct {
+	start  map[sluice.CustomerID]int64
+	points map[sluice.CustomerID][]balancePoint
+}
+
+func readBalances(s *Snapshot) balanceBooks {
+	b := balanceBooks{start: map[sluice.CustomerID]int64{}, points: map[sluice.CustomerID][]balancePoint{}}
+	for _, d := range s.Deposits {
+		b.start[d.Customer] += int64(d.Amount)
+	}
+	meant := intents(s)
+	ix := s.index()
+	cur := maps.Clone(b.start)
+	closed := make([]bool, len(ix.ids)) // by slot: the hold's first close seen
+	for i := range s.Events {
+		e := &s.Events[i]
+		var delta int64
+		switch {
+		case e.From == sluice.None:
+			delta = -1
+		case e.Hold == sluice.HoldKeep || closed[ix.evSlot[i]]:
+			continue
+		default:
+			closed[ix.evSlot[i]] = true
+			if e.Hold != sluice.HoldRelease {
+				continue
+			}
+			delta = 1
+		}
+		h := wantHold(s, meant, ix, e.OperationID)
+		if h.customer == "" {
+			continue
+		}
+		cur[h.customer] += delta * int64(h.amount)
+		b.points[h.customer] = append(b.points[h.customer], balancePoint{e.Seq, cur[h.customer]})
+	}
+	return b
+}
+
+// least is c's lowest balance from just after the event lo to just after
+// the event hi: the balance any step between them could have seen.
+func (b balanceBooks) least(c sluice.CustomerID, lo, hi int64) int64 {
+	bal := b.start[c]
+	pts := b.points[c]
+	k := 0
+	for ; k < len(pts) && pts[k].seq <= lo; k++ {
+		bal = pts[k].balance
+	}
+	least := bal
+	for ; k < len(pts) && pts[k].seq <= hi; k++ {
+		least = min(least, pts[k].balance)
+	}
+	return least
 }

@@ -35,7 +35,12 @@ import (
 //     answer for a customer whose deposits cover every withdrawal any row
 //     holds for them plus this one: at every instant after the deposits,
 //     such a customer's balance covered the amount (holds and payments only
-//     ever take what some row asks for; see refusedWrongly).
+//     ever take what some row asks for; see refusedWrongly). When the world
+//     bounded the call in the log (IntakeRecord.Bounded), it is never the
+//     answer while the model's own books (the deposits, the intents' holds
+//     and the releases, as funds replays them) had the customer's balance
+//     at or above the amount at every event from the call to the answer:
+//     money a release gave back must be there to hold again.
 //   - When intake was recorded at all, every row was created by a recorded
 //     request: one told Created, or one that failed (its answer lost, so its
 //     insert may have committed) with the row's instruction.
@@ -74,7 +79,8 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		k, ok := ix.slot[id]
 		return ok && ix.visited[k][st/64]&(1<<(st%64)) != 0
 	}
-	var funds *fundsBound // read on first use: only an unfunded answer needs it
+	var funds *fundsBound   // read on first use: only an unfunded answer needs it
+	var books *balanceBooks // likewise, for a bounded one
 
 	// Each record on its own.
 	for i := range s.Intake {
@@ -131,6 +137,15 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			case funds.refusedWrongly(sent):
 				add(id, "%s was refused %d units for customer %s as unfunded, but the customer's deposits (%d units) cover that and every withdrawal any row holds for them (%d units)",
 					who, sent.Units, sent.Customer, funds.deposited[sent.Customer], funds.committed[sent.Customer])
+			case r.Bounded && funds.recorded && sent.Units <= math.MaxInt64:
+				if books == nil {
+					b := readBalances(s)
+					books = &b
+				}
+				if least := books.least(sent.Customer, r.SeqAtCall, r.SeqAtReturn); least >= int64(sent.Units) {
+					add(id, "%s was refused %d units for customer %s as unfunded, but by the model's books the customer's balance was at least %d units from event #%d to event #%d, the whole call",
+						who, sent.Units, sent.Customer, least, r.SeqAtCall, r.SeqAtReturn)
+				}
 			}
 		case Invalid:
 			if sentBad == "" {

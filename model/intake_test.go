@@ -300,3 +300,55 @@ func TestUnfundedJudgedAgainstDeposits(t *testing.T) {
 		}
 	}
 }
+
+// Goal: an Unfunded answer the world bounded in the log is judged against
+// the model's own books over the call: wrong when the customer's balance
+// (deposits, less the intents' holds, plus releases) covered the amount at
+// every event from the call to the answer, as money a release gave back
+// does; right when the balance fell short at any of them, or when the
+// answer is not bounded and only the deposits against every row's amount
+// can be judged. Method: pauper's whole deposit held by a withdrawal to
+// the hot wallet and released by its rejection, then a refusal of the
+// same amount, bounded after the release, across the hold, or not at all,
+// and one of a unit more.
+func TestUnfundedJudgedAgainstTheBooks(t *testing.T) {
+	id := opID(opUnfunded)
+	for _, c := range []struct {
+		name    string
+		amount  uint64
+		bounded bool
+		across  bool // the call began before the hold was taken
+		wrong   bool
+	}{
+		{"bounded after the release", pauperDeposit, true, false, true},
+		{"bounded across the hold", pauperDeposit, true, true, false},
+		{"a unit more than the balance", pauperDeposit + 1, true, false, false},
+		{"not bounded", pauperDeposit, false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			before := b.s.Events[len(b.s.Events)-1].Seq
+			b.createFor(12, pauper, hotWallet, pauperDeposit, "c12").claim().step(sluice.Rejected, nil)
+			b.row(opID(12)).Reason = "recipient is the hot wallet"
+			after := b.s.Events[len(b.s.Events)-1].Seq
+			b.record("c10", payFor(string(id), pauper, alice, c.amount), Unfunded, 0)
+			r := b.recordOf("c10")
+			r.Bounded, r.SeqAtCall, r.SeqAtReturn = c.bounded, after, after
+			if c.across {
+				r.SeqAtCall = before
+			}
+			var found []Violation
+			for _, v := range Check(&b.s) {
+				if v.Operation == id {
+					found = append(found, v)
+				}
+			}
+			switch {
+			case c.wrong && (len(found) != 1 || !strings.Contains(found[0].Message, "by the model's books the customer's balance was at least 400000 units")):
+				t.Errorf("want the refusal reported against the books, got:\n%s", describe(found))
+			case !c.wrong && len(found) != 0:
+				t.Errorf("want the refusal accepted, got:\n%s", describe(found))
+			}
+		})
+	}
+}

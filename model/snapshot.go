@@ -110,6 +110,14 @@ type IntakeRecord struct {
 	// Call and Return are the step indexes of the call and of its return
 	// (for linearizability).
 	Call, Return int64
+	// Bounded: the world read the Seq of the store's newest event at the
+	// call (SeqAtCall) and when the answer was made (SeqAtReturn), so the
+	// store's funds check happened between those two points of the log.
+	// An Unfunded answer is then judged against the model's own books over
+	// that stretch; without bounds (a live system), only against every
+	// amount the customer's rows ever took.
+	Bounded                bool
+	SeqAtCall, SeqAtReturn int64
 }
 
 // ClaimRecord is one claim that took a row: the incarnation (process) that

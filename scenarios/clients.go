@@ -351,7 +351,7 @@ func runPostClient(p *sim.Proc) {
 			w.tally["client-retry"]++
 			p.Sleep(w.cfg.ClientRetryBackoff.D())
 		}
-		rec := model.IntakeRecord{Client: name, ID: post.id, Sent: post.sent, Raw: post.raw, Call: w.tick()}
+		rec := model.IntakeRecord{Client: name, ID: post.id, Sent: post.sent, Raw: post.raw, Call: w.tick(), SeqAtCall: w.store.LastSeq()}
 		srvName := c.firstPost
 		if attempt > 0 {
 			srvName = "srv-" + name + "." + strconv.Itoa(attempt)
@@ -359,6 +359,7 @@ func runPostClient(p *sim.Proc) {
 		resp, ok := w.request(p, srvName, http.MethodPost, "/v1/withdrawals", post.body, post.contentType, "")
 		if ok {
 			rec.Return = resp.ret
+			rec.Bounded, rec.SeqAtReturn = true, resp.retSeq
 			var a model.Shown
 			rec.Outcome, a = classifyPost(resp)
 			rec.Answer, rec.State, rec.Txid = a.Payload, a.State, a.Txid

@@ -25,6 +25,9 @@ type response struct {
 	call   *serverCall
 	ret    int64
 	retLog int // the events of the operation asked for at ret (logOf)
+	// retSeq, for a POST, is the Seq of the store's newest event at ret:
+	// whatever the request did to the store, it did by then.
+	retSeq int64
 	// storeFailed: the world failed a store call of this request.
 	storeFailed bool
 }
@@ -116,6 +119,9 @@ func (c *serverCall) run(p *sim.Proc) {
 		storeFailed: c.act.storeFailed}
 	if c.logOf != "" {
 		c.resp.retLog = w.logLen(c.logOf)
+	}
+	if c.method == http.MethodPost {
+		c.resp.retSeq = w.store.LastSeq()
 	}
 	c.done = true
 	if c.waiting {
