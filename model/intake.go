@@ -234,7 +234,10 @@ func describeOrder(in Intent) string {
 // fundsBound is, per customer, what the world deposited and the most that
 // holds and payments can ever have taken from it: the sum of the amounts
 // of every row that names the customer (a row holds its amount at most
-// once, from its creation; nothing else takes money from a balance).
+// once, from its creation; nothing else takes money from a balance), each
+// the amount and customer its client asked for (the row's own only when no
+// client is known: a store with a wrong scale holds ten times as much, and
+// its refusals must not look right for it).
 type fundsBound struct {
 	deposited, committed map[sluice.CustomerID]uint64
 	recorded             bool // the snapshot carries the world's deposits
@@ -245,8 +248,10 @@ func readFunds(s *Snapshot) fundsBound {
 	for _, d := range s.Deposits {
 		f.deposited[d.Customer] = addSat(f.deposited[d.Customer], uint64(d.Amount))
 	}
-	for _, op := range s.Operations {
-		f.committed[op.Request.Customer] = addSat(f.committed[op.Request.Customer], uint64(op.Request.Amount))
+	meant, ix := intents(s), s.index()
+	for i := range s.Operations {
+		h := wantHold(s, meant, ix, s.Operations[i].ID)
+		f.committed[h.customer] = addSat(f.committed[h.customer], uint64(h.amount))
 	}
 	return f
 }

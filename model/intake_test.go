@@ -281,22 +281,27 @@ func TestUnfundedJudgedAgainstDeposits(t *testing.T) {
 	}
 	// Every row the customer holds counts against the deposits: with a row
 	// of 2 USDT for pauper, 3 USDT of deposits no longer make the refusal
-	// of 1 USDT more wrong than 2.999999 would.
+	// of 1 USDT more wrong than 2.999999 would. A row counts for what its
+	// client asked: the same row holding 20 USDT (a store with a wrong
+	// scale) counts 2.
 	for _, c := range []struct {
 		deposit money.Amount
+		scaled  bool
 		wrong   bool
-	}{{2_999_999, false}, {3_000_000, true}} {
+	}{{2_999_999, false, false}, {3_000_000, false, true}, {3_000_000, true, true}} {
 		b := clean(t)
 		b.unfunded()
-		b.row(opID(opHappy)).Request.Customer = pauper
-		b.row(opID(opHappy)).Request.Amount = 2_000_000
+		b.createFor(12, pauper, alice, 2_000_000, "c12")
+		if c.scaled {
+			b.row(opID(12)).Request.Amount *= 10
+		}
 		b.s.Deposits = []sluice.Credit{{Ref: "d", Customer: pauper, Amount: c.deposit}}
 		found := false
 		for _, v := range CheckIntakeUniqueness(&b.s) {
 			found = found || v.Operation == id && strings.Contains(v.Message, "as unfunded")
 		}
 		if found != c.wrong {
-			t.Errorf("pauper holding a row of 2 USDT, deposits %d: refusal reported %v, want %v", c.deposit, found, c.wrong)
+			t.Errorf("pauper holding a row of 2 USDT (scaled %v), deposits %d: refusal reported %v, want %v", c.scaled, c.deposit, found, c.wrong)
 		}
 	}
 }
