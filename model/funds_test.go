@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"sluicesim/sluice"
@@ -190,6 +191,13 @@ func TestCheckFundsWithoutALedger(t *testing.T) {
 	b.s.Accounts = []sluice.Account{}
 	if got := CheckFunds(&b.s); len(got) != 0 {
 		t.Errorf("an empty ledger: want nothing judged, got:\n%s", describe(got))
+	}
+	// A reader that saw the ledger missing says so (the audit: rows and no
+	// ledger at all), and then every row's missing hold is judged.
+	b.s.LedgerBreaks = []string{"at the read: rows but no ledger"}
+	got := CheckFunds(&b.s)
+	if len(got) < 2 || !strings.Contains(describe(got), "rows but no ledger") || !strings.Contains(describe(got), "has no hold") {
+		t.Errorf("no ledger, with a break: want the break and every missing hold, got:\n%s", describe(got))
 	}
 }
 

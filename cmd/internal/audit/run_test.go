@@ -274,6 +274,29 @@ func TestRunLedgerPlanted(t *testing.T) {
 		clean(t)
 	})
 
+	t.Run("ledger emptied", func(t *testing.T) {
+		// Every credit, account and hold gone (a restore of the operations
+		// alone, or raw SQL with the triggers off): the rows still ask for
+		// holds, and an empty ledger is not a balanced one.
+		exec(t, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			CREATE TABLE saved_credits AS SELECT * FROM credits;
+			CREATE TABLE saved_accounts AS SELECT * FROM accounts;
+			CREATE TABLE saved_holds AS SELECT * FROM holds;
+			DELETE FROM holds; DELETE FROM credits; DELETE FROM accounts;
+			COMMIT`)
+		found(t, audit(t), nil, "the database holds 2 operations but no credit, account or hold",
+			"op "+string(inFlight)+" (requested) has no hold")
+		exec(t, `BEGIN;
+			SET LOCAL session_replication_role = replica;
+			INSERT INTO accounts SELECT * FROM saved_accounts;
+			INSERT INTO credits SELECT * FROM saved_credits;
+			INSERT INTO holds SELECT * FROM saved_holds;
+			DROP TABLE saved_credits, saved_accounts, saved_holds;
+			COMMIT`)
+		clean(t)
+	})
+
 	t.Run("account that does not add up", func(t *testing.T) {
 		exec(t, `ALTER TABLE accounts DROP CONSTRAINT accounts_balanced;
 			UPDATE accounts SET balance = balance + 3 WHERE customer = '`+string(customer)+`'`)
