@@ -3,6 +3,7 @@ package sluice
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -64,8 +65,15 @@ type Account struct {
 	Deposited money.Amount // every credit ever
 }
 
-// Balanced reports whether the account's four numbers agree.
-func (a Account) Balanced() bool { return a.Balance+a.Held+a.Paid == a.Deposited }
+// Balanced reports whether the account's four numbers agree, in whole
+// numbers: a balance or hold that went below zero wraps round to near 2^64
+// and would still add up modulo 2^64, so a sum that carries is not
+// balanced.
+func (a Account) Balanced() bool {
+	sum, c1 := bits.Add64(uint64(a.Balance), uint64(a.Held), 0)
+	sum, c2 := bits.Add64(sum, uint64(a.Paid), 0)
+	return c1 == 0 && c2 == 0 && sum == uint64(a.Deposited)
+}
 
 // Credit is a deposit to a customer's balance. Ref makes it idempotent: a
 // second credit with the same Ref changes nothing, and one with the same
