@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"maps"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
@@ -19,9 +18,13 @@ import (
 //   - Deposits are the world's own record of the credits it made. The
 //     store's Deposited must equal them (a credit nobody made, say a
 //     release paid out twice, shows here).
-//   - At every point: the world checks each account after every write that
-//     touches money (LedgerBreaks), and the model replays the event log in
-//     Seq order: a creation holds its client's amount (refused if the
+//   - At every point: the world reads each account after every write that
+//     touches money; each reading must add up (LedgerBreaks) and equal the
+//     model's own books at that point of the log (LedgerReadings: the
+//     replay below, deposits and intents, so a store that moves money
+//     early, late or twice and puts it right before the end shows); and
+//     the model replays the event log in Seq order: a creation holds its
+//     client's amount (refused if the
 //     balance could not cover it: an overdraft), an event that closes the
 //     hold settles or releases it, and a second close, a close on an event
 //     that does not enter confirmed, failed or rejected, a settle that does
@@ -53,6 +56,31 @@ func CheckFunds(s *Snapshot) []Violation {
 	}
 	for _, b := range s.LedgerBreaks {
 		add("", "the store's ledger did not add up %s", b)
+	}
+	if len(s.LedgerReadings) > 0 {
+		// Every account the world read after a write must be the model's
+		// books at that point of the log: a store whose numbers add up but
+		// are not yet (or no longer) what the log says shows here, even if
+		// it puts them right before the end. The first divergence of each
+		// customer is reported.
+		books := readBooks(s)
+		deposited := make(map[sluice.CustomerID]int64)
+		for _, d := range s.Deposits {
+			deposited[d.Customer] += int64(d.Amount)
+		}
+		off := make(map[sluice.CustomerID]bool)
+		for _, r := range s.LedgerReadings {
+			a := r.Account
+			if off[a.Customer] {
+				continue
+			}
+			l := books.at(a.Customer, r.Seq)
+			if int64(a.Balance) != l.balance || int64(a.Held) != l.held || int64(a.Paid) != l.paid || int64(a.Deposited) != deposited[a.Customer] {
+				off[a.Customer] = true
+				add("", "customer %s: just after event #%d the store's account was balance %d, held %d, paid %d, deposited %d; by the model's books at that event it must be balance %d, held %d, paid %d, deposited %d",
+					a.Customer, r.Seq, a.Balance, a.Held, a.Paid, a.Deposited, l.balance, l.held, l.paid, deposited[a.Customer])
+			}
+		}
 	}
 
 	deposited := make(map[sluice.CustomerID]money.Amount)
@@ -244,68 +272,81 @@ func wantHold(s *Snapshot, meant *intentsByID, ix *index, id sluice.OperationID)
 	return holdWant{}
 }
 
-// balancePoint is a customer's balance by the model's books just after the
-// event Seq.
-type balancePoint struct{ seq, balance int64 }
+// ledgerPoint is a customer's books just after the event Seq.
+type ledgerPoint struct{ seq, balance, held, paid int64 }
 
-// balanceBooks is every customer's balance through the run by the model's
-// own books, as funds replays them: the world's deposits (made before any
-// client posts), less the amount each creation holds, plus the amount each
-// hold's first release gives back (a settle moves held to paid and leaves
-// the balance alone); amounts and customers are the clients' intents.
-// start is the balance before the first event, points each change in Seq
-// order.
-type balanceBooks struct {
+// ledgerBooks is every customer's ledger through the run by the model's own
+// books, as funds replays them: the world's deposits (made before any
+// client posts) in the balance, each creation moving its amount from the
+// balance to held, each hold's first close moving it from held to the
+// balance (a release) or to paid (a settle); amounts and customers are the
+// clients' intents. start is the balance before the first event, points
+// each change in Seq order.
+type ledgerBooks struct {
 	start  map[sluice.CustomerID]int64
-	points map[sluice.CustomerID][]balancePoint
+	points map[sluice.CustomerID][]ledgerPoint
 }
 
-func readBalances(s *Snapshot) balanceBooks {
-	b := balanceBooks{start: map[sluice.CustomerID]int64{}, points: map[sluice.CustomerID][]balancePoint{}}
+func readBooks(s *Snapshot) ledgerBooks {
+	b := ledgerBooks{start: map[sluice.CustomerID]int64{}, points: map[sluice.CustomerID][]ledgerPoint{}}
 	for _, d := range s.Deposits {
 		b.start[d.Customer] += int64(d.Amount)
 	}
 	meant := intents(s)
 	ix := s.index()
-	cur := maps.Clone(b.start)
+	cur := make(map[sluice.CustomerID]ledgerPoint, len(b.start))
+	for c, d := range b.start {
+		cur[c] = ledgerPoint{balance: d}
+	}
 	closed := make([]bool, len(ix.ids)) // by slot: the hold's first close seen
 	for i := range s.Events {
 		e := &s.Events[i]
-		var delta int64
-		switch {
-		case e.From == sluice.None:
-			delta = -1
-		case e.Hold == sluice.HoldKeep || closed[ix.evSlot[i]]:
+		if e.From != sluice.None && (e.Hold == sluice.HoldKeep || closed[ix.evSlot[i]]) {
 			continue
-		default:
-			closed[ix.evSlot[i]] = true
-			if e.Hold != sluice.HoldRelease {
-				continue
-			}
-			delta = 1
 		}
 		h := wantHold(s, meant, ix, e.OperationID)
 		if h.customer == "" {
 			continue
 		}
-		cur[h.customer] += delta * int64(h.amount)
-		b.points[h.customer] = append(b.points[h.customer], balancePoint{e.Seq, cur[h.customer]})
+		l, a := cur[h.customer], int64(h.amount)
+		switch {
+		case e.From == sluice.None:
+			l.balance, l.held = l.balance-a, l.held+a
+		case e.Hold == sluice.HoldSettle:
+			closed[ix.evSlot[i]] = true
+			l.held, l.paid = l.held-a, l.paid+a
+		default:
+			closed[ix.evSlot[i]] = true
+			l.held, l.balance = l.held-a, l.balance+a
+		}
+		l.seq = e.Seq
+		cur[h.customer] = l
+		b.points[h.customer] = append(b.points[h.customer], l)
 	}
 	return b
 }
 
+// at is c's books just after the event seq.
+func (b ledgerBooks) at(c sluice.CustomerID, seq int64) ledgerPoint {
+	l := ledgerPoint{seq: seq, balance: b.start[c]}
+	for _, p := range b.points[c] {
+		if p.seq > seq {
+			break
+		}
+		l = p
+	}
+	l.seq = seq
+	return l
+}
+
 // least is c's lowest balance from just after the event lo to just after
 // the event hi: the balance any step between them could have seen.
-func (b balanceBooks) least(c sluice.CustomerID, lo, hi int64) int64 {
-	bal := b.start[c]
-	pts := b.points[c]
-	k := 0
-	for ; k < len(pts) && pts[k].seq <= lo; k++ {
-		bal = pts[k].balance
-	}
-	least := bal
-	for ; k < len(pts) && pts[k].seq <= hi; k++ {
-		least = min(least, pts[k].balance)
+func (b ledgerBooks) least(c sluice.CustomerID, lo, hi int64) int64 {
+	least := b.at(c, lo).balance
+	for _, p := range b.points[c] {
+		if p.seq > lo && p.seq <= hi {
+			least = min(least, p.balance)
+		}
 	}
 	return least
 }

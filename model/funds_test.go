@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -215,5 +216,33 @@ func TestCheckFundsReleasedMoneyIsHeldAgain(t *testing.T) {
 	}
 	if a := *b.account(pauper); a.Balance != 0 || a.Paid != pauperDeposit {
 		t.Errorf("setup: pauper's account is %+v, want all of it paid", a)
+	}
+}
+
+// Goal: every account the world read after a write is held to the model's
+// own books at that point of the log, not only the end: the end account
+// read just after the last event passes; the same account read as of the
+// first event (a store that had already moved money the log had not) is
+// reported, and so is one a unit off in held with the right total (it adds
+// up, which the ledger breaks alone cannot see).
+func TestCheckFundsLedgerReadings(t *testing.T) {
+	b := clean(t)
+	last := b.s.Events[len(b.s.Events)-1].Seq
+	end := *b.account(payer)
+	b.s.LedgerReadings = []LedgerReading{{Seq: last, Account: end}}
+	if got := CheckFunds(&b.s); len(got) != 0 {
+		t.Fatalf("the end account read after the last event: want clean, got:\n%s", describe(got))
+	}
+	early := b.s.Events[0].Seq
+	b.s.LedgerReadings = []LedgerReading{{Seq: early, Account: end}}
+	if got := describe(CheckFunds(&b.s)); !strings.Contains(got, fmt.Sprintf("customer %s: just after event #%d the store's account was", payer, early)) {
+		t.Errorf("the end account read as of event #%d: want it reported, got:\n%s", early, got)
+	}
+	off := end
+	off.Held++
+	off.Balance--
+	b.s.LedgerReadings = []LedgerReading{{Seq: last, Account: off}}
+	if got := describe(CheckFunds(&b.s)); !strings.Contains(got, fmt.Sprintf("held %d, paid %d, deposited %d; by the model's books at that event it must be balance %d, held %d", off.Held, off.Paid, off.Deposited, end.Balance, end.Held)) {
+		t.Errorf("an account a unit off in held that adds up: want it reported, got:\n%s", got)
 	}
 }

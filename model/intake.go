@@ -79,8 +79,8 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		k, ok := ix.slot[id]
 		return ok && ix.visited[k][st/64]&(1<<(st%64)) != 0
 	}
-	var funds *fundsBound   // read on first use: only an unfunded answer needs it
-	var books *balanceBooks // likewise, for a bounded one
+	var funds *fundsBound  // read on first use: only an unfunded answer needs it
+	var books *ledgerBooks // likewise, for a bounded one
 
 	// Each record on its own.
 	for i := range s.Intake {
@@ -139,7 +139,7 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 					who, sent.Units, sent.Customer, funds.deposited[sent.Customer], funds.committed[sent.Customer])
 			case r.Bounded && funds.recorded && sent.Units <= math.MaxInt64:
 				if books == nil {
-					b := readBalances(s)
+					b := readBooks(s)
 					books = &b
 				}
 				if least := books.least(sent.Customer, r.SeqAtCall, r.SeqAtReturn); least >= int64(sent.Units) {

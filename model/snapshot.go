@@ -64,6 +64,11 @@ type Snapshot struct {
 	Accounts     []sluice.Account
 	Holds        []sluice.Hold
 	LedgerBreaks []string
+	// LedgerReadings are the store's accounts as the world read them right
+	// after each write that moved one (an insert's hold, a close), each
+	// with the Seq of the store's newest event then: funds holds every one
+	// to the model's own books at that point of the log.
+	LedgerReadings []LedgerReading
 
 	// FaultFree: no fault of any kind fired in the run (no worker, node,
 	// chain, server or client fault). progress then demands that every
@@ -83,6 +88,13 @@ type Snapshot struct {
 	BudgetExhausted bool
 
 	memo *memo // the checkers' own, on their copy only (withMemo)
+}
+
+// LedgerReading is a customer's account as the store showed it just after
+// the event Seq.
+type LedgerReading struct {
+	Seq     int64
+	Account sluice.Account
 }
 
 // IntakeRecord is one client request and what it was told.

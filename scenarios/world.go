@@ -289,6 +289,8 @@ type world struct {
 	customers    []sluice.CustomerID
 	deposits     []sluice.Credit
 	ledgerBreaks []string
+	// ledgerReadings: every account checkLedger read (see model.LedgerReading).
+	ledgerReadings []model.LedgerReading
 
 	sent      map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
 	sentTxs   []tron.Transaction
@@ -650,21 +652,22 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		}
 	}
 	return &model.Snapshot{
-		Claims:       w.claims,
-		Writes:       w.writes,
-		Releases:     w.releases,
-		Parks:        w.parks,
-		Envelopes:    w.envelopes,
-		Lease:        oracle.Lease.D(),
-		SafetyMargin: oracle.Sluice.SafetyMargin,
-		BuildsMax:    oracle.Sluice.Stuck.Rebuilds + 1,
-		Stuck:        oracle.Sluice.Stuck,
-		ParkLimit:    oracle.Sluice.ParkLimit,
-		Deposits:     w.deposits,
-		Accounts:     ss.Accounts,
-		Holds:        ss.Holds,
-		LedgerBreaks: w.ledgerBreaks,
-		FaultFree:    faultFree,
+		Claims:         w.claims,
+		Writes:         w.writes,
+		Releases:       w.releases,
+		Parks:          w.parks,
+		Envelopes:      w.envelopes,
+		Lease:          oracle.Lease.D(),
+		SafetyMargin:   oracle.Sluice.SafetyMargin,
+		BuildsMax:      oracle.Sluice.Stuck.Rebuilds + 1,
+		Stuck:          oracle.Sluice.Stuck,
+		ParkLimit:      oracle.Sluice.ParkLimit,
+		Deposits:       w.deposits,
+		Accounts:       ss.Accounts,
+		Holds:          ss.Holds,
+		LedgerBreaks:   w.ledgerBreaks,
+		LedgerReadings: w.ledgerReadings,
+		FaultFree:      faultFree,
 
 		Operations:      ss.Operations,
 		Events:          ss.Events,
