@@ -16,6 +16,7 @@ import (
 var ledgerCases = []testCase{
 	{"Ledger/EveryStepKeepsTheAccountBalanced", testLedgerEveryStep},
 	{"Ledger/InsufficientFundsCreatesNothing", testInsufficientFunds},
+	{"Ledger/ReleasedMoneyIsHeldAgain", testReleasedMoneyIsHeldAgain},
 	{"Credit/IdempotentByRef", testCreditIdempotent},
 	{"Credit/RefusesInvalidAndChangesNothing", testCreditInvalid},
 	{"Hold/ActionMustFitTheEdge", testHoldActionMatrix},
@@ -172,6 +173,59 @@ func testInsufficientFunds(e *env) {
 	want = sluice.Account{Customer: poor, Held: amount, Deposited: amount}
 	e.wantLedger("after inserting the once-refused id", poor, want, id(2),
 		sluice.Hold{Operation: id(2), Customer: poor, Amount: amount, State: sluice.HoldHeld})
+}
+
+// Goal: every release gives the money back to intake, whichever way the
+// hold was closed: a rejection, a failure the worker writes (as the stuck
+// policy's cancel and a first send refused for its bytes do), an
+// operator's cancel before any build and one of a review. A customer with
+// exactly one withdrawal's worth has it held, released, and held again by
+// a new withdrawal of the whole amount, which the balance must cover.
+// Method: one customer per way, each walked with the account checked.
+func testReleasedMoneyIsHeldAgain(e *env) {
+	const amount = 2_500_000
+	closers := []struct {
+		name  string
+		close func(op sluice.Operation)
+	}{
+		{"CAS requested->rejected", func(op sluice.Operation) { e.step(op, "w1", sluice.Rejected) }},
+		{"CAS broadcast->failed", func(op sluice.Operation) {
+			for _, to := range pathTo[sluice.Broadcast] {
+				op = e.step(op, "w1", to)
+			}
+			e.step(op, "w1", sluice.Failed)
+		}},
+		{"Resolve requested->failed", func(op sluice.Operation) { e.resolve(resolution(op, sluice.Failed)) }},
+		{"Resolve review->failed", func(op sluice.Operation) {
+			for _, to := range pathTo[sluice.Broadcast] {
+				op = e.step(op, "w1", to)
+			}
+			e.resolve(resolution(e.step(op, "w1", sluice.Review), sluice.Failed))
+		}},
+	}
+	n := 0
+	for i, cl := range closers {
+		c := sluice.CustomerID(fmt.Sprintf("refunded-%d", i))
+		e.credit(fmt.Sprintf("refunded:%d", i), c, amount)
+		n++
+		e.insertOp(opFor(n, c, amount))
+		cl.close(e.claimID("w1", id(n)))
+		want := sluice.Account{Customer: c, Balance: amount, Deposited: amount}
+		for _, d := range diffAccount(e.account(c), want) {
+			e.t.Errorf("after %s: %s", cl.name, d)
+		}
+		n++
+		row, created, err := e.s.Insert(e.ctx, opFor(n, c, amount))
+		if err != nil || !created {
+			e.t.Errorf("after %s, a withdrawal of the whole released amount: Insert = %s created %v, %v; want a new row", cl.name, row.ID, created, err)
+			continue
+		}
+		want.Balance, want.Held = 0, amount
+		e.wantLedger(fmt.Sprintf("after %s, the amount held again", cl.name), c, want, id(n),
+			sluice.Hold{Operation: id(n), Customer: c, Amount: amount, State: sluice.HoldHeld})
+		// Out of the way of the next claim.
+		e.step(e.claimID("w1", id(n)), "w1", sluice.Rejected)
+	}
 }
 
 // Goal: a credit is applied once per ref. The first creates the account;
