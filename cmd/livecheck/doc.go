@@ -87,5 +87,12 @@
 // if the run could not be set up. Every child process is killed on the way out, on failure
 // too; the schema is dropped unless -keep-schema.
 //
+// With -drop-every K the node refuses (SERVER_BUSY) every send of each K-th
+// new transaction, which expires unsent: its withdrawal is rebuilt only on
+// a proof of death made over HTTP (the node process's own workers reach the
+// mock through the node client too). The run fails if no event filed such
+// a proof. A death takes the expiration and margin (90 s): give
+// -liveness-budget and -settle room.
+//
 // Everything listens on 127.0.0.1; nothing leaves the machine.
 package main

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,10 @@ type config struct {
 	restartPG  int
 	restartCmd string
 	crashPG    int
+	// dropEvery makes the node refuse every send of each dropEvery-th new
+	// transaction (the node process's -mock-drop-every), which then dies
+	// unsent: its withdrawal is rebuilt only on a proof of death.
+	dropEvery int
 }
 
 func defaults() config {
@@ -96,6 +101,7 @@ func main() {
 	fs.IntVar(&cfg.minDupConflict, "min-dup-conflict", cfg.minDupConflict, "acceptance: at least this many duplicate or conflicting posts answered")
 	fs.IntVar(&cfg.restartPG, "restart-postgres", 0, "restart PostgreSQL this many times while the clients post and the workers work (with -restart-postgres-cmd); the services must live through it")
 	fs.StringVar(&cfg.restartCmd, "restart-postgres-cmd", cfg.restartCmd, "the command (sh -c) that restarts PostgreSQL and returns once it accepts connections; the default restarts the cluster of .ci/postgres.sh named by SLUICE_PG_DIR")
+	fs.IntVar(&cfg.dropEvery, "drop-every", 0, "the mock node refuses (SERVER_BUSY) every send of each K-th new transaction, which expires unsent; its withdrawal must be proven dead over HTTP and rebuilt (0: none). A death takes the expiration (60 s) and margin (30 s): give -liveness-budget and -settle room")
 	fs.IntVar(&cfg.crashPG, "crash-postgres", 0, "crash PostgreSQL this many times while the clients post and the workers work, taking turns with the restarts: a server process is SIGKILLed right after a commit lands, and the server resets (its WAL buffers lost) and recovers; nothing a commit acknowledged may be lost. Only the cluster of .ci/postgres.sh named by SLUICE_PG_DIR, on this machine")
 	fs.Parse(os.Args[1:])
 	cfg.databaseURL = os.Getenv("DATABASE_URL")
@@ -171,6 +177,8 @@ type report struct {
 	takeovers   map[sluice.State]int
 	pgRestarts  int             // PostgreSQL restarts done
 	pgCrashes   int             // PostgreSQL crashes done
+	dropped     int             // transactions the node refused at every send (-drop-every)
+	proven      int             // events filed with a proof of death (rebuilds, cancels)
 	durability  []outageCommits // each outage's durability probe
 	outages     []time.Duration // each restart or crash, from its command to the first query answered
 	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
@@ -231,6 +239,9 @@ func (r *report) failures(cfg config) []string {
 	}
 	if r.pgRestarts < cfg.restartPG {
 		out = append(out, fmt.Sprintf("%d PostgreSQL restarts, want %d", r.pgRestarts, cfg.restartPG))
+	}
+	if cfg.dropEvery > 0 && (r.dropped == 0 || r.proven == 0) {
+		out = append(out, fmt.Sprintf("-drop-every %d: the node refused %d transactions at every send, and %d events filed a proof of death: the world meant to make transactions die did not happen", cfg.dropEvery, r.dropped, r.proven))
 	}
 	if r.pgCrashes < cfg.crashPG {
 		out = append(out, fmt.Sprintf("%d PostgreSQL crashes, want %d", r.pgCrashes, cfg.crashPG))
@@ -299,6 +310,9 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "livecheck: chain: %d blocks, %d broadcasts, %d inclusions; porcupine history of %d operations\n",
 		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
+	if r.dropped > 0 || r.proven > 0 {
+		fmt.Fprintf(w, "livecheck: transactions the node refused at every send %d; events filed with a proof of death %d\n", r.dropped, r.proven)
+	}
 	for _, inv := range model.InvariantNames() {
 		fmt.Fprintf(w, "livecheck: invariant %-20s %d violations\n", inv, r.perInv[inv])
 	}
@@ -422,7 +436,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	fund, credits := fundFlags(cfg.withdrawals)
 	front := ps.add("node", append(slices.Clone(env), operatorTokenEnv+"="+token), append([]string{"serve", "-store", "postgres",
 		"-workers", "1", "-lease", cfg.lease.String(), "-idle-sleep", "100ms",
-		"-addr", apiAddr, "-node-addr", nodeAddr, "-operator-addr", opAddr, "-solid-lag", "1"}, fund...)...)
+		"-addr", apiAddr, "-node-addr", nodeAddr, "-operator-addr", opAddr, "-solid-lag", "1",
+		"-mock-drop-every", strconv.Itoa(cfg.dropEvery)}, fund...)...)
 	if err := ps.start(front); err != nil {
 		return nil, err
 	}
@@ -742,7 +757,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	snap := snapshot(ops, events, ledger, truth, h, credits, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
-		pgRestarts: pgRestarts, pgCrashes: pgCrashes, durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
+		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: droppedTxids(truth.Wire), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
 		metrics: got.s}
 	if got.err != nil {
 		rep.metricsErr = got.err.Error()

@@ -9,6 +9,8 @@ import (
 	"sluicesim/cmd/internal/audit"
 	"sluicesim/model"
 	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
 	"sluicesim/sluice/tron/nodehttp"
 )
 
@@ -51,4 +53,28 @@ func snapshot(ops []sluice.Operation, events []sluice.Event, ledger *audit.Ledge
 		s.Deposits = credits
 	}
 	return s
+}
+
+// droppedTxids counts the transactions the node refused with an injected
+// SERVER_BUSY (the node process's -mock-drop-every; no other fault is
+// injected live).
+func droppedTxids(wire []mocknode.WireAttempt) int {
+	seen := map[tron.Txid]bool{}
+	for _, a := range wire {
+		if a.Fault == mocknode.Busy && a.Fired {
+			seen[a.Txid] = true
+		}
+	}
+	return len(seen)
+}
+
+// provenDead counts the events filed with a proof of death.
+func provenDead(events []sluice.Event) int {
+	n := 0
+	for _, e := range events {
+		if e.Evidence != nil {
+			n++
+		}
+	}
+	return n
 }

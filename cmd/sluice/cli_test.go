@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
 )
 
 // runCLI runs the command line as main does. None of the cases here may
@@ -55,6 +59,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "-workers", "many"}, "-workers"},
 		{[]string{"serve", "-log-level", "loud"}, `"loud" for flag -log-level: want debug, info, warn or error`},
 		{[]string{"serve", "-log-format", "xml"}, `-log-format "xml": want text or json`},
+		{[]string{"serve", "-mock-drop-every", "-1"}, `-mock-drop-every -1: want 0 or more`},
+		{[]string{"serve", "-mock-drop-every", "5", "-node-url", "http://127.0.0.1:1"}, `-mock-drop-every needs the mock node in this process`},
 	} {
 		code, out, errs := runCLI(t, c.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, c.says) {
@@ -98,6 +104,29 @@ func TestLogFlags(t *testing.T) {
 			t.Errorf("parseFlags(%q): format %q level %s, want %s %s", c.args, cfg.logFormat, cfg.logLevel, c.format, c.level)
 		case !c.ok && errb.Len() == 0:
 			t.Errorf("parseFlags(%q): refused without a word on stderr", c.args)
+		}
+	}
+}
+
+// Goal: the live check's dropped transactions are what -mock-drop-every
+// says: every send of each k-th distinct transaction is refused SERVER_BUSY,
+// re-sends included, and nothing else is touched (other transactions,
+// lookups, blocks).
+func TestDropEvery(t *testing.T) {
+	hook := dropEvery(3)
+	tx := func(i int) tron.Txid { return tron.Txid{byte(i)} }
+	send := func(i int) mocknode.Fault { return hook(mocknode.Call{Kind: mocknode.Broadcast, Txid: tx(i)}) }
+	var got []string
+	for _, i := range []int{1, 2, 3, 1, 3, 4, 5, 6, 6, 2} {
+		got = append(got, send(i).String())
+	}
+	want := []string{"none", "none", "busy", "none", "busy", "none", "none", "busy", "busy", "none"}
+	if !slices.Equal(got, want) {
+		t.Errorf("faults %v, want %v", got, want)
+	}
+	for _, k := range []mocknode.CallKind{mocknode.Lookup, mocknode.Head, mocknode.Solid} {
+		if f := hook(mocknode.Call{Kind: k, Txid: tx(3)}); f != mocknode.None {
+			t.Errorf("%s of a dropped transaction: fault %s, want none", k, f)
 		}
 	}
 }

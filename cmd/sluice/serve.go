@@ -81,6 +81,10 @@ type config struct {
 	// worker lands, the process SIGKILLs itself with this chance. 0 in
 	// production.
 	killPointP float64
+	// dropEvery is a test hook for the live check: the in-process mock
+	// node refuses every send of each dropEvery-th new transaction (0:
+	// none), so that it dies unsent and must be proven dead.
+	dropEvery int
 }
 
 // fund is one -fund CUSTOMER=AMOUNT: a deposit credited at startup.
@@ -348,6 +352,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		return nil
 	})
 	fs.Float64Var(&c.killPointP, "kill-point", 0, "test hook (the live check): after each write a worker lands, SIGKILL this process with this chance; lands kills in every state, between the write-ahead and the send too. Never in production")
+	fs.IntVar(&c.dropEvery, "mock-drop-every", 0, "test hook (the live check): the mock node in this process answers SERVER_BUSY to every send of each K-th new transaction, which then expires unsent and must be proven dead before its withdrawal is rebuilt (0: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, serveHelp())
@@ -379,6 +384,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		err = errors.New("-node-url and -node-addr exclude each other: only a process with the mock in it can serve it")
 	case c.nodeAddr != "" && !loopback(c.nodeAddr):
 		err = fmt.Errorf("-node-addr %q: the mock node serves its ground truth and listens on loopback only", c.nodeAddr)
+	case c.dropEvery < 0:
+		err = fmt.Errorf("-mock-drop-every %d: want 0 or more", c.dropEvery)
+	case c.dropEvery > 0 && c.nodeURL != "":
+		err = errors.New("-mock-drop-every needs the mock node in this process: it excludes -node-url")
 	case c.killPointP < 0 || c.killPointP >= 1:
 		err = fmt.Errorf("-kill-point %v: want a chance in [0, 1)", c.killPointP)
 	case c.nodeURL != "" && !strings.HasPrefix(c.nodeURL, "http://") && !strings.HasPrefix(c.nodeURL, "https://"):
@@ -501,6 +510,9 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 			Verifier:   signer,
 		})
 		nodeFor = func(id string) (tron.Node, error) { return nodehttp.Serialized(&nodeMu, node.Client(id)), nil }
+		if cfg.dropEvery > 0 {
+			node.SetFaults(dropEvery(cfg.dropEvery))
+		}
 		logger.Info(fmt.Sprintf("THIS IS A MOCK: the TRON node is simulated in this process (blocks every %s of real time, solid lag %d); no real chain is contacted and no real funds move", mocknode.SlotInterval, cfg.solidLag))
 
 		// The block producer: the chain moves with real time even when no
@@ -541,6 +553,15 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 			go func() { errc <- srv.Serve(ln) }()
 			at.node = ln.Addr().String()
 			logger.Info("mock node: serving the node API and its ground truth on http://" + at.node)
+			// This process's workers and operator reach the mock over HTTP
+			// too, as every other process's do: one that called it
+			// directly would skip the node client, and a defect in the
+			// client would hide behind it (a proof of death another
+			// process's worker cannot make, this one would).
+			local := "http://" + at.node
+			nodeFor = func(id string) (tron.Node, error) {
+				return nodehttp.NewClient(local, nodehttp.Options{Caller: id, Timeout: cfg.nodeTimeout})
+			}
 		}
 	}
 
@@ -749,6 +770,30 @@ func runWorker(ctx context.Context, w *sluice.Worker, idle time.Duration, logger
 			case <-time.After(pause):
 			}
 		}
+	}
+}
+
+// dropEvery is the live check's hook for transactions that die unsent: the
+// k-th, 2k-th, ... distinct transaction the node is sent is refused
+// (SERVER_BUSY, not taken) at every send, as by a node too busy to take it
+// until it expires. Only a proof of death (a lookup's unknown from a node
+// whose solid block is past the expiration and margin) lets the pipeline
+// rebuild it. The node calls the hook under its lock.
+func dropEvery(k int) func(mocknode.Call) mocknode.Fault {
+	seen := map[tron.Txid]bool{}
+	doomed := map[tron.Txid]bool{}
+	return func(c mocknode.Call) mocknode.Fault {
+		if c.Kind != mocknode.Broadcast {
+			return mocknode.None
+		}
+		if !seen[c.Txid] {
+			seen[c.Txid] = true
+			doomed[c.Txid] = len(seen)%k == 0
+		}
+		if doomed[c.Txid] {
+			return mocknode.Busy
+		}
+		return mocknode.None
 	}
 }
 
