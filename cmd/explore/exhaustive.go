@@ -149,7 +149,8 @@ func exhaustive(o *options, stdout, stderr io.Writer) int {
 	// is, so that a gate cannot take it for a complete one. A violation
 	// found says more, and wins.
 	code := exitOK
-	if !st.Complete {
+	if !st.Complete || st.Diverged > 0 {
+		// A diverged run voids the guarantee as a budget cut does.
 		code = exitInconclusive
 	}
 	if res.FirstFailure != nil {
