@@ -146,13 +146,7 @@ func restartPostgres(ctx context.Context, command, dbURL string) (time.Time, err
 func waitAnswering(ctx context.Context, dbURL, what string) (time.Time, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		qctx, qcancel := context.WithTimeout(ctx, 2*time.Second)
-		conn, err := pgx.Connect(qctx, dbURL)
-		if err == nil {
-			_, err = conn.Exec(qctx, `SELECT 1`)
-			conn.Close(context.Background())
-		}
-		qcancel()
+		err := ping(ctx, dbURL, 2*time.Second)
 		if err == nil {
 			return time.Now(), nil
 		}
@@ -395,18 +389,25 @@ func crashPostgres(ctx context.Context, dbURL string, o *outages) (time.Time, ou
 	return up, probe, err
 }
 
+// ping connects to the database at dbURL and has a query answered, within
+// timeout.
+func ping(ctx context.Context, dbURL string, timeout time.Duration) error {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := pgx.Connect(qctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(qctx, `SELECT 1`)
+	return err
+}
+
 // waitAway waits until a connection to the database at dbURL fails.
 func waitAway(ctx context.Context, dbURL string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		conn, err := pgx.Connect(qctx, dbURL)
-		if err == nil {
-			_, err = conn.Exec(qctx, `SELECT 1`)
-			conn.Close(context.Background())
-		}
-		cancel()
-		if err != nil {
+		if err := ping(ctx, dbURL, time.Second); err != nil {
 			return ctx.Err() // nil: away, as it should be
 		}
 		time.Sleep(2 * time.Millisecond)
