@@ -10,10 +10,11 @@
 # when DATABASE_URL names a cluster (.ci/postgres.sh start gives one); the
 # memory worlds cannot see such a bug. A patch to the code only live
 # processes run (the PostgreSQL store, the node's HTTP client and server,
-# the operator's service, the sluice command) also runs the live check
-# (make livecheck: real processes, SIGKILLed workers, PostgreSQL restarted
-# and crashed when SLUICE_PG_DIR names the cluster, about 90 s; and make
-# livecheck-quiet when it does, about 70 s); it is not
+# the metrics wrapper around the node, the operator's service, the sluice
+# command) also runs the live check (make livecheck: real processes,
+# SIGKILLed workers, PostgreSQL restarted and crashed when SLUICE_PG_DIR
+# names the cluster, about 90 s; and make livecheck-quiet when it does,
+# about 3 minutes); it is not
 # deterministic, so a pass is one run's. Slow (minutes per bug); not part of
 # make test (which checks that every patch still applies). Usage:
 # .ci/independent-bugs.sh [PATCH...]
@@ -99,7 +100,7 @@ for patch in "${patches[@]}"; do
 			done
 		fi
 	fi
-	if git -C "$dir" diff --name-only | grep -qE '^(sluice/store/postgres|sluice/tron/nodehttp|sluice/operator|cmd/sluice)/'; then
+	if git -C "$dir" diff --name-only | grep -qE '^(sluice/store/postgres|sluice/tron/nodehttp|sluice/metrics|sluice/operator|cmd/sluice)/'; then
 		if [ -z "${DATABASE_URL:-}" ]; then
 			line="$line; livecheck: NOT RUN (DATABASE_URL unset)"
 		else
