@@ -142,6 +142,12 @@ type Config struct {
 	// another token, a node that reports no log or a log twice), or that
 	// another contract adds a log beside an exact transfer.
 	OddExecutionP float64 `json:",omitempty"`
+	// Wire puts production's node stack between the core and the node:
+	// each worker and the operator call the metrics wrapper around
+	// nodehttp's client, whose requests reach nodehttp's server in front of
+	// the node through an in-process transport (wire.go). Without it they
+	// call the node directly, and neither half of the wire is in reach.
+	Wire bool `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -531,6 +537,18 @@ func Logs() Config {
 	return c
 }
 
+// Wire is logs behind the production node stack (Config.Wire): every
+// answer, the odd logs among them, crosses nodehttp's server and client as
+// JSON, and every call goes through the metrics wrapper, as in cmd/sluice.
+// The other worlds call the mock node directly, which skips how logs,
+// receipts, blocks and errors are encoded and decoded.
+func Wire() Config {
+	c := Logs()
+	c.Name = "wire"
+	c.Wire = true
+	return c
+}
+
 // Pair2 is pair with two withdrawals: the smallest world where two
 // operations' steps interleave.
 func Pair2() Config {
@@ -552,7 +570,7 @@ func Ledger() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes}
+var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

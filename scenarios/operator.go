@@ -27,6 +27,9 @@ func (w *world) operatorLoop(p *sim.Proc) {
 	if w.cfg.Nodes > 1 {
 		n = w.net.Balancer(operatorName, w.router(operatorName))
 	}
+	if w.cfg.Wire {
+		n = w.overWire(operatorName, n)
+	}
 	var on tron.Node = node{a: a, inner: n}
 	if m, ok := mutant(w.cfg.Mutant); ok && m.operatorNode != nil {
 		on = m.operatorNode(on)

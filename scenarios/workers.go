@@ -36,6 +36,9 @@ func (w *world) spawnWorker(slot, gen int) {
 		if w.cfg.Nodes > 1 {
 			inner = w.net.Balancer(name, w.router(name))
 		}
+		if w.cfg.Wire {
+			inner = w.overWire(name, inner)
+		}
 		a.node = node{a: a, inner: inner}
 		if m, ok := mutant(w.cfg.Mutant); ok {
 			if m.workerStore != nil {

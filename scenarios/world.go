@@ -18,6 +18,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/sim"
 	"sluicesim/sluice"
+	"sluicesim/sluice/metrics"
 	"sluicesim/sluice/money"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/mocknode"
@@ -103,6 +104,9 @@ type Options struct {
 	// extraChoice, for tests, is a choice kind a probe process asks once:
 	// a fault whose injection site has no row in the fault table.
 	extraChoice string
+	// wireHandler, for tests, wraps the node server of each wire in a wire
+	// world (Config.Wire): to count what crosses it, or to mangle it.
+	wireHandler func(http.Handler) http.Handler
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -248,6 +252,11 @@ type world struct {
 	// txids is the workers' shared txid cache, as the workers of one
 	// process share one (cmd/sluice serve).
 	txids *tron.TxidCache
+	// meter is the metrics wrapper's instruments in a wire world (nil
+	// until its first node is made).
+	meter *metrics.Metrics
+	// wireHandler is Options.wireHandler.
+	wireHandler func(http.Handler) http.Handler
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -382,6 +391,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
+	w.wireHandler = o.wireHandler
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}

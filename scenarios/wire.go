@@ -1,0 +1,116 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"sluicesim/sluice/metrics"
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/nodehttp"
+)
+
+// wireTimeout is the node client's call timeout in a wire world. The client
+// arms it on the real clock (context.WithTimeout); a call here never leaves
+// the process and never waits in virtual time inside the transport (the
+// world's slow calls sleep at the yield points around it), so the bound is
+// set far past anything a run could take, and the real clock never decides
+// an answer.
+const wireTimeout = 24 * time.Hour
+
+// wireBase is the node's URL as a wire world's clients name it; the
+// transport never resolves it.
+const wireBase = "http://node.sim"
+
+// overWire returns the node as production's workers and operator reach it:
+// the metrics wrapper (cmd/sluice wraps every node in it) around the HTTP
+// client of package nodehttp, whose requests go through an in-process
+// transport to nodehttp's real server in front of n. Every answer is then
+// encoded by the server and decoded by the client as it would be on a
+// socket, so a defect in either half (how logs, receipts, blocks or errors
+// cross the wire) reaches the pipeline as it would in production. The
+// server serves caller only: a request that does not name it (the client's
+// X-Node-Caller) is answered 502.
+func (w *world) overWire(caller string, n tron.Node) tron.Node {
+	srv := &nodehttp.Server{Node: func(named string) tron.Node {
+		if named != caller {
+			return unknownCaller{named}
+		}
+		return n
+	}}
+	h := srv.Handler()
+	if w.wireHandler != nil {
+		h = w.wireHandler(h)
+	}
+	hc := &http.Client{
+		Transport:     &handlerTransport{h: h},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	c, err := nodehttp.NewClient(wireBase, nodehttp.Options{Caller: caller, Timeout: wireTimeout, HTTPClient: hc})
+	if err != nil {
+		panic(fmt.Sprintf("wire: %v", err)) // a constant URL
+	}
+	if w.meter == nil {
+		// The instruments are read only at a scrape, which no run makes;
+		// the store is there because the constructor wants one.
+		w.meter = metrics.New(w.store)
+	}
+	return w.meter.Node(c)
+}
+
+// handlerTransport is an http.RoundTripper that serves each request with h,
+// in the caller's process and step: no goroutine, no socket, no clock. The
+// request is handed over as a server receives it (RequestURI and Host set),
+// and the answer comes back as a client reads one.
+type handlerTransport struct {
+	h   http.Handler
+	rec recorder // one call at a time: a process makes its calls in turn
+}
+
+func (t *handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	in := *req // RoundTrip must not modify req
+	in.RequestURI, in.Host, in.RemoteAddr = req.URL.RequestURI(), req.URL.Host, "sim"
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	t.rec.reset()
+	t.h.ServeHTTP(&t.rec, &in)
+	if req.Body != nil {
+		req.Body.Close() // as a transport must, whatever the handler read
+	}
+	// The client reads the body whole before its next call; a copy keeps
+	// the answer apart from the recorder all the same.
+	body := bytes.Clone(t.rec.body)
+	return &http.Response{
+		Status:     fmt.Sprintf("%d %s", t.rec.code, http.StatusText(t.rec.code)),
+		StatusCode: t.rec.code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: t.rec.header.Clone(), Body: io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req,
+	}, nil
+}
+
+// unknownCaller is what the wire's server serves to a request that names
+// another caller than its client's: every call fails.
+type unknownCaller struct{ name string }
+
+var errUnknownCaller = errors.New("wire: request names another caller")
+
+func (u unknownCaller) Broadcast(context.Context, tron.Transaction) (tron.BroadcastResult, error) {
+	return tron.BroadcastResult{}, fmt.Errorf("%w: %q", errUnknownCaller, u.name)
+}
+
+func (u unknownCaller) Lookup(context.Context, tron.Txid) (tron.TxInfo, error) {
+	return tron.TxInfo{}, fmt.Errorf("%w: %q", errUnknownCaller, u.name)
+}
+
+func (u unknownCaller) HeadBlock(context.Context) (tron.Block, error) {
+	return tron.Block{}, fmt.Errorf("%w: %q", errUnknownCaller, u.name)
+}
+
+func (u unknownCaller) SolidBlock(context.Context) (tron.Block, error) {
+	return tron.Block{}, fmt.Errorf("%w: %q", errUnknownCaller, u.name)
+}
