@@ -339,7 +339,8 @@ func TestCheckAuditLogCatchesFailedReceiptProofs(t *testing.T) {
 			// SUCCESS that moved nothing is conservation's.
 			name: "a failed-receipt proof of a txid the chain has with SUCCESS", op: id, mention: "as dead by a failed receipt, but it is on chain in block",
 			break_: func(b *builder) { b.inclusion(proofOf(b).Txid).Receipt = tron.ReceiptSuccess },
-			also:   []string{AtMostOnce, Conservation},
+			// and the park after the rebuild answered no failure.
+			also: []string{AtMostOnce, Conservation, NoOperationalFailure},
 		},
 		{
 			name: "a failed-receipt proof citing a SUCCESS receipt", op: id, mention: "an inclusion proves death only with a failed receipt",

@@ -50,7 +50,7 @@ var Invariants = []Invariant{
 		func(s *Snapshot, _ *checking) []Violation { return CheckConservation(s) }},
 	{Funds, "for every customer, balance + held + paid out = what was deposited, at every point and at the end (the model's own books from states and intents); every hold carries its client's numbers, closes once, settled exactly on confirmation and released exactly on failure or rejection",
 		func(s *Snapshot, _ *checking) []Violation { return CheckFunds(s) }},
-	{NoOperationalFailure, "no operation fails for a shortage of ours (a refusal for bandwidth, energy or the contract's state, a failed receipt, a park): such operations park and, past their bounds, go to review; failed means an operator's cancel, bytes refused for themselves, or the stuck policy's cancel of a transaction the chain never took",
+	{NoOperationalFailure, "no operation fails for a shortage of ours (a refusal for bandwidth, energy or the contract's state, a failed receipt, a park): such operations park and, past their bounds, go to review; failed means an operator's cancel, bytes refused for themselves, or the stuck policy's cancel of a transaction the chain never took; and nothing parks but for such a shortage, seen by the parking worker since its claim (a busy or unreachable node only delays), and each park waits as the policy says (doubling within a spell from RetryAmbiguous, capped at ParkBackoffMax, jitter at most as much again)",
 		func(s *Snapshot, _ *checking) []Violation { return CheckNoOperationalFailure(s) }},
 	{IntakeUniqueness, "one row per operation id holding its creator's payload; replays return it, another payload under a used id is refused and changes nothing",
 		func(s *Snapshot, _ *checking) []Violation { return CheckIntakeUniqueness(s) }},

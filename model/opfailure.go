@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -98,7 +99,144 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 				"op %s failed (%q) by neither an operator, a refusal of its bytes, nor the stuck policy's cancel", op.ID, op.Reason)})
 		}
 	}
+	vs = append(vs, checkParks(s, j)...)
+	vs = append(vs, checkParkBackoff(s)...)
 	return finish(vs)
+}
+
+// checkParkBackoff holds each park's wait to the policy (README, "The
+// customer's money"): within a spell of parks (no transition between them)
+// the first waits ParkRetry and each later one as long as the spell had
+// lasted when the row came free again (the waits double), capped by
+// ParkBackoffMax; jitter only adds, at most as much again. A wait below
+// that hammers a node or a signer that is already short; one above twice
+// the cap leaves a withdrawal idle long after the trouble ended. The spell
+// is measured on the world's records (the park's instant and the wait it
+// asked for), not on the row's parked_since, which is the store's to keep.
+func checkParkBackoff(s *Snapshot) []Violation {
+	if len(s.Parks) == 0 || s.ParkRetry <= 0 || s.ParkBackoffMax <= 0 {
+		return nil
+	}
+	// The writes of the parked operations, by Seq, for the spells' ends.
+	writes := make(map[sluice.OperationID][]int64)
+	for _, p := range s.Parks {
+		writes[p.Op] = nil
+	}
+	for _, w := range s.Writes {
+		if seqs, ok := writes[w.Op]; ok {
+			writes[w.Op] = append(seqs, w.Seq)
+		}
+	}
+	type spell struct {
+		first, prev ReleaseRecord
+	}
+	spells := make(map[sluice.OperationID]*spell)
+	var vs []Violation
+	for _, p := range s.Parks {
+		sp := spells[p.Op]
+		if sp != nil && slices.ContainsFunc(writes[p.Op], func(seq int64) bool { return seq > sp.prev.Seq && seq <= p.Seq }) {
+			sp = nil // a transition since the last park: a new spell
+		}
+		least := s.ParkRetry
+		if sp == nil {
+			spells[p.Op] = &spell{first: p, prev: p}
+		} else {
+			least = max(least, sp.prev.At.Add(sp.prev.After).Sub(sp.first.At))
+			sp.prev = p
+		}
+		least = min(least, s.ParkBackoffMax)
+		switch {
+		case p.After < least:
+			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
+				"op %s parked by %s at %s for %s, but its spell of parks wants at least %s (it began %s, the first waits %s, each later one as long as the spell has lasted, capped at %s)",
+				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, least, spells[p.Op].first.At.Format(time.RFC3339Nano), s.ParkRetry, s.ParkBackoffMax)})
+		case p.After > 2*s.ParkBackoffMax:
+			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
+				"op %s parked by %s at %s for %s, more than twice ParkBackoffMax %s: the backoff is capped (jitter adds at most as much again)",
+				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, s.ParkBackoffMax)})
+		}
+	}
+	return vs
+}
+
+// checkParks holds every park to the trouble that may cause one: a shortage
+// of ours, seen by the parking process since it claimed the operation. That
+// is a refusal of one of the operation's txids on the wire for bandwidth,
+// energy or the contract's state, sent by that process; a signing the world
+// failed for that process; or one of the operation's txids on chain with a
+// failed receipt (OUT_OF_ENERGY, REVERT), which the chain shows anyone. A
+// busy, unreachable or lying-about-nothing node only delays (TRON.md: re-send
+// the same bytes later); parking on it backs a healthy withdrawal off for
+// minutes and, past the park bounds, hands it to a person. Each park is
+// judged from the world's records (the node's wire log, the world's signer,
+// the chain), never from the reason the core gave. Without the world's
+// claims (Claims nil) nothing is judged.
+func checkParks(s *Snapshot, j *judge) []Violation {
+	if len(s.Parks) == 0 || s.Claims == nil {
+		return nil
+	}
+	// The operational refusals on the wire, by txid (few in any run).
+	var refused map[tron.Txid][]int
+	for i := range s.Wire {
+		if slices.Contains(operationalRefusals, s.Wire[i].Answer) {
+			if refused == nil {
+				refused = make(map[tron.Txid][]int)
+			}
+			refused[s.Wire[i].Txid] = append(refused[s.Wire[i].Txid], i)
+		}
+	}
+	var vs []Violation
+	for _, p := range s.Parks {
+		// The spell of work the park ends began with the parking
+		// process's claim under the park's token (only a claim, or an
+		// operator's resolution, moves a token; times alone cannot
+		// order a claim and a park made at one virtual instant).
+		var start time.Time
+		claimed := false
+		for _, c := range s.Claims {
+			if c.Op == p.Op && c.Token == p.Token && c.Proc == p.Proc {
+				start, claimed = c.At, true
+				break
+			}
+		}
+		if !claimed {
+			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
+				"op %s parked by %s at %s under token %d, which no claim of %s took", p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.Token, p.Proc)})
+			continue
+		}
+		within := func(at time.Time) bool { return !at.Before(start) && !at.After(p.At) }
+		txids := j.own.of(p.Op)
+		if parkJustified(s, j, p, txids, refused, within) {
+			continue
+		}
+		vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
+			"op %s parked by %s at %s (token %d) with no shortage of ours since its claim at %s: no refusal of its txids (%s) for bandwidth, energy or the contract's state on the wire from %s, no signing failed, no failed receipt on chain; a busy or unreachable node only delays",
+			p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.Token, start.Format(time.RFC3339Nano), shortTxids(txids), p.Proc)})
+	}
+	return vs
+}
+
+// parkJustified says whether a shortage of ours explains park p (see
+// checkParks).
+func parkJustified(s *Snapshot, j *judge, p ReleaseRecord, txids []tron.Txid, refused map[tron.Txid][]int, within func(time.Time) bool) bool {
+	for _, t := range txids {
+		for _, i := range refused[t] {
+			if w := &s.Wire[i]; w.Worker == p.Proc && within(w.At) {
+				return true
+			}
+		}
+		for _, in := range j.onChain[t] {
+			if in.Receipt != tron.ReceiptSuccess && !in.BlockTime.After(p.At) {
+				return true
+			}
+		}
+	}
+	for _, f := range s.SignerFailures {
+		if f.Proc == p.Proc && within(f.At) && slices.Contains(txids, f.Txid) {
+			return true
+		}
+	}
+	return false
 }
 
 // dedupe drops repeats, keeping the first of each.

@@ -2,7 +2,9 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -83,8 +85,75 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 			name: "an operator's cancel written by a worker", op: opID(opOpCancel), mention: "refused BANDWITH_ERROR and never accepted; parked 1 times",
 			break_: func(b *builder) { b.event(opID(opOpCancel), sluice.Broadcasting, sluice.Failed).Worker = "w1" },
 		},
+		{
+			// The node was busy, not short of anything of ours: re-send
+			// later, do not back the withdrawal off as for a shortage.
+			name: "a park after a busy node", op: opID(opOpCancel), mention: "a busy or unreachable node only delays",
+			break_: func(b *builder) { parkTrouble(b).Answer = string(tron.CodeServerBusy) },
+		},
+		{
+			name: "a park on another process's refusal", op: opID(opOpCancel), mention: "on the wire from w1",
+			break_: func(b *builder) { parkTrouble(b).Worker = "w2" },
+		},
+		{
+			// The refusal came before the claim the park ends: another
+			// spell's trouble.
+			name: "a park on a refusal before its claim", op: opID(opOpCancel), mention: "with no shortage of ours since its claim",
+			break_: func(b *builder) {
+				p := b.s.Parks[slices.IndexFunc(b.s.Parks, func(r ReleaseRecord) bool { return r.Op == opID(opOpCancel) })]
+				parkTrouble(b).At = b.claimRecord(p.Op, p.Token).At.Add(-time.Second)
+			},
+			// A send before its claim is before its write-ahead too.
+			also: []string{AuditLog},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, NoOperationalFailure, CheckNoOperationalFailure, c) })
+	}
+}
+
+// parkTrouble is the clean run's refusal for bandwidth that opOpCancel's
+// park answers.
+func parkTrouble(b *builder) *mocknode.WireAttempt {
+	txid := b.row(opID(opOpCancel)).Envelope.Txid
+	for i := range b.s.Wire {
+		if w := &b.s.Wire[i]; w.Txid == txid && w.Answer == string(tron.CodeBandwidthError) {
+			return w
+		}
+	}
+	b.t.Fatalf("setup: no refusal for bandwidth of op %s's txid", opID(opOpCancel))
+	return nil
+}
+
+// Goal: a signing the world failed for the parking process, on the
+// operation's txid within the spell, justifies a park as a refusal does;
+// one for another process or another txid does not.
+// Method: the clean run with opOpCancel's refusal turned into SERVER_BUSY
+// and a signer failure added.
+func TestCheckParksTakeASignerFailure(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(*SignerFailure)
+		clean bool
+	}{
+		{"the parking process, its txid", func(*SignerFailure) {}, true},
+		{"another process", func(f *SignerFailure) { f.Proc = "w2" }, false},
+		{"another txid", func(f *SignerFailure) { f.Txid = tron.Txid{9} }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			w := parkTrouble(b)
+			w.Answer = string(tron.CodeServerBusy)
+			f := SignerFailure{Proc: w.Worker, Txid: w.Txid, At: w.At}
+			c.edit(&f)
+			b.s.SignerFailures = append(b.s.SignerFailures, f)
+			got := CheckNoOperationalFailure(&b.s)
+			if c.clean && len(got) > 0 {
+				t.Errorf("want clean, got:\n%s", describe(got))
+			}
+			if !c.clean && len(got) == 0 {
+				t.Errorf("want the park reported, got nothing")
+			}
+		})
 	}
 }
 
@@ -117,5 +186,45 @@ func TestCheckNoOperationalFailurePasses(t *testing.T) {
 		if s := b.row(id).State; s != sluice.Failed {
 			t.Errorf("setup: op %s is %s, want failed", id, s)
 		}
+	}
+}
+
+// Goal: a park's wait follows the policy: a spell's first park waits
+// ParkRetry, each later one at least as long as the spell had lasted when
+// the row came free (capped at ParkBackoffMax), and none more than twice
+// the cap; a transition between two parks starts a new spell.
+// Method: spells of parks written directly, each judged alone.
+func TestCheckParkBackoff(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	park := func(at, after time.Duration, seq int64) ReleaseRecord {
+		return ReleaseRecord{Op: opID(1), Token: 1, Proc: "w1", At: t0.Add(at), After: after, Seq: seq}
+	}
+	for _, c := range []struct {
+		name   string
+		parks  []ReleaseRecord
+		writes []int64 // Seqs of the operation's writes
+		want   string  // "" for none
+	}{
+		{"doubling", []ReleaseRecord{park(0, 6*time.Second, 1), park(7*time.Second, 7*time.Second, 1), park(15*time.Second, 15*time.Second, 1)}, nil, ""},
+		{"capped, with jitter", []ReleaseRecord{park(0, 6*time.Second, 1), park(time.Hour, 90*time.Second, 1)}, nil, ""},
+		{"a first park short of ParkRetry", []ReleaseRecord{park(0, 5*time.Second, 1)}, nil, "wants at least 6s"},
+		{"a later park that does not double", []ReleaseRecord{park(0, 6*time.Second, 1), park(7*time.Second, 7*time.Second, 1), park(15*time.Second, 8*time.Second, 1)}, nil, "for 8s, but its spell of parks wants at least 14s"},
+		{"a transition ends the spell", []ReleaseRecord{park(0, 40*time.Second, 1), park(50*time.Second, 6*time.Second, 3)}, []int64{2}, ""},
+		{"a write before the spell does not end it", []ReleaseRecord{park(0, 40*time.Second, 3), park(50*time.Second, 6*time.Second, 3)}, []int64{2}, "wants at least 40s"},
+		{"past twice the cap", []ReleaseRecord{park(0, 121*time.Second, 1)}, nil, "more than twice ParkBackoffMax 1m0s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Snapshot{Parks: c.parks, ParkRetry: 6 * time.Second, ParkBackoffMax: time.Minute}
+			for _, seq := range c.writes {
+				s.Writes = append(s.Writes, WriteRecord{Seq: seq, Op: opID(1), Proc: "w1"})
+			}
+			got := checkParkBackoff(s)
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("want none, got:\n%s", describe(got))
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0].Message, c.want)):
+				t.Errorf("want one violation mentioning %q, got:\n%s", c.want, describe(got))
+			}
+		})
 	}
 }

@@ -41,6 +41,10 @@ type Snapshot struct {
 	// Parks is every park that landed (its lease given up is also in
 	// Releases): the operational trouble the world saw the core admit to.
 	Parks []ReleaseRecord
+	// SignerFailures is every signing the world failed (a KMS timeout or
+	// outage): with the node's refusals and the chain's failed receipts,
+	// the operational trouble a park may answer.
+	SignerFailures []SignerFailure
 	// Envelopes is every envelope a write stored, in the order first
 	// stored: the raw data a retired txid stood for, from which audit-log
 	// re-derives a rebuild's expiration.
@@ -54,6 +58,10 @@ type Snapshot struct {
 	BuildsMax    int
 	Stuck        sluice.StuckPolicy
 	ParkLimit    int
+	// The park backoff: a spell's first park waits ParkRetry (the core's
+	// RetryAmbiguous), each later one as long as the spell has lasted,
+	// capped by ParkBackoffMax, plus jitter. Zero: not judged.
+	ParkRetry, ParkBackoffMax time.Duration
 
 	// The ledger. Deposits is the world's own record of every credit it
 	// made (ground truth: what the customers put in). Accounts and Holds
@@ -168,6 +176,20 @@ type ReleaseRecord struct {
 	Token sluice.FencingToken
 	Proc  string
 	At    time.Time
+	// For a park: the wait it asked for (Park.After), and the store's
+	// newest event Seq when it landed, which orders it against the writes
+	// (a transition between two parks ends a spell; times alone cannot
+	// order a write and a park made at one virtual instant).
+	After time.Duration
+	Seq   int64
+}
+
+// SignerFailure is one signing the world failed: which process asked, for
+// which txid's raw data, when.
+type SignerFailure struct {
+	Proc string
+	Txid tron.Txid
+	At   time.Time
 }
 
 // Outcome is what intake told a client.

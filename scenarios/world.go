@@ -282,7 +282,9 @@ type world struct {
 	releases  []model.ReleaseRecord
 	parks     []model.ReleaseRecord
 	envelopes []sluice.Envelope
-	stored    map[tron.Txid]bool // txids in envelopes
+	// signerFailures: rare (a few a run), so not kept between runs.
+	signerFailures []model.SignerFailure
+	stored         map[tron.Txid]bool // txids in envelopes
 
 	// Transactions the chain may still hear of by another path: sends a
 	// node lost, and pool entries it dropped. The relay process re-sends
@@ -666,12 +668,15 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		Writes:         w.writes,
 		Releases:       w.releases,
 		Parks:          w.parks,
+		SignerFailures: w.signerFailures,
 		Envelopes:      w.envelopes,
 		Lease:          oracle.Lease.D(),
 		SafetyMargin:   oracle.Sluice.SafetyMargin,
 		BuildsMax:      oracle.Sluice.Stuck.Rebuilds + 1,
 		Stuck:          oracle.Sluice.Stuck,
 		ParkLimit:      oracle.Sluice.ParkLimit,
+		ParkRetry:      oracle.Sluice.RetryAmbiguous,
+		ParkBackoffMax: oracle.Sluice.ParkBackoffMax,
 		Deposits:       w.deposits,
 		Accounts:       ss.Accounts,
 		Holds:          ss.Holds,

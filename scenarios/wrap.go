@@ -493,6 +493,7 @@ func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, 
 	if err == nil {
 		r := model.ReleaseRecord{Op: pk.ID, Token: pk.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()}
 		s.a.w.releases = append(s.a.w.releases, r)
+		r.After, r.Seq = pk.After, s.a.w.store.LastSeq()
 		s.a.w.parks = append(s.a.w.parks, r)
 	}
 	if s.a.w.s.Tracing() {
@@ -716,6 +717,7 @@ func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 	s.a.point()
 	w := s.a.w
 	if w.faulty() && w.signerDown() {
+		w.signerFailed(s.a, &raw)
 		w.fact(model.Fact{Kind: model.FactSignerFails, Dur: w.signerBack.Sub(w.s.Now())})
 		s.a.pointAfter()
 		return nil, errSignerDown
@@ -724,6 +726,7 @@ func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 		// A remote signer (KMS, HSM) that times out or throttles: an
 		// operating condition, never a reason to give up on a withdrawal.
 		w.tally["signer-fail"]++
+		w.signerFailed(s.a, &raw)
 		w.fact(model.Fact{Kind: model.FactSignerFails})
 		s.a.pointAfter()
 		return nil, errSignerDown
@@ -734,6 +737,12 @@ func (s signer) Sign(ctx context.Context, raw tron.RawData) ([]byte, error) {
 }
 
 var errSignerDown = errors.New("signer: deadline exceeded (injected)")
+
+// signerFailed records a signing the world failed, for the oracle: a park
+// that follows answers a shortage of ours.
+func (w *world) signerFailed(a *actor, raw *tron.RawData) {
+	w.signerFailures = append(w.signerFailures, model.SignerFailure{Proc: a.p.Name(), Txid: w.txids.Txid(raw), At: w.s.Now()})
+}
 
 // signerDown says whether the signer is in an outage now (SignerOutageP),
 // starting one on the tape when it is up. A world without outages asks
