@@ -39,8 +39,12 @@ type response struct {
 // moment of return. An answer's body lives in its call: the client must
 // release the answer when it has read it.
 func (w *world) request(client *sim.Proc, srvName, method, path string, body []byte, contentType, logOf string) (resp response, ok bool) {
+	if resp, ok := w.fromGateway(method, path, contentType, logOf); ok {
+		return resp, true
+	}
 	c := w.newCall()
 	c.client, c.method, c.path, c.body, c.contentType, c.logOf = client, method, path, body, contentType, logOf
+	c.sent = w.s.Now()
 	w.s.Spawn(srvName, c.serve)
 	client.Wait(w.cfg.ClientTimeout.D())
 	c.waiting = false
@@ -74,6 +78,7 @@ type serverCall struct {
 
 	method, path, contentType, logOf string
 	body                             []byte
+	sent                             time.Time // when the gateway sent it on
 
 	act  actor
 	in   inbound
@@ -123,6 +128,7 @@ func (c *serverCall) run(p *sim.Proc) {
 	if c.method == http.MethodPost {
 		c.resp.retSeq = w.store.LastSeq()
 	}
+	w.toGateway(c)
 	c.done = true
 	if c.waiting {
 		c.client.Wake()

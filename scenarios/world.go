@@ -107,6 +107,9 @@ type Options struct {
 	// wireHandler, for tests, wraps the node server of each wire in a wire
 	// world (Config.Wire): to count what crosses it, or to mangle it.
 	wireHandler func(http.Handler) http.Handler
+	// wrapHandler, for tests, wraps the run's intake handler: a handler
+	// whose answers a test rewrites (made cacheable, say).
+	wrapHandler func(http.Handler) http.Handler
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -263,6 +266,7 @@ type world struct {
 	tally   map[string]int
 	intake  []model.IntakeRecord
 	handler http.Handler
+	gw      gateway        // the shared cache in front of handler (gateway.go)
 	pooled  *pooledHandler // handler's pooled parts, given back when the run is over
 	ticks   int            // worker ticks made (for the direct baseline's test)
 	rawBody bool
@@ -426,6 +430,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		w.net.SetExecution(w.execution)
 	}
 	w.handler = w.newHandler(!keepTape)
+	if o.wrapHandler != nil {
+		w.handler = o.wrapHandler(w.handler)
+	}
 	w.rawBody = m.rawBody
 
 	w.spawnClients()
