@@ -85,7 +85,35 @@ func TestDatabaseClock(t *testing.T) {
 		t.Errorf("a claim right after a release with a delay took %d rows", n)
 	}
 	time.Sleep(lease + lease/3)
-	if n := len(claim("w3")); n != 1 {
-		t.Errorf("a claim after the release's delay took %d rows, want 1", n)
+	got = claim("w3")
+	if len(got) != 1 {
+		t.Fatalf("a claim after the release's delay took %d rows, want 1", len(got))
+	}
+
+	// A park starts a spell on the database's clock, and the next park of
+	// the spell keeps its start: the park backoff and ParkFor measure the
+	// spell from it, so a spell with no start never backs off and never
+	// reaches ParkFor.
+	parked, err := s.Park(ctx, sluice.Park{ID: op.ID, Token: got[0].Token, Worker: "w3", After: lease, Reason: "bandwidth"})
+	if err != nil {
+		t.Fatalf("Park: %v", err)
+	}
+	if d := parked.ParkedSince.Sub(before); parked.ParkedSince.IsZero() || d < -time.Minute || d > time.Minute {
+		t.Fatalf("a park on the database's clock: ParkedSince %s (%s from this machine's clock), want the database's now()", parked.ParkedSince, d)
+	}
+	if d := parked.NotBefore.Sub(parked.ParkedSince); d != lease {
+		t.Errorf("a park's NotBefore is %s after its spell's start, want its wait %s", d, lease)
+	}
+	time.Sleep(lease + lease/3)
+	got = claim("w3")
+	if len(got) != 1 {
+		t.Fatalf("a claim after the park's wait took %d rows, want 1", len(got))
+	}
+	again, err := s.Park(ctx, sluice.Park{ID: op.ID, Token: got[0].Token, Worker: "w3", After: lease, Reason: "bandwidth"})
+	if err != nil {
+		t.Fatalf("Park: %v", err)
+	}
+	if !again.ParkedSince.Equal(parked.ParkedSince) {
+		t.Errorf("a second park of the spell moved its start from %s to %s", parked.ParkedSince, again.ParkedSince)
 	}
 }
