@@ -40,6 +40,13 @@ func (w *world) operatorLoop(p *sim.Proc) {
 	}
 	for {
 		p.Sleep(w.cfg.OperatorEvery.D())
+		if w.meter != nil && w.faulty() {
+			// The person on call looks at the dashboard first (while the
+			// faults last: after the heal the counts only grow, and the
+			// run's last scrape reads them; a scrape costs about a tenth
+			// of a wire seed).
+			w.checkMetrics("by the operator at "+w.s.Now().Sub(epoch).String(), w.store.Snapshot().Operations)
+		}
 		page, err := svc.Queue(w.ctx, "", operatorBatch)
 		if err != nil {
 			continue // the store failed the read: look again next round

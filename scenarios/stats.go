@@ -108,9 +108,10 @@ const (
 )
 
 // InvariantNames are the names a run's violations can carry: the model's
-// invariants, in table order, then StoreInvariant and PanicInvariant.
+// invariants, in table order, then StoreInvariant, PanicInvariant and
+// MetricsInvariant.
 func InvariantNames() []string {
-	return append(model.InvariantNames(), StoreInvariant, PanicInvariant)
+	return append(model.InvariantNames(), StoreInvariant, PanicInvariant, MetricsInvariant)
 }
 
 // tallyBase is TallyKinds without repeats (sorted, as TallyKinds is) and

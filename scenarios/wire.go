@@ -29,7 +29,8 @@ const wireBase = "http://node.sim"
 // overWire returns the node as production's workers and operator reach it:
 // the metrics wrapper (cmd/sluice wraps every node in it) around the HTTP
 // client of package nodehttp, whose requests go through an in-process
-// transport to nodehttp's real server in front of n. Every answer is then
+// transport to nodehttp's real server in front of n, and the world counts
+// every call the wrapper was handed (wire_metrics.go). Every answer is then
 // encoded by the server and decoded by the client as it would be on a
 // socket, so a defect in either half (how logs, receipts, blocks or errors
 // cross the wire) reaches the pipeline as it would in production. The
@@ -59,7 +60,7 @@ func (w *world) overWire(caller string, n tron.Node) tron.Node {
 		// the store is there because the constructor wants one.
 		w.meter = metrics.New(w.store)
 	}
-	return w.meter.Node(c)
+	return tallied{w: w, inner: w.meter.Node(c)}
 }
 
 // handlerTransport is an http.RoundTripper that serves each request with h,

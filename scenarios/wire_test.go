@@ -1,11 +1,20 @@
 package scenarios
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"sluicesim/model"
+	"sluicesim/sluice"
+	"sluicesim/sluice/metrics"
+	"sluicesim/sluice/store"
+	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/nodehttp"
 )
 
@@ -102,4 +111,76 @@ func TestWireManglingIsCaught(t *testing.T) {
 	if caught == 0 {
 		t.Errorf("a wire that loses every SUCCESS's logs: no violation in %d seeds", wireSeeds)
 	}
+}
+
+// fixedClock is a store clock that never moves.
+type fixedClock struct{}
+
+func (fixedClock) Now() time.Time { return epoch }
+
+// Goal: the metrics check reports a scrape that disagrees with the world's
+// tally (a call or a failure the world did not see, or one it saw that the
+// metrics lack) and census gauges that disagree with the rows, and nothing
+// when they agree.
+// Method: a world with only a store, a meter and a tally, driven by hand.
+func TestCheckMetricsCatches(t *testing.T) {
+	newWorld := func() (*world, tron.Node) {
+		w := &world{ctx: context.Background(), store: store.NewMemory(fixedClock{}, time.Minute)}
+		w.meter = metrics.New(w.store)
+		return w, tallied{w: w, inner: w.meter.Node(timeoutNode{})}
+	}
+	for _, c := range []struct {
+		name string
+		do   func(w *world, n tron.Node)
+		want string // "" for agreement
+	}{
+		{"agreement", func(w *world, n tron.Node) { n.HeadBlock(w.ctx); n.Lookup(w.ctx, tron.Txid{1}) }, ""},
+		{"a call the world did not see", func(w *world, n tron.Node) { w.meter.Node(timeoutNode{}).HeadBlock(w.ctx) },
+			`sluice_node_calls_total{call="head_block"} is 1 (present true), the world made 0`},
+		{"a failure the metrics lack", func(w *world, n tron.Node) { n.HeadBlock(w.ctx); w.wt.fails["lookup/timeout"]++ },
+			"sluice_node_errors_total{call=\"lookup\",code=\"timeout\"} is 0, the world saw 1"},
+		{"a label the metrics never had", func(w *world, n tron.Node) { n.HeadBlock(w.ctx); w.wt.fails["lookup/lost"]++ },
+			"no sluice_node_errors_total series for lookup/lost"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, n := newWorld()
+			c.do(w, n)
+			w.checkMetrics("now", nil)
+			switch {
+			case c.want == "" && len(w.metricsBreaks) > 0:
+				t.Errorf("want none, got %v", w.metricsBreaks)
+			case c.want != "" && !slices.ContainsFunc(w.metricsBreaks, func(v model.Violation) bool { return strings.Contains(v.Message, c.want) }):
+				t.Errorf("want a break mentioning %q, got %v", c.want, w.metricsBreaks)
+			}
+		})
+	}
+	t.Run("census", func(t *testing.T) {
+		w, _ := newWorld()
+		w.checkMetrics("now", nil)
+		if len(w.metricsBreaks) > 0 {
+			t.Fatalf("an empty store: %v", w.metricsBreaks)
+		}
+		rows := []sluice.Operation{{ID: "op-1"}}
+		rows[0].State = sluice.Review // rows the census did not count
+		w.checkMetrics("now", rows)
+		if !slices.ContainsFunc(w.metricsBreaks, func(v model.Violation) bool { return strings.Contains(v.Message, "sluice_review_size[] is 0") }) {
+			t.Errorf("a review the census missed: got %v", w.metricsBreaks)
+		}
+	})
+}
+
+// timeoutNode answers every call with a timeout.
+type timeoutNode struct{}
+
+func (timeoutNode) Broadcast(context.Context, tron.Transaction) (tron.BroadcastResult, error) {
+	return tron.BroadcastResult{}, tron.ErrTimeout
+}
+func (timeoutNode) Lookup(context.Context, tron.Txid) (tron.TxInfo, error) {
+	return tron.TxInfo{}, tron.ErrTimeout
+}
+func (timeoutNode) HeadBlock(context.Context) (tron.Block, error) {
+	return tron.Block{}, tron.ErrTimeout
+}
+func (timeoutNode) SolidBlock(context.Context) (tron.Block, error) {
+	return tron.Block{}, tron.ErrTimeout
 }

@@ -61,6 +61,10 @@ func (w *world) spawnWorker(slot, gen int) {
 			},
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
 		}
+		if w.meter != nil {
+			// As cmd/sluice's workers: every step is counted.
+			worker.Observer = w.meter
+		}
 		for {
 			rep, err := worker.Tick(w.ctx)
 			w.ticks++

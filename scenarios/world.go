@@ -260,6 +260,10 @@ type world struct {
 	meter *metrics.Metrics
 	// wireHandler is Options.wireHandler.
 	wireHandler func(http.Handler) http.Handler
+	// wt counts what crossed the wires; metricsBreaks are the scrapes'
+	// disagreements with it (wire_metrics.go).
+	wt            wireTally
+	metricsBreaks []model.Violation
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -486,6 +490,10 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		res.CheckTime = o.Now().Sub(checkBegan)
 	}
 	res.Violations, res.Outcomes = verdict.Violations, verdict.Outcomes
+	if w.meter != nil {
+		w.checkMetrics("at the end", snap.Operations)
+		res.Violations = append(res.Violations, w.metricsBreaks...)
+	}
 	linRep := verdict.Linearizability
 	res.Stats = model.StatsOf(snap)
 	res.Coverage = w.coverage(snap, res.Tally, &res.Stats)

@@ -1,0 +1,272 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	pmodel "github.com/prometheus/common/model"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// MetricsInvariant names what a wire world's scrapes must show: the node
+// calls the world saw cross the wire and the rows the store holds, as the
+// README's metrics table defines them (see checkMetrics).
+const MetricsInvariant = "metrics"
+
+// The node metrics' call labels (README, "Metrics").
+var wireCalls = []string{"broadcast", "lookup", "head_block", "solid_block"}
+
+// tronCodes are the broadcast codes TRON.md names; any other code is
+// counted under "unknown_code" (README, sluice_node_errors_total).
+var tronCodes = []tron.Code{
+	tron.CodeNoConnection, tron.CodeNotEnoughEffectiveConnection, tron.CodeServerBusy,
+	tron.CodeBlockUnsolidified, tron.CodeContractValidateError, tron.CodeContractExeError,
+	tron.CodeBandwidthError, tron.CodeDupTransactionError, tron.CodeTaposError,
+	tron.CodeTooBigTransactionError, tron.CodeTransactionExpirationError, tron.CodeSigError,
+	tron.CodeOtherError,
+}
+
+// wireTally is the world's own count of what crossed its wires: every call
+// the metrics wrapper was handed, and every failure or refusal by the label
+// the README gives it ("call/kind" or "broadcast/CODE").
+type wireTally struct {
+	calls map[string]int
+	fails map[string]int
+}
+
+// tallied wraps a wire's outermost node (the metrics wrapper) so that the
+// world counts each call as it returns, with the answer the wrapper gave.
+type tallied struct {
+	w     *world
+	inner tron.Node
+}
+
+func (w *world) tally1(call string, err error) {
+	if w.wt.calls == nil {
+		w.wt = wireTally{calls: map[string]int{}, fails: map[string]int{}}
+	}
+	w.wt.calls[call]++
+	switch {
+	case err == nil:
+	case errors.Is(err, tron.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		w.wt.fails[call+"/timeout"]++
+	case errors.Is(err, context.Canceled):
+		w.wt.fails[call+"/canceled"]++
+	default:
+		w.wt.fails[call+"/error"]++
+	}
+}
+
+func (t tallied) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	res, err := t.inner.Broadcast(ctx, tx)
+	t.w.tally1("broadcast", err)
+	if err == nil && res.Code != tron.CodeSuccess && res.Code != tron.CodeDupTransactionError {
+		code := "unknown_code"
+		if slices.Contains(tronCodes, res.Code) {
+			code = string(res.Code)
+		}
+		t.w.wt.fails["broadcast/"+code]++
+	}
+	return res, err
+}
+
+func (t tallied) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	info, err := t.inner.Lookup(ctx, id)
+	t.w.tally1("lookup", err)
+	return info, err
+}
+
+func (t tallied) HeadBlock(ctx context.Context) (tron.Block, error) {
+	b, err := t.inner.HeadBlock(ctx)
+	t.w.tally1("head_block", err)
+	return b, err
+}
+
+func (t tallied) SolidBlock(ctx context.Context) (tron.Block, error) {
+	b, err := t.inner.SolidBlock(ctx)
+	t.w.tally1("solid_block", err)
+	return b, err
+}
+
+// scrape serves a scrape of the wire world's metrics, as Prometheus would
+// make one (GET /metrics through the wrapper's own handler, the store's
+// census included), and reads it back from the text format.
+func (w *world) scrape() (map[string]*dto.MetricFamily, error) {
+	var rec recorder
+	rec.reset()
+	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, "/metrics", http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	w.meter.ServeHTTP(&rec, req)
+	if rec.code != http.StatusOK {
+		return nil, fmt.Errorf("scrape answered %d: %.200s", rec.code, rec.body)
+	}
+	p := expfmt.NewTextParser(pmodel.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(rec.body)))
+	if err != nil {
+		return nil, fmt.Errorf("scrape unreadable: %w", err)
+	}
+	return fams, nil
+}
+
+// value is the one sample of family name whose labels are exactly labels
+// (name=value pairs); ok is false when there is none or more than one.
+func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (v float64, ok bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+	n := 0
+	for _, m := range f.GetMetric() {
+		if len(m.GetLabel()) != len(labels)/2 {
+			continue
+		}
+		match := true
+		for i, l := range m.GetLabel() {
+			if l.GetName() != labels[2*i] || l.GetValue() != labels[2*i+1] {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		n++
+		switch {
+		case m.GetCounter() != nil:
+			v = m.GetCounter().GetValue()
+		case m.GetGauge() != nil:
+			v = m.GetGauge().GetValue()
+		default:
+			return 0, false
+		}
+	}
+	return v, n == 1
+}
+
+// checkMetrics scrapes the wire world's metrics and holds them to the
+// world: the node metrics to its tally (checkNodeMetrics), the census
+// gauges to rows, the store's rows at that instant (checkCensusMetrics).
+// when says which scrape.
+func (w *world) checkMetrics(when string, rows []sluice.Operation) {
+	fams, err := w.scrape()
+	if err != nil {
+		w.metricsBreak(when, err.Error())
+		return
+	}
+	w.checkNodeMetrics(when, fams)
+	w.checkCensusMetrics(when, fams, rows)
+}
+
+// checkNodeMetrics compares the node metrics of a scrape with the world's
+// tally: every call and every failure, by the README's labels, and no
+// failure series the world did not see.
+func (w *world) checkNodeMetrics(when string, fams map[string]*dto.MetricFamily) {
+	for _, call := range wireCalls {
+		want := w.wt.calls[call]
+		if got, ok := value(fams, "sluice_node_calls_total", "call", call); !ok || got != float64(want) {
+			w.metricsBreak(when, fmt.Sprintf("sluice_node_calls_total{call=%q} is %v (present %v), the world made %d such calls", call, got, ok, want))
+		}
+	}
+	// Every failure series must read what the world counted under its
+	// label (0 for the ones that never happened), and every label the
+	// world counted must have its series.
+	seen := map[string]bool{}
+	if f := fams["sluice_node_errors_total"]; f != nil {
+		for _, m := range f.GetMetric() {
+			var call, code string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "call":
+					call = l.GetValue()
+				case "code":
+					code = l.GetValue()
+				}
+			}
+			key := call + "/" + code
+			seen[key] = true
+			if got, want := m.GetCounter().GetValue(), float64(w.wt.fails[key]); got != want {
+				w.metricsBreak(when, fmt.Sprintf("sluice_node_errors_total{call=%q,code=%q} is %v, the world saw %v", call, code, got, want))
+			}
+		}
+	}
+	keys := make([]string, 0, len(w.wt.fails))
+	for k := range w.wt.fails {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !seen[k] {
+			w.metricsBreak(when, fmt.Sprintf("no sluice_node_errors_total series for %s, which the world saw %d times", k, w.wt.fails[k]))
+		}
+	}
+}
+
+// checkCensusMetrics compares the census gauges of a scrape with rows and
+// the world's own record of parks: a row is parked when its latest record
+// is a park (no transition since) and it is not terminal.
+func (w *world) checkCensusMetrics(when string, fams map[string]*dto.MetricFamily, rows []sluice.Operation) {
+	states := map[sluice.State]int{}
+	lastPark := map[sluice.OperationID]int64{}
+	for _, p := range w.parks {
+		lastPark[p.Op] = p.Seq
+	}
+	lastWrite := map[sluice.OperationID]int64{}
+	for _, wr := range w.writes {
+		lastWrite[wr.Op] = wr.Seq
+	}
+	open, parked := 0, 0
+	for i := range rows {
+		r := &rows[i]
+		states[r.State]++
+		if r.State.Terminal() {
+			continue
+		}
+		open++
+		if seq, ok := lastPark[r.ID]; ok && seq >= lastWrite[r.ID] {
+			parked++
+		}
+	}
+	gauge := func(name string, want float64, labels ...string) {
+		if got, ok := value(fams, name, labels...); !ok || got != want {
+			w.metricsBreak(when, fmt.Sprintf("%s%v is %v (present %v), the store's rows say %v", name, labels, got, ok, want))
+		}
+	}
+	for _, s := range sluice.States {
+		switch {
+		case !s.Terminal():
+			gauge("sluice_withdrawal_queue_depth", float64(states[s]), "state", s.String())
+		case s == sluice.Review:
+			gauge("sluice_review_size", float64(states[s]))
+		default:
+			gauge("sluice_withdrawals_finished", float64(states[s]), "state", s.String())
+		}
+	}
+	gauge("sluice_parked_operations", float64(parked))
+	ratio := 0.0
+	if open > 0 {
+		ratio = float64(parked) / float64(open)
+	}
+	if got, ok := value(fams, "sluice_stuck_ratio"); !ok || math.Abs(got-ratio) > 1e-9 {
+		w.metricsBreak(when, fmt.Sprintf("sluice_stuck_ratio is %v (present %v), want %d parked of %d open", got, ok, parked, open))
+	}
+}
+
+// metricsBreak records a metrics violation (the first few: one broken
+// series would otherwise repeat at every scrape).
+func (w *world) metricsBreak(when, msg string) {
+	if len(w.metricsBreaks) < 8 {
+		w.metricsBreaks = append(w.metricsBreaks, model.Violation{Invariant: MetricsInvariant, Message: "scrape " + when + ": " + msg})
+	}
+}
