@@ -126,7 +126,7 @@ var Faults = []Fault{
 	{
 		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid, or nothing",
 		Choices: []string{"operator-act"},
-		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused"},
+		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "operator-unavailable"},
 		Benign:  true,
 		Off:     func(c *Config) { c.OperatorEvery = 0 },
 	},

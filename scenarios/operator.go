@@ -38,6 +38,12 @@ func (w *world) operatorLoop(p *sim.Proc) {
 		Store: storeView{a}, Node: on, HotWallet: w.hot,
 		Clock: clock{a}, Config: w.cfg.Sluice,
 	}
+	var script *operatorScript
+	if w.cfg.Wire {
+		// Through the operator API's HTTP handler, as people on call
+		// act in production (operator_http.go).
+		script = w.newOperatorScript(a, svc)
+	}
 	for {
 		p.Sleep(w.cfg.OperatorEvery.D())
 		if w.meter != nil && w.faulty() {
@@ -46,6 +52,10 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			// run's last scrape reads them; a scrape costs about a tenth
 			// of a wire seed).
 			w.checkMetrics("by the operator at "+w.s.Now().Sub(epoch).String(), w.store.Snapshot().Operations)
+		}
+		if script != nil {
+			script.round()
+			continue
 		}
 		page, err := svc.Queue(w.ctx, "", operatorBatch)
 		if err != nil {

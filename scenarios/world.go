@@ -110,6 +110,9 @@ type Options struct {
 	// wrapHandler, for tests, wraps the run's intake handler: a handler
 	// whose answers a test rewrites (made cacheable, say).
 	wrapHandler func(http.Handler) http.Handler
+	// operatorWrap, for tests, wraps the operator API's handler a wire
+	// world's operator talks to (operator_http.go).
+	operatorWrap func(http.Handler) http.Handler
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -258,8 +261,8 @@ type world struct {
 	// meter is the metrics wrapper's instruments in a wire world (nil
 	// until its first node is made).
 	meter *metrics.Metrics
-	// wireHandler is Options.wireHandler.
-	wireHandler func(http.Handler) http.Handler
+	// wireHandler and operatorWrap are Options'.
+	wireHandler, operatorWrap func(http.Handler) http.Handler
 	// wt counts what crossed the wires; metricsBreaks are the scrapes'
 	// disagreements with it (wire_metrics.go).
 	wt            wireTally
@@ -401,7 +404,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.wireHandler = o.wireHandler
+	w.wireHandler, w.operatorWrap = o.wireHandler, o.operatorWrap
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}

@@ -1,0 +1,362 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
+	"sluicesim/sluice/operator"
+)
+
+// In a wire world (Config.Wire) the operator on call reaches sluice as
+// people on call do in production:
+// through the operator API's HTTP handler (operator.NewHandler, with a
+// bearer token and a metrics.Metrics, as cmd/sluice serve builds it), never
+// through operator.Service's methods. Its requests are JSON with the token;
+// its answers are read as a careful script reads them: the queue page by
+// page with the handler's cursor, a 409 as a refusal, a 503 as "nothing
+// known, ask again" (a fact, never a success), and anything else (a status
+// the API does not give for the request, a body that does not decode, an
+// answer about another operation) as a broken rule: the run panics, which
+// explore reports under the panic invariant, as it always did for an
+// answer the old direct calls had no rule for. The handler runs in the
+// operator's own process, as its direct calls did: its store and node calls
+// yield there.
+
+// operatorToken is the bearer token the world's handler is built with and
+// its operator sends: 16 bytes or more, as operator.CheckToken demands.
+const operatorToken = "sluicesim-on-call-token-0123456789"
+
+// operatorPage is how many queue items the operator asks for per page. It
+// pages until the handler gives no cursor, so a round still sees the whole
+// queue; a page this small turns pages in most rounds that find work (a
+// chaos queue holds a handful of rows, now and then a dozen), which is
+// where a cursor or a page's cut shows (a page size the queue never fills
+// would leave the cursor untested).
+const operatorPage = 3
+
+// operatorScript is the on-call person's script: the handler, the request
+// and answer it reuses, and what it read of the queue this round.
+type operatorScript struct {
+	w    *world
+	a    *actor
+	h    http.Handler
+	in   inbound
+	rec  recorder
+	auth [1]string // the Authorization header's one value
+	// listed: the ids the queue's pages listed this round, in order.
+	listed []string
+}
+
+// newOperatorScript builds the handler over svc as production does: the
+// metrics observing every action and served at /metrics, every request
+// behind the token. The node is already counted by the same metrics (a wire
+// world's node stack: overWire), as one process's instruments count all it
+// does.
+func (w *world) newOperatorScript(a *actor, svc *operator.Service) *operatorScript {
+	if w.meter == nil {
+		panic("scenarios: the operator's HTTP script runs in a wire world, after its node stack is built")
+	}
+	svc.Observer = w.meter
+	h, err := operator.NewHandler(svc, operatorToken, w.meter)
+	if err != nil {
+		panic("scenarios: operator handler: " + err.Error())
+	}
+	if w.operatorWrap != nil {
+		h = w.operatorWrap(h)
+	}
+	o := &operatorScript{w: w, a: a, h: h}
+	o.auth[0] = "Bearer " + operatorToken
+	return o
+}
+
+// do sends one request through the handler, in the operator's process, and
+// returns the answer's status and body (valid until the next request).
+func (o *operatorScript) do(method, path string, body any) (int, []byte) {
+	var b []byte
+	ctype := ""
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			panic("scenarios: operator request: " + err.Error()) // plain strings
+		}
+		ctype = "application/json"
+	}
+	req := o.in.build(o.w.ctx, method, path, b, ctype)
+	req.Header["Authorization"] = o.auth[:1:1]
+	o.rec.reset()
+	o.h.ServeHTTP(&o.rec, req)
+	return o.rec.code, o.rec.body
+}
+
+// broke reports an answer no rule of the API allows: the run stops with it
+// (the panic invariant), the request and the answer in the message.
+func (o *operatorScript) broke(what string, code int, body []byte, format string, args ...any) {
+	panic(fmt.Sprintf("operator script: %s answered %d %.300q: %s", what, code, body, fmt.Sprintf(format, args...)))
+}
+
+// The answers' JSON as the script reads it: only the fields it acts on.
+type (
+	opItem struct {
+		OperationID string   `json:"operation_id"`
+		State       string   `json:"state"`
+		Txid        string   `json:"txid"`
+		Parked      bool     `json:"parked"`
+		Actions     []string `json:"actions"`
+	}
+	opPage struct {
+		Items []opItem `json:"items"`
+		Next  string   `json:"next"`
+	}
+	opError struct {
+		Error string `json:"error"`
+		Field string `json:"field"`
+	}
+	opAct struct {
+		Operator string `json:"operator"`
+		Why      string `json:"why"`
+		Txid     string `json:"txid,omitempty"`
+	}
+)
+
+// opTerminal: the states the queue never lists unless in review, and an
+// action's answer names for a cancel or a resolution. The script's own
+// list, as a person knows the states from the API's documentation.
+var opTerminal = map[string]bool{"confirmed": true, "failed": true, "rejected": true, "review": true}
+
+// decode reads an answer's body into v; a body that is not the JSON the API
+// documents is a broken rule.
+func (o *operatorScript) decode(what string, code int, body []byte, v any) {
+	if err := json.Unmarshal(body, v); err != nil {
+		o.broke(what, code, body, "the body is not the API's JSON: %v", err)
+	}
+}
+
+// refusal reads a 409's, 422's or 503's body: an error that says what.
+func (o *operatorScript) refusal(what string, code int, body []byte) string {
+	var e opError
+	o.decode(what, code, body, &e)
+	if e.Error == "" {
+		o.broke(what, code, body, "an error answer without its error")
+	}
+	return e.Error
+}
+
+// round is one look at the queue and the acts chosen for its items, then
+// perhaps a customer's cancel. A queue the store failed to read is looked
+// at again next round.
+func (o *operatorScript) round() {
+	w := o.w
+	items, ok := o.queue()
+	if !ok {
+		return
+	}
+	for _, it := range items {
+		kind := ""
+		switch w.s.Choose("operator-act", 4) {
+		case 0:
+			continue
+		case 1:
+			kind = "retry"
+		case 2:
+			kind = "cancel"
+		case 3:
+			kind = "resolve"
+		}
+		o.act(kind, it)
+	}
+	if w.faulty() && w.cfg.CustomerCancelP > 0 && w.s.Chance("customer-cancel", w.cfg.CustomerCancelP) {
+		o.customerCancel()
+	}
+}
+
+// queue reads the whole queue, page by page with the handler's cursor, and
+// holds it to what the world knows: ids ascending, each after the cursor,
+// and every operation in review when the reading began listed (only this
+// process moves a row out of review, and it acts only after reading). ok is
+// false when the store failed a page (503): the round is skipped.
+func (o *operatorScript) queue() (items []opItem, ok bool) {
+	w := o.w
+	reviews := w.reviewIDs()
+	o.listed = o.listed[:0]
+	after := ""
+	for pages := 0; ; pages++ {
+		path := fmt.Sprintf("/v1/queue?limit=%d", operatorPage)
+		if after != "" {
+			path += "&after=" + after
+		}
+		code, body := o.do(http.MethodGet, path, nil)
+		switch code {
+		case http.StatusOK:
+		case http.StatusServiceUnavailable:
+			o.unavailable("queue", code, body)
+			return nil, false
+		default:
+			o.broke("GET "+path, code, body, "a queue read answers 200, or 503 when the store fails")
+		}
+		var page opPage
+		o.decode("GET "+path, code, body, &page)
+		if len(page.Items) > operatorPage {
+			o.broke("GET "+path, code, body, "%d items on a page of %d", len(page.Items), operatorPage)
+		}
+		for _, it := range page.Items {
+			last := after
+			if n := len(o.listed); n > 0 {
+				last = o.listed[n-1]
+			}
+			switch {
+			case it.OperationID <= last:
+				o.broke("GET "+path, code, body, "%s listed after %s: the queue is in id order, each page after its cursor", it.OperationID, last)
+			case it.State != "review" && (opTerminal[it.State] || !it.Parked):
+				o.broke("GET "+path, code, body, "%s is %s (parked %v): the queue lists reviews and parked operations", it.OperationID, it.State, it.Parked)
+			}
+			o.listed = append(o.listed, it.OperationID)
+		}
+		items = append(items, page.Items...)
+		if page.Next == "" {
+			break
+		}
+		if pages > len(w.ids)+1 {
+			o.broke("GET "+path, code, body, "a cursor after %d pages of a queue of at most %d operations", pages, len(w.ids))
+		}
+		after = page.Next
+	}
+	for _, id := range reviews {
+		if !containsString(o.listed, string(id)) && w.inReview(id) {
+			panic(fmt.Sprintf("operator script: the queue's pages (GET /v1/queue?limit=%d, then after each cursor) listed %v, but %s (%s) was in review throughout the reading and is on no page",
+				operatorPage, o.listed, id, w.name(id)))
+		}
+	}
+	return items, true
+}
+
+// reviewIDs is the world's own look at which operations are in review (the
+// store read directly: no yield point, nothing on the tape).
+func (w *world) reviewIDs() []sluice.OperationID {
+	rows, err := w.store.List(w.ctx, sluice.ListFilter{States: []sluice.State{sluice.Review}, Limit: 1000})
+	if err != nil {
+		panic("scenarios: the world's own read of the reviews: " + err.Error())
+	}
+	ids := make([]sluice.OperationID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// inReview is the world's own look at whether id is still in review.
+func (w *world) inReview(id sluice.OperationID) bool {
+	row, err := w.store.Get(w.ctx, id)
+	return err == nil && row.State == sluice.Review
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unavailable is a 503: the store or the node failed under the request, and
+// nothing is known of its effect. The script counts it and says so in the
+// trace; it never reads it as a success.
+func (o *operatorScript) unavailable(what string, code int, body []byte) {
+	msg := o.refusal(what, code, body)
+	o.w.tally["operator-unavailable"]++
+	if o.w.s.Tracing() {
+		o.w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("%s: %d %s", what, code, msg)})
+	}
+}
+
+// act posts one action on a queue item: retry, cancel, or resolve as paid
+// by the txid the queue showed (none if it showed none: the handler then
+// refuses the request as malformed, naming the txid).
+func (o *operatorScript) act(kind string, it opItem) {
+	w := o.w
+	path := "/v1/operations/" + it.OperationID + "/" + kind
+	req := opAct{Operator: "sim", Why: "on call"}
+	if kind == "resolve" {
+		req.Txid = it.Txid
+	}
+	code, body := o.do(http.MethodPost, path, req)
+	what := "POST " + path
+	answer := "done"
+	switch {
+	case code == http.StatusOK:
+		var got opItem
+		o.decode(what, code, body, &got)
+		want := map[string]string{"cancel": "failed", "resolve": "confirmed"}[kind]
+		switch {
+		case got.OperationID != it.OperationID:
+			o.broke(what, code, body, "the answer is about %q", got.OperationID)
+		case want != "" && got.State != want:
+			o.broke(what, code, body, "a %s that landed leaves it %s, not %s", kind, got.State, want)
+		}
+		// A retry's answer shows no state to hold it to: the handler reads
+		// the operation again after the retry lands, and a worker may have
+		// moved it on by then (to review past the park bounds, say). A
+		// cancel's and a resolution's states are final.
+		w.tally["operator-"+kind]++
+	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && it.Txid == "":
+		answer = fmt.Sprintf("%d %s", code, o.refusal(what, code, body))
+		if code == http.StatusUnprocessableEntity {
+			var e opError
+			o.decode(what, code, body, &e)
+			if e.Field != operator.FieldTxid {
+				o.broke(what, code, body, "a resolve without a txid is refused for the txid, not %q", e.Field)
+			}
+		}
+		w.tally["operator-"+kind+"-refused"]++
+	case code == http.StatusServiceUnavailable:
+		o.unavailable(what, code, body)
+		return
+	default:
+		o.broke(what, code, body, "an action on an operation the queue listed answers 200, 409 or 503")
+	}
+	if w.s.Tracing() {
+		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(sluice.OperationID(it.OperationID)), Answer: kind + ": " + answer})
+	}
+}
+
+// customerCancel is a customer asking to stop a withdrawal not yet built:
+// the operator finds the requested and validated rows (the customer names
+// theirs; the world's pick stands for that) and cancels one through the
+// API. A worker may build it meanwhile; the service then refuses, or the
+// store fences the resolution (a refusal too).
+func (o *operatorScript) customerCancel() {
+	w := o.w
+	rows, err := storeView{o.a}.List(w.ctx, sluice.ListFilter{States: []sluice.State{sluice.Requested, sluice.Validated}, Limit: operatorBatch})
+	if err != nil || len(rows) == 0 {
+		return // the store failed the read, or nothing is waiting
+	}
+	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
+	path := "/v1/operations/" + string(op.ID) + "/cancel"
+	what := "POST " + path
+	code, body := o.do(http.MethodPost, path, opAct{Operator: "sim", Why: "the customer asked to stop it"})
+	answer := "done"
+	switch code {
+	case http.StatusOK:
+		var got opItem
+		o.decode(what, code, body, &got)
+		if got.OperationID != string(op.ID) || got.State != "failed" {
+			o.broke(what, code, body, "a cancel that landed must leave %s failed", op.ID)
+		}
+		w.tally["customer-cancel"]++
+	case http.StatusConflict:
+		answer = fmt.Sprintf("%d %s", code, o.refusal(what, code, body))
+		w.tally["customer-cancel-refused"]++
+	case http.StatusServiceUnavailable:
+		o.unavailable(what, code, body)
+		return
+	default:
+		o.broke(what, code, body, "a cancel answers 200, 409 or 503")
+	}
+	if w.s.Tracing() {
+		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(op.ID), Answer: "customer cancel: " + strings.TrimSpace(answer)})
+	}
+}

@@ -1,0 +1,150 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// answerRewriter wraps the operator handler: each answer goes through
+// rewrite before the world's operator reads it.
+func answerRewriter(rewrite func(r *http.Request, code int, body []byte) (int, []byte)) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			code, body := rewrite(r, rec.Code, rec.Body.Bytes())
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(code)
+			w.Write(body)
+		})
+	}
+}
+
+func isAction(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/operations/")
+}
+
+func tallyOf(res *Result, kind string) int {
+	for _, t := range res.Tally {
+		if t.Kind == kind {
+			return t.Count
+		}
+	}
+	return 0
+}
+
+// The world's operator acts only through the operator API's handler, with
+// the token: every act the tally counts as landed is a 200 the handler
+// gave, and the queue was read through it. A loop that called the service
+// directly again would leave the handler idle and fail this.
+func TestOperatorActsThroughTheHandler(t *testing.T) {
+	var queues, landed, refused int
+	wrap := answerRewriter(func(r *http.Request, code int, body []byte) (int, []byte) {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+operatorToken {
+			t.Errorf("%s %s without the token (Authorization %q)", r.Method, r.URL, got)
+		}
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/queue" && code == http.StatusOK:
+			queues++
+		case isAction(r) && code == http.StatusOK:
+			landed++
+		case isAction(r) && code == http.StatusConflict:
+			refused++
+		}
+		return code, body
+	})
+	var tallied, tallyRefused int
+	for seed := uint64(1); seed <= 3; seed++ {
+		res := Run(Wire(), seed, Options{operatorWrap: wrap})
+		if len(res.Violations) > 0 {
+			t.Fatalf("seed %d: %v", seed, res.Violations)
+		}
+		for _, k := range []string{"operator-retry", "operator-cancel", "operator-resolve", "customer-cancel"} {
+			tallied += tallyOf(res, k)
+		}
+		for _, k := range []string{"operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "customer-cancel-refused"} {
+			tallyRefused += tallyOf(res, k)
+		}
+	}
+	if queues == 0 || landed == 0 || refused == 0 {
+		t.Fatalf("the handler served %d queue pages, %d landed and %d refused actions: the operator does not act through it", queues, landed, refused)
+	}
+	if tallied != landed {
+		t.Errorf("the tally counts %d landed operator acts, the handler answered %d with 200", tallied, landed)
+	}
+	// A refused resolve without a txid is a 422, also counted refused.
+	if tallyRefused < refused {
+		t.Errorf("the tally counts %d refused acts, the handler answered %d with 409", tallyRefused, refused)
+	}
+}
+
+// The operator reads the handler's answers as a careful script does: an
+// answer the API does not give (a 500, a body that is not JSON, a success
+// about another operation, a queue page that skips what is in review) is
+// a broken rule the run reports, never a success or silence. Each
+// corruption below must fail a wire seed among the first few, and
+// TestOperatorActsThroughTheHandler runs the same seeds unharmed.
+func TestOperatorReadsAnswersCarefully(t *testing.T) {
+	// dropOnce drops the last item of the first page that has a cursor,
+	// keeping the cursor: one operation never listed (bug 41's effect).
+	cases := map[string]func(r *http.Request, code int, body []byte) (int, []byte){
+		"500 to an action": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if isAction(r) {
+				return http.StatusInternalServerError, []byte(`{"error":"internal"}` + "\n")
+			}
+			return code, body
+		},
+		"landed action not JSON": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if isAction(r) && code == http.StatusOK {
+				return code, []byte("ok\n")
+			}
+			return code, body
+		},
+		"landed action about another operation": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if isAction(r) && code == http.StatusOK {
+				return code, bytes.Replace(body, []byte(`"operation_id":"`), []byte(`"operation_id":"0`), 1)
+			}
+			return code, body
+		},
+		"refusal without its error": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if isAction(r) && code == http.StatusConflict {
+				return code, []byte("{}\n")
+			}
+			return code, body
+		},
+		"queue page loses an item": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path != "/v1/queue" || code != http.StatusOK {
+				return code, body
+			}
+			var page map[string]json.RawMessage
+			var items []json.RawMessage
+			if json.Unmarshal(body, &page) != nil || json.Unmarshal(page["items"], &items) != nil || len(items) == 0 {
+				return code, body
+			}
+			b, _ := json.Marshal(items[1:])
+			page["items"] = b
+			out, _ := json.Marshal(page)
+			return code, out
+		},
+	}
+	for name, rewrite := range cases {
+		t.Run(name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 6; seed++ {
+				res := Run(Wire(), seed, Options{operatorWrap: answerRewriter(rewrite)})
+				for _, v := range res.Violations {
+					if v.Invariant == PanicInvariant && strings.Contains(v.Message, "operator script") {
+						t.Logf("seed %d: %.300s", seed, v.Message)
+						return
+					}
+				}
+			}
+			t.Errorf("6 wire seeds read the corrupted answers without a complaint")
+		})
+	}
+}
