@@ -117,39 +117,36 @@ func checkParkBackoff(s *Snapshot) []Violation {
 	if len(s.Parks) == 0 || s.ParkRetry <= 0 || s.ParkBackoffMax <= 0 {
 		return nil
 	}
-	// The writes of the parked operations, by Seq, for the spells' ends.
-	writes := make(map[sluice.OperationID][]int64)
-	for _, p := range s.Parks {
-		writes[p.Op] = nil
-	}
-	for _, w := range s.Writes {
-		if seqs, ok := writes[w.Op]; ok {
-			writes[w.Op] = append(seqs, w.Seq)
-		}
-	}
+	// Parks and writes are both in the order they landed: walk them
+	// together, keeping each operation's newest write Seq so far.
 	type spell struct {
 		first, prev ReleaseRecord
 	}
-	spells := make(map[sluice.OperationID]*spell)
+	spells := make(map[sluice.OperationID]spell)
+	lastWrite := make(map[sluice.OperationID]int64)
+	next := 0
 	var vs []Violation
 	for _, p := range s.Parks {
-		sp := spells[p.Op]
-		if sp != nil && slices.ContainsFunc(writes[p.Op], func(seq int64) bool { return seq > sp.prev.Seq && seq <= p.Seq }) {
-			sp = nil // a transition since the last park: a new spell
+		for ; next < len(s.Writes) && s.Writes[next].Seq <= p.Seq; next++ {
+			if _, parked := spells[s.Writes[next].Op]; parked {
+				lastWrite[s.Writes[next].Op] = s.Writes[next].Seq
+			}
 		}
+		sp, ok := spells[p.Op]
 		least := s.ParkRetry
-		if sp == nil {
-			spells[p.Op] = &spell{first: p, prev: p}
+		if !ok || lastWrite[p.Op] > sp.prev.Seq {
+			sp = spell{first: p} // a transition since the last park: a new spell
 		} else {
 			least = max(least, sp.prev.At.Add(sp.prev.After).Sub(sp.first.At))
-			sp.prev = p
 		}
+		sp.prev = p
+		spells[p.Op] = sp
 		least = min(least, s.ParkBackoffMax)
 		switch {
 		case p.After < least:
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s for %s, but its spell of parks wants at least %s (it began %s, the first waits %s, each later one as long as the spell has lasted, capped at %s)",
-				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, least, spells[p.Op].first.At.Format(time.RFC3339Nano), s.ParkRetry, s.ParkBackoffMax)})
+				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, least, sp.first.At.Format(time.RFC3339Nano), s.ParkRetry, s.ParkBackoffMax)})
 		case p.After > 2*s.ParkBackoffMax:
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s for %s, more than twice ParkBackoffMax %s: the backoff is capped (jitter adds at most as much again)",
@@ -185,28 +182,35 @@ func checkParks(s *Snapshot, j *judge) []Violation {
 			refused[s.Wire[i].Txid] = append(refused[s.Wire[i].Txid], i)
 		}
 	}
+	// The spell of work a park ends began with the parking process's claim
+	// under the park's token (only a claim, or an operator's resolution,
+	// moves a token; times alone cannot order a claim and a park made at
+	// one virtual instant).
+	type claimKey struct {
+		op    sluice.OperationID
+		token sluice.FencingToken
+	}
+	claims := make(map[claimKey]int, len(s.Parks))
+	for _, p := range s.Parks {
+		claims[claimKey{p.Op, p.Token}] = -1
+	}
+	for i, c := range s.Claims {
+		k := claimKey{c.Op, c.Token}
+		if at, ok := claims[k]; ok && at < 0 {
+			claims[k] = i
+		}
+	}
 	var vs []Violation
 	for _, p := range s.Parks {
-		// The spell of work the park ends began with the parking
-		// process's claim under the park's token (only a claim, or an
-		// operator's resolution, moves a token; times alone cannot
-		// order a claim and a park made at one virtual instant).
-		var start time.Time
-		claimed := false
-		for _, c := range s.Claims {
-			if c.Op == p.Op && c.Token == p.Token && c.Proc == p.Proc {
-				start, claimed = c.At, true
-				break
-			}
-		}
-		if !claimed {
+		i := claims[claimKey{p.Op, p.Token}]
+		if i < 0 || s.Claims[i].Proc != p.Proc {
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s under token %d, which no claim of %s took", p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.Token, p.Proc)})
 			continue
 		}
-		within := func(at time.Time) bool { return !at.Before(start) && !at.After(p.At) }
+		start := s.Claims[i].At
 		txids := j.own.of(p.Op)
-		if parkJustified(s, j, p, txids, refused, within) {
+		if parkJustified(s, j, p, txids, refused, start) {
 			continue
 		}
 		vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
@@ -216,9 +220,10 @@ func checkParks(s *Snapshot, j *judge) []Violation {
 	return vs
 }
 
-// parkJustified says whether a shortage of ours explains park p (see
-// checkParks).
-func parkJustified(s *Snapshot, j *judge, p ReleaseRecord, txids []tron.Txid, refused map[tron.Txid][]int, within func(time.Time) bool) bool {
+// parkJustified says whether a shortage of ours explains park p, whose
+// spell of work began at start (see checkParks).
+func parkJustified(s *Snapshot, j *judge, p ReleaseRecord, txids []tron.Txid, refused map[tron.Txid][]int, start time.Time) bool {
+	within := func(at time.Time) bool { return !at.Before(start) && !at.After(p.At) }
 	for _, t := range txids {
 		for _, i := range refused[t] {
 			if w := &s.Wire[i]; w.Worker == p.Proc && within(w.At) {
