@@ -32,6 +32,13 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 			w.tally["wallet-short-energy-tx"]++
 		} else if w.s.Chance("receipt-fail", w.cfg.ReceiptFailP) {
 			r := []string{tron.ReceiptRevert, tron.ReceiptOutOfEnergy}[w.s.Choose("receipt", 2)]
+			if r == tron.ReceiptRevert && w.cfg.OtherReceipts {
+				// The contract fails another way TRON reports (or
+				// stays REVERT): none moves a token.
+				if k := w.s.Choose("receipt-other", len(otherReceipts)+1); k > 0 {
+					r = otherReceipts[k-1]
+				}
+			}
 			w.node.SetOutcome(c.Txid, r)
 		}
 	}
@@ -315,3 +322,9 @@ func (w *world) execution(q mocknode.ExecRequest) mocknode.Execution {
 	}
 	return k.make(q)
 }
+
+// otherReceipts are failure receipts TRON gives besides REVERT and
+// OUT_OF_ENERGY (its contractResult values; TRON.md: "and others"). Each is
+// on chain, uses up its txid and moves no token: proof of death like any
+// failed receipt.
+var otherReceipts = []string{"OUT_OF_TIME", "TRANSFER_FAILED", "BAD_JUMP_DESTINATION", "ILLEGAL_OPERATION", "UNKNOWN"}

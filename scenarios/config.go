@@ -142,6 +142,10 @@ type Config struct {
 	// another token, a node that reports no log or a log twice), or that
 	// another contract adds a log beside an exact transfer.
 	OddExecutionP float64 `json:",omitempty"`
+	// OtherReceipts: a failed receipt drawn as REVERT is, on the tape,
+	// REVERT or one of the other failure receipts TRON gives (OUT_OF_TIME,
+	// TRANSFER_FAILED, ...: otherReceipts).
+	OtherReceipts bool `json:",omitempty"`
 	// Wire puts production's node stack between the core and the node:
 	// each worker and the operator call the metrics wrapper around
 	// nodehttp's client, whose requests reach nodehttp's server in front of
@@ -539,13 +543,15 @@ func Logs() Config {
 
 // Wire is logs behind the production node stack (Config.Wire): every
 // answer, the odd logs among them, crosses nodehttp's server and client as
-// JSON, and every call goes through the metrics wrapper, as in cmd/sluice.
+// JSON, and every call goes through the metrics wrapper, as in cmd/sluice;
+// its failed receipts include TRON's rarer ones (Config.OtherReceipts).
 // The other worlds call the mock node directly, which skips how logs,
 // receipts, blocks and errors are encoded and decoded.
 func Wire() Config {
 	c := Logs()
 	c.Name = "wire"
 	c.Wire = true
+	c.OtherReceipts = true
 	return c
 }
 

@@ -63,8 +63,8 @@ var Faults = []Fault{
 		Off: func(c *Config) { c.QueryLieP = 0 },
 	},
 	{
-		Name: "receipt-fail", Doc: "a transaction reverts or runs out of energy on chain",
-		Choices: []string{"receipt-fail", "receipt"}, NodeTally: "chain-override-receipt",
+		Name: "receipt-fail", Doc: "a transaction reverts, runs out of energy or (OtherReceipts) fails another way on chain",
+		Choices: []string{"receipt-fail", "receipt", "receipt-other"}, NodeTally: "chain-override-receipt",
 		Off: func(c *Config) { c.ReceiptFailP = 0 },
 	},
 	{

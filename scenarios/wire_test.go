@@ -32,6 +32,7 @@ const wireSeeds = 12
 func TestWireIsTransparent(t *testing.T) {
 	direct, wired := Logs(), Wire()
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0
+	direct.OtherReceipts = true
 	for seed := uint64(1); seed <= wireSeeds; seed++ {
 		a := Run(direct, seed, Options{TapeDigest: true, keepSnapshot: true})
 		b := Run(wired, seed, Options{TapeDigest: true, keepSnapshot: true})
@@ -111,6 +112,7 @@ func TestWireManglingIsCaught(t *testing.T) {
 	caught := 0
 	direct, wired := Logs(), Wire()
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0 // as above
+	direct.OtherReceipts = true
 	for seed := uint64(1); seed <= wireSeeds; seed++ {
 		direct := Run(direct, seed, Options{})
 		mangled := Run(wired, seed, o)
