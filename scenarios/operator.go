@@ -65,18 +65,15 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			op := it.Operation
 			act := operator.Act{Operator: "sim", Why: "on call"}
 			var err error
-			kind := ""
-			switch w.s.Choose("operator-act", 4) {
-			case 0:
+			kind := w.operatorAct()
+			switch kind {
+			case "":
 				continue
-			case 1:
-				kind = "retry"
+			case "retry":
 				_, err = svc.Retry(w.ctx, op.ID, act)
-			case 2:
-				kind = "cancel"
+			case "cancel":
 				_, err = svc.Cancel(w.ctx, op.ID, act)
-			case 3:
-				kind = "resolve"
+			case "resolve":
 				_, err = svc.ResolvePaid(w.ctx, op.ID, op.Envelope.Txid, act)
 			}
 			switch {
@@ -132,3 +129,12 @@ func (w *world) customerCancel(a *actor, svc *operator.Service) {
 
 // operatorBatch is how many queue items the operator looks at per round.
 const operatorBatch = 20
+
+// operatorActs are what the person on call may do with a queue item, as
+// the tape chooses: nothing (""), retry, cancel, or resolve as paid.
+var operatorActs = [...]string{"", "retry", "cancel", "resolve"}
+
+// operatorAct chooses on the tape what the operator does with one item.
+func (w *world) operatorAct() string {
+	return operatorActs[w.s.Choose("operator-act", len(operatorActs))]
+}

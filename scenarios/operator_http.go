@@ -155,18 +155,9 @@ func (o *operatorScript) round() {
 		return
 	}
 	for _, it := range items {
-		kind := ""
-		switch w.s.Choose("operator-act", 4) {
-		case 0:
-			continue
-		case 1:
-			kind = "retry"
-		case 2:
-			kind = "cancel"
-		case 3:
-			kind = "resolve"
+		if kind := w.operatorAct(); kind != "" {
+			o.act(kind, it)
 		}
-		o.act(kind, it)
 	}
 	if w.faulty() && w.cfg.CustomerCancelP > 0 && w.s.Chance("customer-cancel", w.cfg.CustomerCancelP) {
 		o.customerCancel()
