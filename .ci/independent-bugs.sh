@@ -8,10 +8,11 @@
 # also runs that store's tests and the chaos and zombies worlds on it
 # (PG_BUG_SEEDS seeds each, 100 by default; a seed costs about a second)
 # when DATABASE_URL names a cluster (.ci/postgres.sh start gives one); the
-# memory worlds cannot see such a bug. A patch to the code only live
-# processes run (the PostgreSQL store, the node's HTTP client and server,
-# the metrics wrapper around the node, the operator's service, the sluice
-# command) also runs the live check (make livecheck: real processes,
+# memory worlds cannot see such a bug. A patch to the code production's
+# processes run at their boundaries (the PostgreSQL store, the node's HTTP
+# client and server, the metrics wrapper around the node, the operator's
+# service and handler, the sluice command; the wire world runs all but the
+# store and the command in the simulator) also runs the live check (make livecheck: real processes,
 # SIGKILLed workers, PostgreSQL restarted and crashed when SLUICE_PG_DIR
 # names the cluster, about 90 s; and make livecheck-quiet when it does,
 # about 3 minutes); it is not
