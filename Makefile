@@ -57,6 +57,12 @@ explore-bin:
 gate: explore-bin
 	$(EXPLORE_BIN) -seeds $(GATE_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate.json
 
+## gate-wire: the same for the wire world (production's node stack, metrics and operator API in the loop), fewer seeds: a wire seed costs about three logs seeds
+GATE_WIRE_SEEDS ?= 2000
+.PHONY: gate-wire
+gate-wire: explore-bin
+	$(EXPLORE_BIN) -world wire -seeds $(GATE_WIRE_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-wire.json
+
 ## fresh: chaos seeds from a random start, never run before (the start is printed, and in fresh.json); a failure is kept in testdata/regressions; fails on any violation or a determinism re-check mismatch
 FRESH_SEEDS ?= 10000
 .PHONY: fresh
