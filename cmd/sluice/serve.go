@@ -741,8 +741,11 @@ func bounded(h http.Handler, timeout time.Duration, body string) http.Handler {
 		// otherwise copies the handler's headers over these. Inside it,
 		// every answer with a body has its type (JSONAnswers, or the
 		// metrics handler's own), so the JSON set here stays only on the
-		// timeout's answer.
+		// timeout's answer. No answer of the service may be kept by a
+		// shared cache (intake's and the operator's are no-store; a 503 or
+		// a scrape must not be served again either).
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		inner.ServeHTTP(w, r)
 	})
 	return http.MaxBytesHandler(typed, intake.BodyMax+1) // intake enforces BodyMax itself; this is the backstop

@@ -25,7 +25,8 @@ import (
 // Goal: every answer of both listeners is JSON, what the muxes and net/http
 // answer on their own included (an unknown path, a method a pattern does
 // not take, an unclean path's redirect, a request that outlived the
-// handler timeout), keeping the status, Allow and Location they chose.
+// handler timeout), keeping the status, Allow and Location they chose, and
+// none cacheable.
 func TestServiceAnswersJSON(t *testing.T) {
 	api := surface(apiHandler(store.NewMemory(&storetest.Clock{}, time.Minute)), time.Minute)
 	node := surface((&nodehttp.Server{Node: func(string) tron.Node { return nil }}).Handler(), time.Minute)
@@ -63,6 +64,9 @@ func TestServiceAnswersJSON(t *testing.T) {
 			}
 			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q, want application/json; body %q", ct, rec.Body.String())
+			}
+			if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("Cache-Control %q, want no-store: a shared cache would keep it", cc)
 			}
 			var body map[string]any
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {

@@ -69,7 +69,8 @@ const endpoints = "the API is POST /v1/withdrawals and GET /v1/withdrawals/{oper
 // text, its redirects of unclean paths in HTML or with no body at all. An
 // answer whose Content-Type is not application/json keeps its status and
 // headers (Location, Allow), and its body is replaced by {"error": "..."}
-// saying what happened, so that a client can parse every answer it gets.
+// saying what happened, so that a client can parse every answer it gets,
+// and it is marked no-store as the handlers' own answers are.
 // Answers without a body (1xx, 204, 304) pass as they are.
 //
 // It starts nothing and reads no clock: it is safe under the simulator.
@@ -118,6 +119,10 @@ func (j *jsonWriter) WriteHeader(code int) {
 	j.replaced = true
 	b := append(errorBody{Error: j.explain(code)}.json(), '\n')
 	h.Set("Content-Type", "application/json")
+	// RFC 9110 makes 301, 404 and 405 cacheable by default: a shared cache
+	// in front of the service could keep net/http's answer for a path that
+	// later means something. Ours are all no-store; so are these.
+	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Set("X-Content-Type-Options", "nosniff")
 	j.ResponseWriter.WriteHeader(code)

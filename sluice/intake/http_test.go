@@ -99,6 +99,9 @@ func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, field s
 	if e.Error == "" {
 		t.Errorf("error body %s has no error message", rec.Body.String())
 	}
+	if got := rec.Header().Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q on a %d, want no-store: a shared cache would keep it", got, rec.Code)
+	}
 	if e.Field != field {
 		t.Errorf("field = %q, want %q (body %s)", e.Field, field, rec.Body.String())
 	}
@@ -733,6 +736,11 @@ func TestEveryAnswerIsJSON(t *testing.T) {
 			}
 			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type = %q, want application/json (body %q)", ct, rec.Body.String())
+			}
+			// A redirect and a 404 are cacheable by default (RFC 9110):
+			// net/http's own must be kept out of a shared cache as ours are.
+			if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("Cache-Control = %q, want no-store", cc)
 			}
 			// A HEAD answer's body is net/http's to drop; its type is ours.
 			if tt.method != http.MethodHead {
