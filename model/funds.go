@@ -1,7 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
@@ -17,7 +20,9 @@ import (
 //
 //   - Deposits are the world's own record of the credits it made. The
 //     store's Deposited must equal them (a credit nobody made, say a
-//     release paid out twice, shows here).
+//     release paid out twice, shows here). Those made while the processes
+//     ran (LateDeposits) count from where they took effect: before the
+//     next event of the log, and in each reading taken after them.
 //   - At every point: the world reads each account after every write that
 //     touches money; each reading must add up (LedgerBreaks) and equal the
 //     model's own books at that point of the log (LedgerReadings: the
@@ -48,7 +53,7 @@ func CheckFunds(s *Snapshot) []Violation {
 	add := func(id sluice.OperationID, format string, args ...any) {
 		vs = append(vs, Violation{Invariant: Funds, Operation: id, Message: fmt.Sprintf(format, args...)})
 	}
-	if len(s.Deposits) == 0 && len(s.Accounts) == 0 && len(s.Holds) == 0 && len(s.LedgerBreaks) == 0 {
+	if len(s.Deposits) == 0 && len(s.LateDeposits) == 0 && len(s.Accounts) == 0 && len(s.Holds) == 0 && len(s.LedgerBreaks) == 0 {
 		// A snapshot without a ledger (hand-built, or from before holds):
 		// nothing to judge. One whose reader saw the ledger break (an
 		// audit that found rows and no ledger at all) is judged.
@@ -74,11 +79,18 @@ func CheckFunds(s *Snapshot) []Violation {
 			if off[a.Customer] {
 				continue
 			}
-			l := books.at(a.Customer, r.Seq)
-			if int64(a.Balance) != l.balance || int64(a.Held) != l.held || int64(a.Paid) != l.paid || int64(a.Deposited) != deposited[a.Customer] {
+			// A late deposit only adds to the balance: where it fell among
+			// the events does not change the sum at the reading.
+			l, late := books.at(a.Customer, r.Seq), s.depositedBefore(a.Customer, r.LateDeposits)
+			l.balance += late
+			if int64(a.Balance) != l.balance || int64(a.Held) != l.held || int64(a.Paid) != l.paid || int64(a.Deposited) != deposited[a.Customer]+late {
 				off[a.Customer] = true
-				add("", "customer %s: just after event #%d the store's account was balance %d, held %d, paid %d, deposited %d; by the model's books at that event it must be balance %d, held %d, paid %d, deposited %d",
-					a.Customer, r.Seq, a.Balance, a.Held, a.Paid, a.Deposited, l.balance, l.held, l.paid, deposited[a.Customer])
+				mid := ""
+				if r.LateDeposits > 0 {
+					mid = fmt.Sprintf(" (after %d deposits made mid-run)", r.LateDeposits)
+				}
+				add("", "customer %s: just after event #%d%s the store's account was balance %d, held %d, paid %d, deposited %d; by the model's books at that event it must be balance %d, held %d, paid %d, deposited %d",
+					a.Customer, r.Seq, mid, a.Balance, a.Held, a.Paid, a.Deposited, l.balance, l.held, l.paid, deposited[a.Customer]+late)
 			}
 		}
 	}
@@ -87,6 +99,13 @@ func CheckFunds(s *Snapshot) []Violation {
 	for _, d := range s.Deposits {
 		deposited[d.Customer] += d.Amount
 	}
+	// The replay starts from the deposits made before any process and
+	// adds each late one before the first event after it.
+	startDeposited := maps.Clone(deposited)
+	for _, d := range s.LateDeposits {
+		deposited[d.Credit.Customer] += d.Credit.Amount
+	}
+	late := slices.SortedStableFunc(slices.Values(s.LateDeposits), func(a, b LateDeposit) int { return cmp.Compare(a.AfterSeq, b.AfterSeq) })
 	meant := intents(s)
 	ix := s.index()
 	want := func(id sluice.OperationID) holdWant { return wantHold(s, meant, ix, id) }
@@ -96,7 +115,7 @@ func CheckFunds(s *Snapshot) []Violation {
 	books := make(map[sluice.CustomerID]*ledger)
 	book := func(c sluice.CustomerID) *ledger {
 		if books[c] == nil {
-			books[c] = &ledger{balance: int64(deposited[c])}
+			books[c] = &ledger{balance: int64(startDeposited[c])}
 		}
 		return books[c]
 	}
@@ -106,6 +125,10 @@ func CheckFunds(s *Snapshot) []Violation {
 	closedAt := make([]int64, len(ix.ids))
 	for i := range s.Events {
 		e := &s.Events[i]
+		for len(late) > 0 && late[0].AfterSeq < e.Seq {
+			book(late[0].Credit.Customer).balance += int64(late[0].Credit.Amount)
+			late = late[1:]
+		}
 		id, k := e.OperationID, ix.evSlot[i]
 		at := lazyAt{id, e}
 		if e.From == sluice.None {

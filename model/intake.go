@@ -32,7 +32,8 @@ import (
 //     stores nothing: a row that only an Unfunded request could have made
 //     is one no recorded request created (below). Whether the id was free
 //     at the refusal is linearizability's to judge. And it is never the
-//     answer for a customer whose deposits cover every withdrawal any row
+//     answer for a customer whose deposits made before the call (a late
+//     deposit counts from its Tick) cover every withdrawal any row
 //     holds for them plus this one: at every instant after the deposits,
 //     such a customer's balance covered the amount (holds and payments only
 //     ever take what some row asks for; see refusedWrongly). When the world
@@ -134,15 +135,22 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			switch {
 			case sentBad != "":
 				add(id, "%s sent an invalid payload under id %q (%s) and was told unfunded, not invalid", who, r.ID, sentBad)
-			case funds.refusedWrongly(sent):
-				add(id, "%s was refused %d units for customer %s as unfunded, but the customer's deposits (%d units) cover that and every withdrawal any row holds for them (%d units)",
-					who, sent.Units, sent.Customer, funds.deposited[sent.Customer], funds.committed[sent.Customer])
+			case funds.refusedWrongly(s, sent, r.Call):
+				add(id, "%s was refused %d units for customer %s as unfunded, but the customer's deposits before the call (%d units) cover that and every withdrawal any row holds for them (%d units)",
+					who, sent.Units, sent.Customer, addSat(funds.deposited[sent.Customer], s.depositedByTick(sent.Customer, r.Call)), funds.committed[sent.Customer])
 			case r.Bounded && funds.recorded && sent.Units <= math.MaxInt64:
 				if books == nil {
 					b := readBooks(s)
 					books = &b
 				}
-				if least := books.least(sent.Customer, r.SeqAtCall, r.SeqAtReturn); least >= int64(sent.Units) {
+				// A late deposit made before the call is in the balance at
+				// every event of it (it came before SeqAtCall's successor);
+				// one made during the call may have come after the check.
+				least := books.least(sent.Customer, r.SeqAtCall, r.SeqAtReturn)
+				if late := s.depositedByTick(sent.Customer, r.Call); late <= math.MaxInt64-uint64(max(least, 0)) {
+					least += int64(late)
+				}
+				if least >= int64(sent.Units) {
 					add(id, "%s was refused %d units for customer %s as unfunded, but by the model's books the customer's balance was at least %d units from event #%d to event #%d, the whole call",
 						who, sent.Units, sent.Customer, least, r.SeqAtCall, r.SeqAtReturn)
 				}
@@ -231,7 +239,8 @@ func describeOrder(in Intent) string {
 	return describeIntent(in) + " from customer " + string(in.Customer)
 }
 
-// fundsBound is, per customer, what the world deposited and the most that
+// fundsBound is, per customer, what the world deposited before any process
+// ran (the late deposits are counted per call) and the most that
 // holds and payments can ever have taken from it: the sum of the amounts
 // of every row that names the customer (a row holds its amount at most
 // once, from its creation; nothing else takes money from a balance), each
@@ -244,7 +253,7 @@ type fundsBound struct {
 }
 
 func readFunds(s *Snapshot) fundsBound {
-	f := fundsBound{deposited: map[sluice.CustomerID]uint64{}, committed: map[sluice.CustomerID]uint64{}, recorded: s.Deposits != nil}
+	f := fundsBound{deposited: map[sluice.CustomerID]uint64{}, committed: map[sluice.CustomerID]uint64{}, recorded: s.Deposits != nil || s.LateDeposits != nil}
 	for _, d := range s.Deposits {
 		f.deposited[d.Customer] = addSat(f.deposited[d.Customer], uint64(d.Amount))
 	}
@@ -256,18 +265,19 @@ func readFunds(s *Snapshot) fundsBound {
 	return f
 }
 
-// refusedWrongly reports whether an Unfunded answer to in was wrong: the
-// customer's deposits cover in's amount on top of every amount a row holds
-// for the customer, so the balance covered it at every instant after the
-// deposits. It takes the deposits to precede every post, as the worlds and
-// the live check make them (before any client starts); a snapshot without
-// recorded deposits (nil) judges nothing.
-func (f fundsBound) refusedWrongly(in Intent) bool {
+// refusedWrongly reports whether an Unfunded answer to in, called at the
+// logical clock's call, was wrong: the customer's deposits made before the
+// call cover in's amount on top of every amount a row holds for the
+// customer, so the balance covered it at every instant of the call. The
+// deposits made before any process (Deposits) precede every post; a late
+// one counts only if it took effect before the call began. A snapshot
+// without recorded deposits (nil) judges nothing.
+func (f fundsBound) refusedWrongly(s *Snapshot, in Intent, call int64) bool {
 	need := addSat(f.committed[in.Customer], in.Units)
 	if !f.recorded || need == math.MaxUint64 {
 		return false // nothing recorded, or a need too large to judge
 	}
-	return f.deposited[in.Customer] >= need
+	return addSat(f.deposited[in.Customer], s.depositedByTick(in.Customer, call)) >= need
 }
 
 // addSat is a + b, saturating, so that a sum past 2^64 (some 18,000

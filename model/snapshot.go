@@ -68,7 +68,11 @@ type Snapshot struct {
 	// are what the store keeps at the end; LedgerBreaks, what the world saw
 	// wrong in the store's accounts after any write during the run (an
 	// account whose numbers did not add up), first ones only.
-	Deposits     []sluice.Credit
+	Deposits []sluice.Credit
+	// LateDeposits are the credits the world made while the processes ran
+	// (a deposit pipeline crediting through the operator API), each where
+	// it took effect: Deposits holds only those made before any process.
+	LateDeposits []LateDeposit
 	Accounts     []sluice.Account
 	Holds        []sluice.Hold
 	LedgerBreaks []string
@@ -99,10 +103,50 @@ type Snapshot struct {
 }
 
 // LedgerReading is a customer's account as the store showed it just after
-// the event Seq.
+// the event Seq, when the first LateDeposits of the snapshot's late deposits
+// had been made (a deposit makes no event: the count places it).
 type LedgerReading struct {
-	Seq     int64
-	Account sluice.Account
+	Seq          int64
+	LateDeposits int
+	Account      sluice.Account
+}
+
+// LateDeposit is a credit the world made while the processes ran, as the
+// world meant it (the customer, amount and ref its depositor asked for,
+// never what the store or a handler made of them), and where it took
+// effect: just after the store's event AfterSeq (its newest then), at Tick
+// on the logical clock of the intake records' Call and Return. A credit
+// retried with its ref after a lost answer is one deposit, placed where
+// the world's store call first carried it out.
+type LateDeposit struct {
+	Credit   sluice.Credit
+	AfterSeq int64
+	Tick     int64
+}
+
+// depositedBefore is what the late deposits gave c before they numbered n
+// (n: a reading's LateDeposits).
+func (s *Snapshot) depositedBefore(c sluice.CustomerID, n int) int64 {
+	var sum int64
+	for _, d := range s.LateDeposits[:min(n, len(s.LateDeposits))] {
+		if d.Credit.Customer == c {
+			sum += int64(d.Credit.Amount)
+		}
+	}
+	return sum
+}
+
+// depositedByTick is what the late deposits gave c before the logical
+// clock's tick (an intake call's): money that was certainly there when the
+// call began.
+func (s *Snapshot) depositedByTick(c sluice.CustomerID, tick int64) uint64 {
+	var sum uint64
+	for _, d := range s.LateDeposits {
+		if d.Credit.Customer == c && d.Tick < tick {
+			sum = addSat(sum, uint64(d.Credit.Amount))
+		}
+	}
+	return sum
 }
 
 // IntakeRecord is one client request and what it was told.
