@@ -173,6 +173,11 @@ type Config struct {
 	// (nothing was ever built, so nothing needs proof). Without an
 	// operator (OperatorEvery 0) no customer is heard.
 	CustomerCancelP float64 `json:",omitempty"`
+	// DepositEvery, if set, adds a customer funded only while the
+	// processes run (its id has capitals): a depositor process credits it
+	// this often until the clients have all arrived, through the operator
+	// service, or its HTTP API in a wire world (deposits.go).
+	DepositEvery Duration `json:",omitempty"`
 
 	HealAt         Duration // faults stop here
 	LivenessBudget Duration // then every accepted operation must settle within this
@@ -256,6 +261,9 @@ func (c Config) Validate() error {
 	}
 	if c.OperatorEvery < 0 {
 		return fmt.Errorf("world %s: OperatorEvery %s is negative", c.Name, c.OperatorEvery.D())
+	}
+	if c.DepositEvery < 0 {
+		return fmt.Errorf("world %s: DepositEvery %s is negative", c.Name, c.DepositEvery.D())
 	}
 	if c.ShortageP > 0 && len(c.Shortages) == 0 {
 		return fmt.Errorf("world %s: ShortageP %v needs a Shortages menu", c.Name, c.ShortageP)
@@ -544,7 +552,9 @@ func Logs() Config {
 // Wire is logs behind the production node stack (Config.Wire): every
 // answer, the odd logs among them, crosses nodehttp's server and client as
 // JSON, and every call goes through the metrics wrapper, as in cmd/sluice;
-// its failed receipts include TRON's rarer ones (Config.OtherReceipts).
+// its failed receipts include TRON's rarer ones (Config.OtherReceipts); and
+// a customer is funded only while it runs, through the operator API's
+// credits (Config.DepositEvery).
 // The other worlds call the mock node directly, which skips how logs,
 // receipts, blocks and errors are encoded and decoded.
 func Wire() Config {
@@ -552,6 +562,12 @@ func Wire() Config {
 	c.Name = "wire"
 	c.Wire = true
 	c.OtherReceipts = true
+	c.DepositEvery = Duration(8 * time.Second)
+	// The signer's outages, as chaos has them: parks in signing that
+	// outlast the park bounds go to review, and the operator's API has
+	// them to act on (without them, signing -> review came in 3 wire
+	// seeds of 2,000).
+	c.SignerOutageP, c.SignerOutages = Chaos().SignerOutageP, Chaos().SignerOutages
 	return c
 }
 

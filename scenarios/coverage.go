@@ -275,7 +275,10 @@ func buildCoverage() []Condition {
 	cond("intake:invalid-refused", "a POST invalid at the door is refused, nothing stored", func(c Config) bool {
 		return every(c.InvalidEvery, c.Withdrawals) || every(c.HostileEvery, c.Withdrawals)
 	}, covNone)
-	cond("intake:unfunded-refused", "a POST the customer's balance does not cover is refused, nothing stored", func(c Config) bool { return c.ThinCustomer }, covNone)
+	cond("intake:unfunded-refused", "a POST the customer's balance does not cover is refused, nothing stored", func(c Config) bool { return c.ThinCustomer || c.DepositEvery > 0 }, covNone)
+	// Money arriving.
+	cond("ledger:late-deposit-held", "a withdrawal is held against money deposited while the run went on", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
+	cond("ledger:deposit-repeated", "a deposit's ref is credited again and answered as a replay, crediting nothing", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
 	cond("intake:answer-unknown", "a POST fails with its outcome unknown (a store error, a client that gave up): the insert may have committed", func(c Config) bool {
 		return storeFaults(c) || c.ServerStallP > 0
 	}, covNone)
@@ -353,6 +356,16 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 	add("intake:invalid-refused", invalid)
 	add("intake:unfunded-refused", unfunded)
 	add("intake:answer-unknown", unknown)
+	if len(snap.LateDeposits) > 0 {
+		held := 0
+		for i := range snap.Operations {
+			if snap.Operations[i].Request.Customer == lateCustomer {
+				held++
+			}
+		}
+		add("ledger:late-deposit-held", held)
+	}
+	add("ledger:deposit-repeated", tallied("deposit-repeat"))
 	add("client:retried", tallied("client-retry"))
 	add("operator:refused", tallied("operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused"))
 	return out

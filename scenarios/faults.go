@@ -131,6 +131,13 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.OperatorEvery = 0 },
 	},
 	{
+		Name: "late-deposits", Doc: "a customer funded only while the run goes on: a depositor credits it through the operator, sends an unanswered deposit again and replays an answered one",
+		Choices: []string{"deposit-repeat", "deposit-repeat-pick"},
+		Tally:   []string{"deposit", "deposit-repeat", "deposit-unavailable"},
+		Benign:  true,
+		Off:     func(c *Config) { c.DepositEvery = 0 },
+	},
+	{
 		// Not benign: a withdrawal its customer stopped fails, and a
 		// fault-free run must confirm every valid one.
 		Name: "customer-cancel", Doc: "a customer asks to stop a withdrawal not yet built, and the operator cancels it",

@@ -55,12 +55,16 @@ func (w *world) overWire(caller string, n tron.Node) tron.Node {
 	if err != nil {
 		panic(fmt.Sprintf("wire: %v", err)) // a constant URL
 	}
+	w.meterOnce()
+	return tallied{w: w, inner: w.meter.Node(c)}
+}
+
+// meterOnce builds the world's metrics, which the processes of a wire world
+// share as one service's instruments do, the first time one needs them.
+func (w *world) meterOnce() {
 	if w.meter == nil {
-		// The instruments are read only at a scrape, which no run makes;
-		// the store is there because the constructor wants one.
 		w.meter = metrics.New(w.store)
 	}
-	return tallied{w: w, inner: w.meter.Node(c)}
 }
 
 // handlerTransport is an http.RoundTripper that serves each request with h,

@@ -26,13 +26,16 @@ const wireSeeds = 12
 // stack in between, and the stack must carry every answer as the node gave
 // it. Same seed, same tape, same verdicts, same outcomes: any answer the
 // wire changed (a log lost or merged, a receipt or block read wrongly, an
-// error turned into another) would show as a different run. Both without
+// error turned into another) would show as a different run; and both make
+// the same deposits while they run (the operator API's credits against the
+// service's method) to the same accounts. Both without
 // the operator, whose API (operator_http.go) reads a row again after each
 // action and so makes a run of its own.
 func TestWireIsTransparent(t *testing.T) {
 	direct, wired := Logs(), Wire()
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0
-	direct.OtherReceipts = true
+	direct.OtherReceipts, direct.DepositEvery = true, wired.DepositEvery
+	direct.SignerOutageP, direct.SignerOutages = wired.SignerOutageP, wired.SignerOutages
 	for seed := uint64(1); seed <= wireSeeds; seed++ {
 		a := Run(direct, seed, Options{TapeDigest: true, keepSnapshot: true})
 		b := Run(wired, seed, Options{TapeDigest: true, keepSnapshot: true})
@@ -40,6 +43,14 @@ func TestWireIsTransparent(t *testing.T) {
 		// node's answers: its evidence, receipts, blocks and reasons.
 		if !reflect.DeepEqual(a.Snapshot.Events, b.Snapshot.Events) {
 			t.Errorf("seed %d: the store's event log differs over the wire (%d events direct, %d wired)", seed, len(a.Snapshot.Events), len(b.Snapshot.Events))
+		}
+		// The accounts hold every deposit the depositor made, through the
+		// service's method or the operator API's POST.
+		if !reflect.DeepEqual(a.Snapshot.Accounts, b.Snapshot.Accounts) || !reflect.DeepEqual(a.Snapshot.LateDeposits, b.Snapshot.LateDeposits) {
+			t.Errorf("seed %d: the accounts or the deposits made mid-run differ over the wire:\ndirect %+v\n%+v\nwire   %+v\n%+v", seed, a.Snapshot.Accounts, a.Snapshot.LateDeposits, b.Snapshot.Accounts, b.Snapshot.LateDeposits)
+		}
+		if len(b.Snapshot.LateDeposits) == 0 {
+			t.Errorf("seed %d: no deposit made mid-run: the credits' path is not compared", seed)
 		}
 		if a.TapeDigest != b.TapeDigest || a.Steps != b.Steps || a.Virtual != b.Virtual {
 			t.Errorf("seed %d: direct tape %x, %d steps, %v; over the wire %x, %d steps, %v",

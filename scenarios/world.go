@@ -308,8 +308,16 @@ type world struct {
 	// The signer's outage (SignerOutageP) lasts until signerBack.
 	signerBack time.Time
 
-	customers    []sluice.CustomerID
-	deposits     []sluice.Credit
+	customers []sluice.CustomerID
+	deposits  []sluice.Credit
+	// The late deposits (deposits.go): made, with where they took effect;
+	// the refs the depositor minted, and those carried out; the credit in
+	// flight, and whether its store call carried it out first.
+	lateDeposits []model.LateDeposit
+	lateRefs     []string
+	lateDone     map[string]bool
+	depositing   *sluice.Credit
+	depositTook  bool
 	ledgerBreaks []string
 	// ledgerReadings: every account checkLedger read (see model.LedgerReading).
 	ledgerReadings []model.LedgerReading
@@ -457,6 +465,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	if cfg.OperatorEvery > 0 {
 		s.Spawn(operatorName, w.operatorLoop)
+	}
+	if cfg.DepositEvery > 0 {
+		s.Spawn(depositorName, w.depositLoop)
 	}
 	s.Spawn("conductor", w.conduct)
 	if o.extraChoice != "" {
@@ -619,6 +630,10 @@ func (w *world) fund() error {
 		w.customers = append(w.customers, c.Customer)
 		w.deposits = append(w.deposits, c)
 	}
+	if w.cfg.DepositEvery > 0 {
+		// Funded only while the processes run (deposits.go).
+		w.customers = append(w.customers, lateCustomer)
+	}
 	if w.cfg.ThinCustomer {
 		c := sluice.Credit{Ref: "deposit-thin", Customer: "cust-thin", Amount: 2 * amountMax}
 		if _, _, err := w.store.Credit(w.ctx, c); err != nil {
@@ -696,6 +711,7 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		ParkRetry:      oracle.Sluice.RetryAmbiguous,
 		ParkBackoffMax: oracle.Sluice.ParkBackoffMax,
 		Deposits:       w.deposits,
+		LateDeposits:   w.lateDeposits,
 		Accounts:       ss.Accounts,
 		Holds:          ss.Holds,
 		LedgerBreaks:   w.ledgerBreaks,

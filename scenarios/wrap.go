@@ -571,10 +571,28 @@ func (s storeView) Census(ctx context.Context) (sluice.Census, error) {
 	return c, err
 }
 
+// Credit is the depositor's (deposits.go): the world credits its other
+// customers before any process runs, on the store itself (fund).
 func (s storeView) Credit(ctx context.Context, c sluice.Credit) (sluice.Account, bool, error) {
-	// The world credits before any process runs (fund); a process never
-	// does, so this is not a yield point.
-	return s.a.w.store.Credit(ctx, c)
+	s.a.point()
+	f := s.storeFault()
+	if f == storeErrBefore {
+		s.failed("credit", f)
+		s.a.pointAfter()
+		return sluice.Account{}, false, errStoreDown
+	}
+	acct, credited, err := s.a.w.store.Credit(ctx, c)
+	s.a.touchedAccount(c.Customer, true)
+	if err == nil {
+		s.a.w.credited()
+	}
+	if f == storeErrAfter {
+		s.failed("credit", f)
+		s.a.pointAfter()
+		return sluice.Account{}, false, errStoreDown
+	}
+	s.a.pointAfter()
+	return acct, credited, err
 }
 
 func (s storeView) Account(ctx context.Context, c sluice.CustomerID) (sluice.Account, error) {
@@ -606,7 +624,7 @@ func (w *world) checkLedger(c sluice.CustomerID) {
 	if err != nil {
 		return
 	}
-	w.ledgerReadings = append(w.ledgerReadings, model.LedgerReading{Seq: w.store.LastSeq(), Account: acct})
+	w.ledgerReadings = append(w.ledgerReadings, model.LedgerReading{Seq: w.store.LastSeq(), LateDeposits: len(w.lateDeposits), Account: acct})
 	if acct.Balanced() || len(w.ledgerBreaks) >= 5 {
 		return
 	}
