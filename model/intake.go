@@ -42,6 +42,9 @@ import (
 //     and the releases, as funds replays them) had the customer's balance
 //     at or above the amount at every event from the call to the answer:
 //     money a release gave back must be there to hold again.
+//   - Failed (the outcome unknown) is an answer only when the world failed
+//     one of the request's store calls (IntakeRecord.StoreFailed), or the
+//     client heard nothing.
 //   - When intake was recorded at all, every row was created by a recorded
 //     request: one told Created, or one that failed (its answer lost, so its
 //     insert may have committed) with the row's instruction.
@@ -164,7 +167,17 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 			}
 		case Failed:
 			// The answer is unknown: the insert may or may not have
-			// committed, and nothing was promised.
+			// committed, and nothing was promised. That is an answer
+			// for a store that failed under the request (a 503), or for
+			// a client that heard nothing; anything else the world saw
+			// was owed the truth.
+			switch {
+			case r.Status == 0:
+			case r.Status < 500:
+				add(id, "%s for id %q was answered %d, a status intake does not give a POST", who, r.ID, r.Status)
+			case !r.StoreFailed:
+				add(id, "%s for id %q was answered %d with no store failure to blame: told nothing where intake could have answered", who, r.ID, r.Status)
+			}
 		default:
 			add(id, "%s for id %q has %s: the world recorded no outcome", who, r.ID, r.Outcome)
 		}

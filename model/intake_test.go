@@ -357,3 +357,34 @@ func TestUnfundedJudgedAgainstTheBooks(t *testing.T) {
 		})
 	}
 }
+
+// Goal: a POST whose outcome was left unknown is held to a cause: a 5xx is
+// an answer only when the world failed one of the request's store calls,
+// and no other status leaves a client in the dark. A client that heard
+// nothing (status 0) is judged on nothing. Method: a failed record added to
+// a clean run, its status and store failure varied.
+func TestFailedPostNeedsAStoreFailure(t *testing.T) {
+	for _, c := range []struct {
+		status      int
+		storeFailed bool
+		mention     string
+	}{
+		{0, false, ""},
+		{503, true, ""},
+		{503, false, "was answered 503 with no store failure to blame"},
+		{500, false, "was answered 500 with no store failure to blame"},
+		{400, true, "was answered 400, a status intake does not give a POST"},
+	} {
+		b := clean(t)
+		b.record("c42", payFor(string(opID(42)), payer, alice, 1_000_000), Failed, 0)
+		r := &b.s.Intake[len(b.s.Intake)-1]
+		r.Status, r.StoreFailed = c.status, c.storeFailed
+		got := describe(CheckIntakeUniqueness(&b.s))
+		switch {
+		case c.mention == "" && got != "":
+			t.Errorf("status %d, store failed %v: want clean, got:\n%s", c.status, c.storeFailed, got)
+		case c.mention != "" && !strings.Contains(got, c.mention):
+			t.Errorf("status %d, store failed %v: want %q, got:\n%s", c.status, c.storeFailed, c.mention, got)
+		}
+	}
+}

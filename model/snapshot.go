@@ -182,6 +182,13 @@ type IntakeRecord struct {
 	// amount the customer's rows ever took.
 	Bounded                bool
 	SeqAtCall, SeqAtReturn int64
+	// Status is, for a Failed answer the world saw, its HTTP status (0: no
+	// answer, or none recorded: a live system's), and StoreFailed whether
+	// the world failed one of the request's store calls. A status the
+	// API gives only when its store fails, with no store failure to blame,
+	// is a client told "unknown" where it could have been told the truth.
+	Status      int
+	StoreFailed bool
 }
 
 // ClaimRecord is one claim that took a row: the incarnation (process) that

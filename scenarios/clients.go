@@ -367,6 +367,7 @@ func runPostClient(p *sim.Proc) {
 			answered = rec.Outcome != model.Failed
 			if rec.Outcome == model.Failed {
 				rec.Return = 0 // a 5xx says nothing about whether the insert committed
+				rec.Status, rec.StoreFailed = resp.code, resp.storeFailed
 			}
 		} else {
 			rec.Outcome = model.Failed // timed out: open-ended
