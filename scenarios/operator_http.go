@@ -88,6 +88,8 @@ func (o *operatorScript) do(method, path string, body any) (int, []byte) {
 	req := o.in.build(o.w.ctx, method, path, b, ctype)
 	req.Header["Authorization"] = o.auth[:1:1]
 	o.rec.reset()
+	// What the world fails under this request alone excuses its 503.
+	o.a.storeFailed, o.a.nodeFailed = false, false
 	o.h.ServeHTTP(&o.rec, req)
 	return o.rec.code, o.rec.body
 }
@@ -255,9 +257,14 @@ func containsString(list []string, s string) bool {
 
 // unavailable is a 503: the store or the node failed under the request, and
 // nothing is known of its effect. The script counts it and says so in the
-// trace; it never reads it as a success.
+// trace; it never reads it as a success. The world knows whether it failed
+// one of the request's store or node calls: a 503 with neither under it is
+// an answer the API owed and did not give, and stops the run.
 func (o *operatorScript) unavailable(what string, code int, body []byte) {
 	msg := o.refusal(what, code, body)
+	if !o.a.storeFailed && !o.a.nodeFailed {
+		o.broke(what, code, body, "a 503 with no store or node call of the request failed by the world")
+	}
 	o.w.tally["operator-unavailable"]++
 	if o.w.s.Tracing() {
 		o.w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("%s: %d %s", what, code, msg)})

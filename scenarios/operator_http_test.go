@@ -100,6 +100,20 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 			}
 			return code, body
 		},
+		// A refusal (the row's state, a proof the chain does not give)
+		// answered as the store's or node's failure: nothing failed.
+		"refusal answered 503": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if isAction(r) && code == http.StatusConflict {
+				return http.StatusServiceUnavailable, []byte(`{"error":"store unavailable"}` + "\n")
+			}
+			return code, body
+		},
+		"a deposit answered 503": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/credits" && code == http.StatusCreated {
+				return http.StatusServiceUnavailable, []byte(`{"error":"store unavailable"}` + "\n")
+			}
+			return code, body
+		},
 		"landed action not JSON": func(r *http.Request, code int, body []byte) (int, []byte) {
 			if isAction(r) && code == http.StatusOK {
 				return code, []byte("ok\n")

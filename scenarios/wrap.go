@@ -29,6 +29,9 @@ type actor struct {
 	// storeFailed: the world failed one of this process's store calls (a
 	// server's request then may answer 5xx with nothing to blame).
 	storeFailed bool
+	// nodeFailed: a node call of this process failed (the operator API
+	// may then answer 503 for the node).
+	nodeFailed bool
 	// For coverage (a crash at these moments): the worker committed
 	// broadcasting and has not sent yet; it sent and has not written since.
 	wroteAhead, sentUnwritten bool
@@ -675,6 +678,7 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 	}
 	res, err := n.inner.Broadcast(ctx, tx)
 	n.a.wroteAhead, n.a.sentUnwritten = false, true
+	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	if w.lostTxid == id {
 		// The node lost this send; a peer may still carry it.
 		w.lostTxid = tron.Txid{}
@@ -695,6 +699,7 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
 	info, err := n.inner.Lookup(ctx, id)
+	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.w.s.Touch("chain", false)
 	if n.a.w.s.Tracing() {
 		f := model.Fact{Kind: model.FactLookup, Txid: id.Short()}
@@ -712,6 +717,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.HeadBlock(ctx)
+	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.w.s.Touch("chain", false)
 	n.a.pointAfter()
 	return b, err
@@ -720,6 +726,7 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.SolidBlock(ctx)
+	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.w.s.Touch("chain", false)
 	n.a.pointAfter()
 	return b, err
