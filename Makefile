@@ -69,13 +69,14 @@ FRESH_SEEDS ?= 10000
 fresh: explore-bin
 	$(EXPLORE_BIN) -seeds $(FRESH_SEEDS) -seed-start random -recheck 0.02 -regressions testdata/regressions -json fresh.json
 
-## explore-pg: the worlds and the store mutants on the real PostgreSQL store at DATABASE_URL (a fresh schema per seed; same seed, same trace as on memory); fails on any violation or a surviving store mutant
+## explore-pg: the worlds (chaos, zombies, and wire, whose deposits arrive mid-run) and the store mutants on the real PostgreSQL store at DATABASE_URL (a fresh schema per seed; same seed, same trace as on memory); fails on any violation or a surviving store mutant
 .PHONY: explore-pg
 PG_SEEDS ?= 100
 explore-pg:
 	@if [ -z "$$DATABASE_URL" ]; then echo "explore-pg: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
 	$(GO) run ./cmd/explore -store postgres -seeds $(PG_SEEDS)
 	$(GO) run ./cmd/explore -store postgres -world zombies -seeds $$(( $(PG_SEEDS) * 2 ))
+	$(GO) run ./cmd/explore -store postgres -world wire -seeds $$(( $(PG_SEEDS) / 2 ))
 	$(GO) run ./cmd/explore -store postgres -mutants -seeds $$(( $(PG_SEEDS) / 2 ))
 
 ## mutants: the kill table, every mutant against its world, 10,000 seeds each at most
