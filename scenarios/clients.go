@@ -19,6 +19,12 @@ import (
 	"sluicesim/sluice/tron"
 )
 
+// payee is where a withdrawal pays, and how much (Config.SameRecipientEvery).
+type payee struct {
+	to     tron.Address
+	amount money.Amount
+}
+
 // spawnClients creates the withdrawals and their clients: duplicates posted
 // concurrently, conflicting payloads under used ids, invalid requests.
 func (w *world) spawnClients() {
@@ -33,6 +39,19 @@ func (w *world) spawnClients() {
 		// the payload, never from the scheduling tape, so that a schedule
 		// explored or shrunk sends the same requests.
 		customer := w.customers[w.data.IntN(len(w.customers))]
+		if k := cfg.SameRecipientEvery; k > 0 {
+			// A customer paying the same address again (an exchange's
+			// deposit address): every Nth withdrawal goes where the one N
+			// before it went, every 2Nth for the same amount too. Drawn
+			// above all the same, so the other requests keep their data.
+			if (i+1)%k == 0 && i >= k {
+				to = w.recipients[i-k].to
+				if (i+1)%(2*k) == 0 {
+					amount = w.recipients[i-k].amount
+				}
+			}
+			w.recipients = append(w.recipients, payee{to, amount})
+		}
 		sub := intake.Submission{OperationID: id, Customer: string(customer), ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
 		n := i + 1
 		// A shrunk world keeps only some withdrawals; the others still

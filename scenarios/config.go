@@ -56,6 +56,11 @@ type Config struct {
 	// it 402 for new ids while its earlier ones replay, are retried and
 	// settle or release.
 	ThinCustomer bool `json:",omitempty"`
+	// SameRecipientEvery: every Nth withdrawal pays the address the one N
+	// before it paid (every 2Nth the same amount too), as customers pay an
+	// exchange's deposit address again and again (0: every recipient is
+	// the withdrawal's own).
+	SameRecipientEvery int `json:",omitempty"`
 	// HostileEvery: every Nth request comes from the hostile-client
 	// generator (package hostile), drawn from the Hostile categories (all
 	// of them when empty); the model decides which are valid.
@@ -220,6 +225,9 @@ func (c Config) Validate() error {
 	}
 	if c.HostileEvery < 0 {
 		return fmt.Errorf("world %s: HostileEvery %d is negative", c.Name, c.HostileEvery)
+	}
+	if c.SameRecipientEvery < 0 {
+		return fmt.Errorf("world %s: SameRecipientEvery %d is negative", c.Name, c.SameRecipientEvery)
 	}
 	for _, h := range c.Hostile {
 		if _, ok := hostile.Lookup(h); !ok {
@@ -563,6 +571,7 @@ func Wire() Config {
 	c.Wire = true
 	c.OtherReceipts = true
 	c.DepositEvery = Duration(8 * time.Second)
+	c.SameRecipientEvery = 4
 	// The signer's outages, as chaos has them: parks in signing that
 	// outlast the park bounds go to review, and the operator's API has
 	// them to act on (without them, signing -> review came in 3 wire

@@ -124,9 +124,9 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.ShortageP = 0 },
 	},
 	{
-		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid, or nothing",
-		Choices: []string{"operator-act"},
-		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "operator-unavailable"},
+		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid (in wire, now and then by the wrong txid), or nothing",
+		Choices: []string{"operator-act", "operator-txid"},
+		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "operator-wrong-txid-refused", "operator-unavailable"},
 		Benign:  true,
 		Off:     func(c *Config) { c.OperatorEvery = 0 },
 	},

@@ -158,7 +158,7 @@ func (o *operatorScript) round() {
 	}
 	for _, it := range items {
 		if kind := w.operatorAct(); kind != "" {
-			o.act(kind, it)
+			o.act(kind, it, items)
 		}
 	}
 	if w.faulty() && w.cfg.CustomerCancelP > 0 && w.s.Chance("customer-cancel", w.cfg.CustomerCancelP) {
@@ -272,14 +272,17 @@ func (o *operatorScript) unavailable(what string, code int, body []byte) {
 }
 
 // act posts one action on a queue item: retry, cancel, or resolve as paid
-// by the txid the queue showed (none if it showed none: the handler then
-// refuses the request as malformed, naming the txid).
-func (o *operatorScript) act(kind string, it opItem) {
+// by a txid (none if the queue showed none: the handler then refuses the
+// request as malformed, naming the txid). The person on call may paste the
+// wrong txid (operatorTxid): the API must refuse it.
+func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	w := o.w
 	path := "/v1/operations/" + it.OperationID + "/" + kind
 	req := opAct{Operator: "sim", Why: "on call"}
+	wrong := false
 	if kind == "resolve" {
-		req.Txid = it.Txid
+		req.Txid = w.operatorTxid(it, items)
+		wrong = req.Txid != it.Txid
 	}
 	code, body := o.do(http.MethodPost, path, req)
 	what := "POST " + path
@@ -292,6 +295,8 @@ func (o *operatorScript) act(kind string, it opItem) {
 		switch {
 		case got.OperationID != it.OperationID:
 			o.broke(what, code, body, "the answer is about %q", got.OperationID)
+		case wrong:
+			o.broke(what, code, body, "resolved as paid by txid %s, which is not the operation's (the queue shows %s)", req.Txid, it.Txid)
 		case want != "" && got.State != want:
 			o.broke(what, code, body, "a %s that landed leaves it %s, not %s", kind, got.State, want)
 		}
@@ -300,7 +305,7 @@ func (o *operatorScript) act(kind string, it opItem) {
 		// moved it on by then (to review past the park bounds, say). A
 		// cancel's and a resolution's states are final.
 		w.tally["operator-"+kind]++
-	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && it.Txid == "":
+	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && req.Txid == "":
 		answer = fmt.Sprintf("%d %s", code, o.refusal(what, code, body))
 		if code == http.StatusUnprocessableEntity {
 			var e opError
@@ -310,6 +315,9 @@ func (o *operatorScript) act(kind string, it opItem) {
 			}
 		}
 		w.tally["operator-"+kind+"-refused"]++
+		if wrong {
+			w.tally["operator-wrong-txid-refused"]++
+		}
 	case code == http.StatusServiceUnavailable:
 		o.unavailable(what, code, body)
 		return
@@ -317,8 +325,50 @@ func (o *operatorScript) act(kind string, it opItem) {
 		o.broke(what, code, body, "an action on an operation the queue listed answers 200, 409 or 503")
 	}
 	if w.s.Tracing() {
+		if wrong {
+			kind += " by the wrong txid " + req.Txid
+		}
 		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(sluice.OperationID(it.OperationID)), Answer: kind + ": " + answer})
 	}
+}
+
+// operatorTxids are the txids a person on call may paste into a
+// resolution, as the tape chooses: the one the queue shows (twice as
+// likely), another operation's (one paying the same address if there is
+// one), or one this operation retired.
+var operatorTxids = [...]string{"shown", "shown", "another's", "retired"}
+
+// operatorTxid is the txid the operator resolves item it by. A wrong pick
+// that has nothing to offer (no other item with a txid, nothing retired)
+// falls back to the one shown.
+func (w *world) operatorTxid(it opItem, items []opItem) string {
+	switch operatorTxids[w.s.Choose("operator-txid", len(operatorTxids))] {
+	case "another's":
+		// Another withdrawal to the same address first (the easy slip:
+		// the explorer shows both transfers to it), else any listed.
+		if row, err := w.store.Get(w.ctx, sluice.OperationID(it.OperationID)); err == nil {
+			rows, _ := w.store.List(w.ctx, sluice.ListFilter{Limit: 1000})
+			for _, r := range rows {
+				if r.ID != row.ID && r.Request.To == row.Request.To && !r.Envelope.Txid.IsZero() {
+					return r.Envelope.Txid.String()
+				}
+			}
+		}
+		for _, other := range items {
+			if other.OperationID != it.OperationID && other.Txid != "" {
+				return other.Txid
+			}
+		}
+	case "retired":
+		// The world's own read of the log (no yield point).
+		evs, _ := w.store.Events(w.ctx, sluice.OperationID(it.OperationID))
+		for _, e := range evs {
+			if !e.RetiredTxid.IsZero() && e.RetiredTxid.String() != it.Txid {
+				return e.RetiredTxid.String()
+			}
+		}
+	}
+	return it.Txid
 }
 
 // customerCancel is a customer asking to stop a withdrawal not yet built:

@@ -36,6 +36,7 @@ func TestWireIsTransparent(t *testing.T) {
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0
 	direct.OtherReceipts, direct.DepositEvery = true, wired.DepositEvery
 	direct.SignerOutageP, direct.SignerOutages = wired.SignerOutageP, wired.SignerOutages
+	direct.SameRecipientEvery = wired.SameRecipientEvery
 	for seed := uint64(1); seed <= wireSeeds; seed++ {
 		a := Run(direct, seed, Options{TapeDigest: true, keepSnapshot: true})
 		b := Run(wired, seed, Options{TapeDigest: true, keepSnapshot: true})

@@ -309,7 +309,9 @@ type world struct {
 	signerBack time.Time
 
 	customers []sluice.CustomerID
-	deposits  []sluice.Credit
+	// recipients: each withdrawal's payee, in order (SameRecipientEvery).
+	recipients []payee
+	deposits   []sluice.Credit
 	// The late deposits (deposits.go): made, with where they took effect;
 	// the refs the depositor minted, and those carried out; the credit in
 	// flight, and whether its store call carried it out first.
