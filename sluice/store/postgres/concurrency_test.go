@@ -417,6 +417,74 @@ func TestConcurrentInsertsNeverOverdraw(t *testing.T) {
 	}
 }
 
+// Goal: deposits arriving while withdrawals are held from the same account
+// are neither lost nor double-counted, and no hold takes money that was not
+// yet there: 16 credits of one amount race 16 withdrawals of that amount on
+// an account that starts empty. Whatever the order, every credit lands,
+// every withdrawal is either held (all its money there when it was taken)
+// or refused for funds with nothing stored, and the account ends with
+// deposited the sum of the credits, held the sum of the holds, and the
+// rest as balance. A credit written as read-then-write (balance = read +
+// amount) loses a hold's or another credit's change here.
+func TestCreditsRaceHolds(t *testing.T) {
+	const racers = 16
+	const amount money.Amount = 2_000_003
+	const c sluice.CustomerID = "Late-Racer"
+	ctx := context.Background()
+	s := newStore(t, &storetest.Clock{}, time.Minute)
+	for round := range 3 {
+		var (
+			wg               sync.WaitGroup
+			mu               sync.Mutex
+			created, refused int
+		)
+		start := make(chan struct{})
+		for i := range racers {
+			wg.Go(func() {
+				<-start
+				_, ok, err := s.Credit(ctx, sluice.Credit{Ref: fmt.Sprintf("late-%d-%d", round, i), Customer: c, Amount: amount})
+				if err != nil || !ok {
+					t.Errorf("Credit %d: credited %v, %v", i, ok, err)
+				}
+			})
+			wg.Go(func() {
+				op := newOp(1000 + round*racers + i)
+				op.Request.Customer, op.Request.Amount = c, amount
+				<-start
+				_, ok, err := s.Insert(ctx, op)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && ok:
+					created++
+				case errors.Is(err, sluice.ErrInsufficientFunds):
+					refused++
+				default:
+					t.Errorf("Insert(%s) = created %v, %v", op.ID, ok, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		got, err := s.Account(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held money.Amount
+		if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount), 0) FROM holds WHERE customer = $1 AND state = 'held'`, string(c)).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		deposited := money.Amount(round+1) * racers * amount
+		if got.Deposited != deposited || got.Held != held || got.Balance+got.Held != deposited || got.Paid != 0 {
+			t.Errorf("round %d (%d held, %d refused): account %+v, holds %d; want deposited %d, held the holds' sum, the rest balance",
+				round, created, refused, got, held, deposited)
+		}
+		if created+refused != racers {
+			t.Errorf("round %d: %d created and %d refused of %d", round, created, refused, racers)
+		}
+	}
+}
+
 // Goal: concurrent credits are applied once per ref and never lost:
 // 16 racers with one ref credit once; 16 with their own refs, for a
 // customer that has no account yet, all credit, and the account they
