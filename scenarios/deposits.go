@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"sluicesim/model"
 	"sluicesim/sim"
@@ -49,6 +50,17 @@ func depositAmount(k int) money.Amount {
 	return amountMax/2 + money.Amount(k)*1_234_567
 }
 
+// depositRef is the k-th late deposit's ref. Refs are case-sensitive (a
+// deposit's id may be a base58 txid): the odd ones have capitals, and each
+// even one is the one before it in lower case, another deposit, so that a
+// ref folded anywhere makes two deposits one.
+func depositRef(k int) string {
+	if k%2 == 0 {
+		return strings.ToLower(depositRef(k - 1))
+	}
+	return "Dep-" + strconv.Itoa((k+1)/2) + "-Tx"
+}
+
 // depositLoop is the depositor: every DepositEvery until the last client
 // has arrived, and then until its last deposit is answered, it sends one
 // credit.
@@ -77,7 +89,7 @@ func (w *world) depositLoop(p *sim.Proc) {
 			c = made[w.s.Choose("deposit-repeat-pick", len(made))]
 		default:
 			k := len(w.lateRefs) + 1
-			c = sluice.Credit{Ref: "late-deposit-" + strconv.Itoa(k), Customer: lateCustomer, Amount: depositAmount(k)}
+			c = sluice.Credit{Ref: depositRef(k), Customer: lateCustomer, Amount: depositAmount(k)}
 			w.lateRefs = append(w.lateRefs, c.Ref)
 		}
 		w.depositing, w.depositTook = &c, false

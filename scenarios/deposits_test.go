@@ -124,8 +124,8 @@ func TestDepositsHeldToTheDepositor(t *testing.T) {
 	}
 }
 
-// lateCustomerValid: the late customer's id is one intake and the store
-// take, with capitals that a folding bug changes.
+// The late customer's id is one intake and the store take, with capitals
+// that a folding bug changes.
 func TestLateCustomerHasCapitals(t *testing.T) {
 	if why := lateCustomer.Valid(); why != "" {
 		t.Fatalf("%s is not a customer id: %s", lateCustomer, why)
@@ -133,5 +133,24 @@ func TestLateCustomerHasCapitals(t *testing.T) {
 	if strings.ToLower(string(lateCustomer)) == string(lateCustomer) {
 		t.Errorf("%s has no capitals: a customer id folded to lower case would go unseen", lateCustomer)
 	}
-	var _ sluice.CustomerID = lateCustomer
+}
+
+// The late deposits' refs are distinct as sent and collide in pairs when
+// folded to one case, so that a ref folded anywhere (independent bug 65)
+// makes two deposits one.
+func TestDepositRefsDifferOnlyInCase(t *testing.T) {
+	seen, folded := map[string]bool{}, map[string]int{}
+	for k := 1; k <= 8; k++ {
+		ref := depositRef(k)
+		if seen[ref] || sluice.ValidCreditRef(ref) != "" {
+			t.Fatalf("ref %d %q repeated or invalid", k, ref)
+		}
+		seen[ref] = true
+		folded[strings.ToLower(ref)]++
+	}
+	for ref, n := range folded {
+		if n != 2 {
+			t.Errorf("folded ref %q stands for %d deposits, want 2", ref, n)
+		}
+	}
 }
