@@ -167,6 +167,33 @@ func (w *world) checkMetrics(when string, rows []sluice.Operation) {
 	}
 	w.checkNodeMetrics(when, fams)
 	w.checkCensusMetrics(when, fams, rows)
+	w.checkActionMetrics(when, fams)
+}
+
+// checkActionMetrics compares the operator actions counted as landed with
+// the actions the world's operator and depositor saw land (a 200 or 201 the
+// API gave them): a refusal or a failure counted as landed tells a
+// dashboard of cancels and resolutions that never happened. Between a
+// landing's count and the world's there is no yield point, so any scrape
+// sees them agree.
+func (w *world) checkActionMetrics(when string, fams map[string]*dto.MetricFamily) {
+	for _, a := range [...]struct {
+		action string
+		kinds  []string
+	}{
+		{"retry", []string{"operator-retry"}},
+		{"cancel", []string{"operator-cancel", "customer-cancel"}},
+		{"resolve", []string{"operator-resolve"}},
+		{"credit", []string{"deposit", "deposit-repeat"}},
+	} {
+		want := 0
+		for _, k := range a.kinds {
+			want += w.tally[k]
+		}
+		if got, ok := value(fams, "sluice_operator_actions_total", "action", a.action, "outcome", "landed"); !ok || got != float64(want) {
+			w.metricsBreak(when, fmt.Sprintf("sluice_operator_actions_total{action=%q,outcome=\"landed\"} is %v (present %v), the world saw %d land", a.action, got, ok, want))
+		}
+	}
 }
 
 // checkNodeMetrics compares the node metrics of a scrape with the world's

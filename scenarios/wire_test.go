@@ -13,6 +13,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/metrics"
+	"sluicesim/sluice/operator"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/nodehttp"
@@ -168,6 +169,15 @@ func TestCheckMetricsCatches(t *testing.T) {
 			"sluice_node_errors_total{call=\"lookup\",code=\"timeout\"} is 0, the world saw 1"},
 		{"a label the metrics never had", func(w *world, n tron.Node) { n.HeadBlock(w.ctx); w.wt.fails["lookup/lost"]++ },
 			"no sluice_node_errors_total series for lookup/lost"},
+		{"actions as the world saw them land", func(w *world, n tron.Node) {
+			w.tally = map[string]int{"customer-cancel": 1, "deposit-repeat": 1}
+			w.meter.ObserveAction(operator.Action{Kind: operator.Cancel})
+			w.meter.ObserveAction(operator.Action{Kind: operator.Credit})
+			w.meter.ObserveAction(operator.Action{Kind: operator.Retry, Err: operator.ErrRefused})
+		}, ""},
+		{"a refusal counted as landed (independent bug 69)", func(w *world, n tron.Node) {
+			w.meter.ObserveAction(operator.Action{Kind: operator.ResolvePaid})
+		}, `sluice_operator_actions_total{action="resolve",outcome="landed"} is 1 (present true), the world saw 0 land`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, n := newWorld()
