@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,7 +113,7 @@ func (w *world) depositLoop(p *sim.Proc) {
 				c.Ref, c.Amount, c.Customer, credited, map[bool]string{true: "carried it out first in this call", false: "did not carry it out in this call"}[took]))
 		}
 		pending = nil
-		if !containsCredit(made, c.Ref) {
+		if !slices.ContainsFunc(made, func(m sluice.Credit) bool { return m.Ref == c.Ref }) {
 			made = append(made, c)
 		}
 		if credited {
@@ -123,15 +124,6 @@ func (w *world) depositLoop(p *sim.Proc) {
 	}
 }
 
-func containsCredit(cs []sluice.Credit, ref string) bool {
-	for _, c := range cs {
-		if c.Ref == ref {
-			return true
-		}
-	}
-	return false
-}
-
 // creditDirect credits through the operator service's method: answered is
 // false when the store failed under it (nothing known of its effect).
 func (w *world) creditDirect(svc *operator.Service, c sluice.Credit) (answered, credited bool) {
@@ -139,14 +131,14 @@ func (w *world) creditDirect(svc *operator.Service, c sluice.Credit) (answered, 
 	switch {
 	case errors.Is(err, errStoreDown):
 		w.tally["deposit-unavailable"]++
-		w.depositFact(c, "unavailable")
+		w.depositFact(c, false, true)
 		return false, false
 	case err != nil:
 		panic(fmt.Sprintf("depositor: credit %s: %v", c.Ref, err))
 	case acct.Customer != c.Customer:
 		panic(fmt.Sprintf("depositor: the credit of %s to %s answered the account of %s", c.Ref, c.Customer, acct.Customer))
 	}
-	w.depositFact(c, map[bool]string{true: "credited", false: "already credited"}[credited])
+	w.depositFact(c, credited, false)
 	return true, credited
 }
 
@@ -185,14 +177,24 @@ func (o *operatorScript) credit(c sluice.Credit) (answered, credited bool) {
 	case got.Credited != (code == http.StatusCreated):
 		o.broke(what, code, resp, "credited %v with status %d", got.Credited, code)
 	}
-	o.w.depositFact(c, map[bool]string{true: "credited", false: "already credited"}[got.Credited])
+	o.w.depositFact(c, got.Credited, false)
 	return true, got.Credited
 }
 
-func (w *world) depositFact(c sluice.Credit, answer string) {
-	if w.s.Tracing() {
-		w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("deposit %s of %s to %s: %s", c.Ref, c.Amount, c.Customer, answer)})
+// depositFact traces a deposit's answer: credited, already credited, or
+// unavailable (nothing known).
+func (w *world) depositFact(c sluice.Credit, credited, unavailable bool) {
+	if !w.s.Tracing() {
+		return
 	}
+	answer := "already credited"
+	switch {
+	case unavailable:
+		answer = "unavailable"
+	case credited:
+		answer = "credited"
+	}
+	w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("deposit %s of %s to %s: %s", c.Ref, c.Amount, c.Customer, answer)})
 }
 
 // credited records, from the store call that carried a credit out, the
