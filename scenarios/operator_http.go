@@ -116,6 +116,7 @@ type (
 	opError struct {
 		Error string `json:"error"`
 		Field string `json:"field"`
+		Code  string `json:"code"`
 	}
 	opAct struct {
 		Operator string `json:"operator"`
@@ -141,8 +142,16 @@ func (o *operatorScript) decode(what string, code int, body []byte, v any) {
 func (o *operatorScript) refusal(what string, code int, body []byte) string {
 	var e opError
 	o.decode(what, code, body, &e)
-	if e.Error == "" {
+	switch {
+	case e.Error == "":
 		o.broke(what, code, body, "an error answer without its error")
+	case e.Code == operator.CodeStoreRefused:
+		// The service checks every condition the store does before it
+		// writes (the row's state, its txid, the hold), and turns a row
+		// that moved meanwhile into its own refusal. The store refusing
+		// what the service let through means the two disagree: an honest
+		// answer, but about code that is wrong.
+		o.broke(what, code, body, "the store refused a write the service let through")
 	}
 	return e.Error
 }

@@ -114,6 +114,14 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 			}
 			return code, body
 		},
+		// A refusal the store gave: the service let through a write the
+		// store's own checks refused (a foreign txid, a closed hold).
+		"store refusal": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if isAction(r) && code == http.StatusConflict {
+				return code, bytes.Replace(body, []byte(`{"error":`), []byte(`{"code":"store_refused","error":`), 1)
+			}
+			return code, body
+		},
 		"landed action not JSON": func(r *http.Request, code int, body []byte) (int, []byte) {
 			if isAction(r) && code == http.StatusOK {
 				return code, []byte("ok\n")

@@ -68,7 +68,8 @@ func CheckToken(token string) error {
 // it with its "why", and both land in the event. Every answer but /metrics
 // is JSON (intake.JSONAnswers), an error being {"error", "field"}: 409 an
 // action the row or the chain does not allow (the reason says what the
-// chain showed), 422 malformed input naming the field, 404 no such
+// chain showed; code "store_refused" when the store's own checks refused a
+// write the service let through: nothing changed either way), 422 malformed input naming the field, 404 no such
 // operation or account, 503 the store or node failed (the action may or may
 // not have landed for a store failure: read the operation again).
 func NewHandler(svc *Service, token string, metrics http.Handler) (http.Handler, error) {
@@ -437,6 +438,15 @@ func writeServiceError(w http.ResponseWriter, err error, notFound string) {
 		writeError(w, http.StatusNotFound, notFound, "")
 	case errors.Is(err, sluice.ErrInvalidOperation):
 		writeError(w, http.StatusUnprocessableEntity, err.Error(), "")
+	case storeRefused(err):
+		// The store's own checks refused the write: nothing landed, and
+		// asking again changes nothing. A 503 ("may or may not have
+		// landed") would send the person on call to read the operation
+		// and act again, on a question that has an answer. The service
+		// checks every condition the store does before it writes, so this
+		// answer means the two disagree: the code says so, apart from the
+		// service's refusals.
+		writeJSON(w, http.StatusConflict, errorBody{Error: "the store refused the action, nothing changed: " + err.Error(), Code: CodeStoreRefused})
 	case errors.Is(err, ErrNodeUnavailable):
 		w.Header().Set("Retry-After", "3")
 		writeError(w, http.StatusServiceUnavailable, "the node did not answer, nothing changed; ask again: "+err.Error(), "")
@@ -446,9 +456,27 @@ func writeServiceError(w http.ResponseWriter, err error, notFound string) {
 	}
 }
 
+// CodeStoreRefused is the "code" of a 409 the store's own checks gave (a
+// transition its table forbids, a hold already closed, a txid that is not
+// the operation's): nothing changed. A refusal by the service itself has
+// no code. Stable: clients may branch on it.
+const CodeStoreRefused = "store_refused"
+
+// storeRefused reports whether err is one of the store's refusals: a write
+// it checked and did not make, as opposed to a failure to reach it.
+func storeRefused(err error) bool {
+	for _, r := range [...]error{sluice.ErrIllegalTransition, sluice.ErrHoldClosed, sluice.ErrHoldAction, sluice.ErrTxidTaken, sluice.ErrInvalidChange} {
+		if errors.Is(err, r) {
+			return true
+		}
+	}
+	return false
+}
+
 type errorBody struct {
 	Error string `json:"error"`
 	Field string `json:"field,omitempty"`
+	Code  string `json:"code,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, status int, msg, field string) {

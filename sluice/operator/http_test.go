@@ -1,8 +1,10 @@
 package operator_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -218,5 +220,57 @@ func TestCreditKeepsTheCustomersCase(t *testing.T) {
 		t.Errorf("acme-7 (another customer) was credited: %+v", got)
 	} else if !errors.Is(err, sluice.ErrNotFound) {
 		t.Fatal(err)
+	}
+}
+
+// resolveFails is a store whose Resolve answers err without writing.
+type resolveFails struct {
+	sluice.Store
+	err error
+}
+
+func (s resolveFails) Resolve(context.Context, sluice.Resolution) (sluice.Operation, error) {
+	return sluice.Operation{}, s.err
+}
+
+// Goal: a write the store's own checks refused is answered as what it is,
+// a 409 that changed nothing (code "store_refused"), and only a failure to
+// reach the store is a 503 "may or may not have landed": a person on call
+// told 503 reads the operation and acts again, on a question that already
+// has its answer.
+func TestStoreRefusalIsAConflict(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		err    error
+		status int
+		code   string
+		says   string
+	}{
+		{"illegal transition", fmt.Errorf("resolve x parked->validated: %w", sluice.ErrIllegalTransition), http.StatusConflict, operator.CodeStoreRefused, "nothing changed: resolve 00000000"},
+		{"hold closed", fmt.Errorf("hold of x is already released: %w", sluice.ErrHoldClosed), http.StatusConflict, operator.CodeStoreRefused, "nothing changed"},
+		{"hold action", sluice.ErrHoldAction, http.StatusConflict, operator.CodeStoreRefused, "nothing changed"},
+		{"txid taken", sluice.ErrTxidTaken, http.StatusConflict, operator.CodeStoreRefused, "nothing changed"},
+		{"invalid change", sluice.ErrInvalidChange, http.StatusConflict, operator.CodeStoreRefused, "nothing changed"},
+		{"connection lost", errors.New("read tcp: connection reset by peer"), http.StatusServiceUnavailable, "", "may or may not have landed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, nil)
+			w.fund("cust-1", "100")
+			id := w.parkedInBroadcasting("cust-1")
+			w.svc.Store = resolveFails{Store: w.store, err: c.err}
+			events := len(w.events(id))
+			code, body, hdr := do(t, w.handler(), http.MethodPost, "/v1/operations/"+string(id)+"/retry", `{"operator":"alice","why":"x"}`, "")
+			msg, _ := body["error"].(string)
+			got, _ := body["code"].(string)
+			if code != c.status || got != c.code || !strings.Contains(msg, c.says) {
+				t.Errorf("%d %v, want %d code %q saying %q", code, body, c.status, c.code, c.says)
+			}
+			if retry := hdr.Get("Retry-After") != ""; retry != (c.status == http.StatusServiceUnavailable) {
+				t.Errorf("Retry-After %q on a %d: only a 503 asks to come back", hdr.Get("Retry-After"), code)
+			}
+			if n := len(w.events(id)); n != events {
+				t.Errorf("%d events, was %d", n, events)
+			}
+		})
 	}
 }
