@@ -166,6 +166,14 @@ func (m *Metrics) Observe(o sluice.Observation) {
 	if o.Decision != nil {
 		m.decisions.WithLabelValues(o.Decision.Action.String()).Inc()
 	}
+	b, a := o.Before, o.After
+	if b.Builds >= 1 && a.Builds > b.Builds {
+		// Before the error: a rebuild after a failed receipt is followed
+		// by a park in the same step, and a park that fails leaves the
+		// new envelope in the row all the same (After shows it; a failed
+		// rebuild write leaves After at Before).
+		m.rebuilds.Inc()
+	}
 	switch {
 	case errors.Is(o.Err, sluice.ErrFenced):
 		m.fenced.Inc()
@@ -173,10 +181,6 @@ func (m *Metrics) Observe(o sluice.Observation) {
 	case o.Err != nil:
 		m.stepErrors.Inc()
 		return
-	}
-	b, a := o.Before, o.After
-	if b.Builds >= 1 && a.Builds > b.Builds {
-		m.rebuilds.Inc()
 	}
 	switch {
 	case a.State == b.State:

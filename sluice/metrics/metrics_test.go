@@ -389,3 +389,25 @@ type codeNode struct {
 func (n codeNode) Broadcast(context.Context, tron.Transaction) (tron.BroadcastResult, error) {
 	return tron.BroadcastResult{Code: n.code}, nil
 }
+
+// Goal: a rebuild is counted when the row shows it, whatever the rest of
+// its step did: after a failed receipt the worker rebuilds and then parks,
+// and a park the store fails or fences leaves the new envelope in the row
+// (the observation's After). A rebuild write that failed itself leaves
+// After at Before and counts nothing. (The wire world's count of the
+// workers' writes found the rebuild a failed park hid.)
+func TestRebuildCountedWhenItsParkFails(t *testing.T) {
+	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	m := metrics.New(store.NewMemory(c, time.Minute))
+	before := sluice.Operation{State: sluice.Broadcast, Builds: 1}
+	rebuilt := sluice.Operation{State: sluice.Signing, Builds: 2}
+	m.Observe(sluice.Observation{Before: before, After: rebuilt, Park: "receipt OUT_OF_ENERGY", Err: errors.New("park: connection reset")})
+	m.Observe(sluice.Observation{Before: before, After: rebuilt, Park: "receipt OUT_OF_ENERGY", Err: fmt.Errorf("park: %w", sluice.ErrFenced)})
+	m.Observe(sluice.Observation{Before: before, After: before, Err: errors.New("cas: connection reset")})
+	fams := scrape(t, m)
+	for name, want := range map[string]float64{"sluice_rebuilds_total": 2, "sluice_step_errors_total": 2, "sluice_fenced_writes_total": 1, "sluice_parks_total": 0} {
+		if got := value(fams, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
