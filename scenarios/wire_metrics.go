@@ -168,6 +168,7 @@ func (w *world) checkMetrics(when string, rows []sluice.Operation) {
 	w.checkNodeMetrics(when, fams)
 	w.checkCensusMetrics(when, fams, rows)
 	w.checkActionMetrics(when, fams)
+	w.checkStepMetrics(when, fams)
 }
 
 // checkActionMetrics compares the operator actions counted as landed with

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -178,6 +179,52 @@ func TestCheckMetricsCatches(t *testing.T) {
 		{"a refusal counted as landed (independent bug 69)", func(w *world, n tron.Node) {
 			w.meter.ObserveAction(operator.Action{Kind: operator.ResolvePaid})
 		}, `sluice_operator_actions_total{action="resolve",outcome="landed"} is 1 (present true), the world saw 0 land`},
+		// Steps: the world counts a worker's writes as the store answered
+		// them, and adds them up when the worker reports the step; the
+		// observation the worker reports is the metrics' only source.
+		{"steps as the workers wrote them", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			o := stepObserver{a: a, inner: w.meter}
+			a.stepCAS(rebuildChange, sluice.Operation{}, nil)
+			a.stepPark(errStoreDown) // the park after the rebuild failed
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: built(2, sluice.Signing), Park: "receipt", Err: errStoreDown})
+			a.stepCAS(sluice.Change{To: sluice.Confirmed}, confirmedRow, nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: confirmedRow})
+			a.stepPark(nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: parkedRow, Park: "bandwidth"})
+			a.stepCAS(sluice.Change{To: sluice.Review, Decision: &sluice.Decision{Action: sluice.Escalate}}, sluice.Operation{}, nil)
+			o.Observe(sluice.Observation{Before: built(2, sluice.Broadcast), After: built(2, sluice.Review), Decision: &sluice.Decision{Action: sluice.Escalate}})
+			a.stepCAS(sluice.Change{To: sluice.Signing}, sluice.Operation{}, fmt.Errorf("cas: %w", sluice.ErrFenced))
+			o.Observe(sluice.Observation{Before: built(1, sluice.Signing), After: built(1, sluice.Signing), Err: fmt.Errorf("cas: %w", sluice.ErrFenced)})
+			a.stepCAS(rebuildChange, sluice.Operation{}, nil) // written, not yet reported: not counted
+		}, ""},
+		{"a rebuild the step reports without its new envelope", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepCAS(rebuildChange, sluice.Operation{}, nil)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: built(1, sluice.Broadcast)})
+		}, "sluice_rebuilds_total[] is 0 (present true), the workers' writes say 1"},
+		{"a park the step does not report", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepPark(nil)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: parkedRow})
+		}, "sluice_parks_total[] is 0 (present true), the workers' writes say 1"},
+		{"a fenced write reported as a failure", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepCAS(sluice.Change{To: sluice.Signing}, sluice.Operation{}, sluice.ErrFenced)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Err: errStoreDown})
+		}, "sluice_fenced_writes_total[] is 0 (present true), the workers' writes say 1"},
+		{"an escalation reported without its decision", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepCAS(sluice.Change{To: sluice.Review, Decision: &sluice.Decision{Action: sluice.Escalate}}, sluice.Operation{}, nil)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(2, sluice.Broadcast), After: built(2, sluice.Review)})
+		}, `sluice_reviews_entered_total[cause stuck] is 0 (present true), the workers' writes say 1`},
+		{"a confirmation's latency from another clock", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepCAS(sluice.Change{To: sluice.Confirmed}, confirmedRow, nil)
+			late := confirmedRow
+			late.UpdatedAt = late.UpdatedAt.Add(time.Hour)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: late})
+		}, "sluice_confirmation_latency_seconds sums 3660 s, the rows the workers confirmed waited 60 s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, n := newWorld()
@@ -205,6 +252,17 @@ func TestCheckMetricsCatches(t *testing.T) {
 		}
 	})
 }
+
+// Rows and changes for the step cases of TestCheckMetricsCatches.
+var (
+	rebuildChange = sluice.Change{To: sluice.Signing, Envelope: &sluice.Envelope{Txid: tron.Txid{2}}, Builds: 2, RetiredTxid: tron.Txid{1}}
+	confirmedRow  = sluice.Operation{State: sluice.Confirmed, Builds: 1,
+		CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 3, 1, 12, 1, 0, 0, time.UTC)}
+	parkedRow = sluice.Operation{State: sluice.Broadcasting, Builds: 1, ParkReason: "bandwidth",
+		ParkedSince: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+)
+
+func built(n int, s sluice.State) sluice.Operation { return sluice.Operation{State: s, Builds: n} }
 
 // timeoutNode answers every call with a timeout.
 type timeoutNode struct{}

@@ -62,8 +62,9 @@ func (w *world) spawnWorker(slot, gen int) {
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
 		}
 		if w.meter != nil {
-			// As cmd/sluice's workers: every step is counted.
-			worker.Observer = w.meter
+			// As cmd/sluice's workers: every step is counted. The world
+			// takes its own count of the step's writes as it is reported.
+			worker.Observer = stepObserver{a: a, inner: w.meter}
 		}
 		for {
 			rep, err := worker.Tick(w.ctx)

@@ -267,6 +267,8 @@ type world struct {
 	// disagreements with it (wire_metrics.go).
 	wt            wireTally
 	metricsBreaks []model.Violation
+	// steps counts the workers' reported steps' writes (step_metrics.go).
+	steps stepTally
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string

@@ -35,6 +35,9 @@ type actor struct {
 	// For coverage (a crash at these moments): the worker committed
 	// broadcasting and has not sent yet; it sent and has not written since.
 	wroteAhead, sentUnwritten bool
+	// step is what the worker's current step wrote, until it reports the
+	// step to its observer (step_metrics.go).
+	step stepTally
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
@@ -401,6 +404,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	fault := s.storeFault()
 	if fault == storeErrBefore {
 		s.failed("cas", fault)
+		s.a.stepCAS(c, sluice.Operation{}, errStoreDown)
 		s.a.pointAfter()
 		return sluice.Operation{}, errStoreDown
 	}
@@ -429,9 +433,11 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 			s.a.w.cov[covStoreCASLost]++
 		}
 		s.failed("cas", fault)
+		s.a.stepCAS(c, sluice.Operation{}, errStoreDown)
 		s.a.pointAfter()
 		return sluice.Operation{}, errStoreDown
 	}
+	s.a.stepCAS(c, row, err)
 	s.a.pointAfter()
 	return row, err
 }
@@ -486,6 +492,7 @@ func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, 
 	fault := s.storeFault()
 	if fault == storeErrBefore {
 		s.failed("park", fault)
+		s.a.stepPark(errStoreDown)
 		s.a.pointAfter()
 		return sluice.Operation{}, errStoreDown
 	}
@@ -504,9 +511,11 @@ func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, 
 	}
 	if fault == storeErrAfter {
 		s.failed("park", fault)
+		s.a.stepPark(errStoreDown)
 		s.a.pointAfter()
 		return sluice.Operation{}, errStoreDown
 	}
+	s.a.stepPark(err)
 	s.a.pointAfter()
 	return row, err
 }

@@ -1,0 +1,147 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/metrics"
+)
+
+// stepTally is the world's own count of what workers' steps did to the
+// store, in the terms of the step metrics (README, "Metrics"): every worker
+// write the store answered, as the worker got the answer. It is read from
+// the writes the world carried to the store (the Change asked, the row
+// answered, the error the worker was handed), never from the Observation
+// the worker builds for its observer: a worker that tells its observer
+// something other than what it wrote is what the comparison is for.
+type stepTally struct {
+	rebuilds     int     // a new envelope that retires a txid
+	reviews      int     // sent to review
+	stuckReviews int     // sent to review with a stuck policy's decision
+	confirmed    int     // confirmed by a worker
+	latency      float64 // the confirmed rows' seconds from creation, as the store stamped them
+	parks        int     // parked (the store's Park landed)
+	fenced       int     // a write the store fenced
+	errs         int     // a write that failed otherwise (the world's store faults)
+}
+
+func (t *stepTally) add(u stepTally) {
+	t.rebuilds += u.rebuilds
+	t.reviews += u.reviews
+	t.stuckReviews += u.stuckReviews
+	t.confirmed += u.confirmed
+	t.latency += u.latency
+	t.parks += u.parks
+	t.fenced += u.fenced
+	t.errs += u.errs
+}
+
+// countsSteps: the worker's step writes are held to the step metrics (a
+// wire world's workers, whose observer is the metrics).
+func (a *actor) countsSteps() bool { return a.worker && a.w.meter != nil }
+
+// stepFailed counts a worker write whose answer was an error: a step ends
+// at its first failed write, so each is one step the metrics count.
+func (a *actor) stepFailed(err error) {
+	if errors.Is(err, sluice.ErrFenced) {
+		a.step.fenced++
+	} else {
+		a.step.errs++
+	}
+}
+
+// stepCAS counts a worker's CAS as the worker got its answer.
+func (a *actor) stepCAS(c sluice.Change, row sluice.Operation, err error) {
+	if !a.countsSteps() {
+		return
+	}
+	if err != nil {
+		a.stepFailed(err)
+		return
+	}
+	if c.Envelope != nil && !c.RetiredTxid.IsZero() {
+		a.step.rebuilds++
+	}
+	switch c.To {
+	case sluice.Review:
+		a.step.reviews++
+		if c.Decision != nil {
+			a.step.stuckReviews++
+		}
+	case sluice.Confirmed:
+		a.step.confirmed++
+		a.step.latency += row.UpdatedAt.Sub(row.CreatedAt).Seconds()
+	}
+}
+
+// stepPark counts a worker's Park as the worker got its answer.
+func (a *actor) stepPark(err error) {
+	switch {
+	case !a.countsSteps():
+	case err != nil:
+		a.stepFailed(err)
+	default:
+		a.step.parks++
+	}
+}
+
+// stepObserver stands between a worker and its observer (the metrics):
+// when the worker reports a step, the writes the world saw that step make
+// become the world's count, with no yield point before the metrics count
+// it too. It does not read the Observation. A worker that crashes between
+// a write's answer and its report takes the pending writes with it, as it
+// takes the report.
+type stepObserver struct {
+	a     *actor
+	inner sluice.Observer
+}
+
+func (o stepObserver) Observe(ob sluice.Observation) {
+	o.a.w.steps.add(o.a.step)
+	o.a.step = stepTally{}
+	o.inner.Observe(ob)
+}
+
+// checkStepMetrics compares the step metrics of a scrape with the world's
+// count of the steps workers reported.
+func (w *world) checkStepMetrics(when string, fams map[string]*dto.MetricFamily) {
+	t := w.steps
+	counter := func(name string, want int, labels ...string) float64 {
+		got, ok := value(fams, name, labels...)
+		if !ok || got != float64(want) {
+			w.metricsBreak(when, fmt.Sprintf("%s%v is %v (present %v), the workers' writes say %d", name, labels, got, ok, want))
+		}
+		return got
+	}
+	counter("sluice_rebuilds_total", t.rebuilds)
+	counter("sluice_parks_total", t.parks)
+	counter("sluice_fenced_writes_total", t.fenced)
+	counter("sluice_step_errors_total", t.errs)
+	counter("sluice_reviews_entered_total", t.stuckReviews, "cause", metrics.CauseStuck)
+	reviews := 0.0
+	for _, c := range []string{metrics.CauseLogs, metrics.CauseStuck, metrics.CauseParked, metrics.CauseStale, metrics.CauseOther} {
+		v, _ := value(fams, "sluice_reviews_entered_total", "cause", c)
+		reviews += v
+	}
+	if reviews != float64(t.reviews) {
+		w.metricsBreak(when, fmt.Sprintf("sluice_reviews_entered_total sums to %v over its causes, the workers sent %d to review", reviews, t.reviews))
+	}
+	logs, _ := value(fams, "sluice_reviews_entered_total", "cause", metrics.CauseLogs)
+	counter("sluice_ledger_chain_mismatches_total", int(logs))
+	var h *dto.Histogram
+	if f := fams["sluice_confirmation_latency_seconds"]; f != nil && len(f.GetMetric()) == 1 {
+		h = f.GetMetric()[0].GetHistogram()
+	}
+	switch {
+	case h == nil:
+		w.metricsBreak(when, "no sluice_confirmation_latency_seconds histogram")
+	case h.GetSampleCount() != uint64(t.confirmed):
+		w.metricsBreak(when, fmt.Sprintf("sluice_confirmation_latency_seconds counts %d confirmations, the workers confirmed %d", h.GetSampleCount(), t.confirmed))
+	case math.Abs(h.GetSampleSum()-t.latency) > 1e-6*max(1, t.latency):
+		w.metricsBreak(when, fmt.Sprintf("sluice_confirmation_latency_seconds sums %v s, the rows the workers confirmed waited %v s since creation", h.GetSampleSum(), t.latency))
+	}
+}
