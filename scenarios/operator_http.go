@@ -91,6 +91,9 @@ func (o *operatorScript) do(method, path string, body any) (int, []byte) {
 	// What the world fails under this request alone excuses its 503.
 	o.a.storeFailed, o.a.nodeFailed = false, false
 	o.h.ServeHTTP(&o.rec, req)
+	if method == http.MethodPost {
+		o.w.answered(path, o.rec.code)
+	}
 	return o.rec.code, o.rec.body
 }
 

@@ -171,6 +171,28 @@ func (w *world) checkMetrics(when string, rows []sluice.Operation) {
 	w.checkStepMetrics(when, fams)
 }
 
+// actionLabels are sluice_operator_actions_total's action labels (README,
+// "Metrics"), by the path an action is posted to.
+var actionLabels = [...]string{"retry", "cancel", "resolve", "credit"}
+
+// answered counts the operator API's answer code to a POST to path: a 409
+// is a refusal (nothing changed), a 503 a failure.
+func (w *world) answered(path string, code int) {
+	label := "credit"
+	if path != "/v1/credits" {
+		label = path[strings.LastIndexByte(path, '/')+1:]
+	}
+	i := slices.Index(actionLabels[:], label)
+	switch {
+	case i < 0:
+		panic("scenarios: an operator POST to " + path + ", which is no action")
+	case code == http.StatusConflict:
+		w.refusedActs[i]++
+	case code == http.StatusServiceUnavailable:
+		w.failedActs[i]++
+	}
+}
+
 // checkActionMetrics compares the operator actions counted as landed with
 // the actions the world's operator and depositor saw land (a 200 or 201 the
 // API gave them): a refusal or a failure counted as landed tells a
@@ -193,6 +215,16 @@ func (w *world) checkActionMetrics(when string, fams map[string]*dto.MetricFamil
 		}
 		if got, ok := value(fams, "sluice_operator_actions_total", "action", a.action, "outcome", "landed"); !ok || got != float64(want) {
 			w.metricsBreak(when, fmt.Sprintf("sluice_operator_actions_total{action=%q,outcome=\"landed\"} is %v (present %v), the world saw %d land", a.action, got, ok, want))
+		}
+	}
+	for i, action := range actionLabels {
+		for _, o := range [...]struct {
+			outcome, answer string
+			want            int
+		}{{"refused", "409", w.refusedActs[i]}, {"failed", "503", w.failedActs[i]}} {
+			if got, ok := value(fams, "sluice_operator_actions_total", "action", action, "outcome", o.outcome); !ok || got != float64(o.want) {
+				w.metricsBreak(when, fmt.Sprintf("sluice_operator_actions_total{action=%q,outcome=%q} is %v (present %v), the API answered %d %s", action, o.outcome, got, ok, o.want, o.answer))
+			}
 		}
 	}
 }

@@ -175,10 +175,22 @@ func TestCheckMetricsCatches(t *testing.T) {
 			w.meter.ObserveAction(operator.Action{Kind: operator.Cancel})
 			w.meter.ObserveAction(operator.Action{Kind: operator.Credit})
 			w.meter.ObserveAction(operator.Action{Kind: operator.Retry, Err: operator.ErrRefused})
+			w.answered("/v1/operations/x/retry", http.StatusConflict)
 		}, ""},
 		{"a refusal counted as landed (independent bug 69)", func(w *world, n tron.Node) {
 			w.meter.ObserveAction(operator.Action{Kind: operator.ResolvePaid})
 		}, `sluice_operator_actions_total{action="resolve",outcome="landed"} is 1 (present true), the world saw 0 land`},
+		{"refusals and failures as the API answered them", func(w *world, n tron.Node) {
+			w.answered("/v1/operations/x/cancel", http.StatusConflict)
+			w.answered("/v1/credits", http.StatusServiceUnavailable)
+			w.answered("/v1/operations/x/resolve", http.StatusUnprocessableEntity) // the handler's: never the service's
+			w.meter.ObserveAction(operator.Action{Kind: operator.Cancel, Err: operator.ErrRefused})
+			w.meter.ObserveAction(operator.Action{Kind: operator.Credit, Err: errStoreDown})
+		}, ""},
+		{"a refusal counted as a failure", func(w *world, n tron.Node) {
+			w.answered("/v1/operations/x/retry", http.StatusConflict)
+			w.meter.ObserveAction(operator.Action{Kind: operator.Retry, Err: errStoreDown})
+		}, `sluice_operator_actions_total{action="retry",outcome="refused"} is 0 (present true), the API answered 1 409`},
 		// Steps: the world counts a worker's writes as the store answered
 		// them, and adds them up when the worker reports the step; the
 		// observation the worker reports is the metrics' only source.

@@ -269,6 +269,9 @@ type world struct {
 	metricsBreaks []model.Violation
 	// steps counts the workers' reported steps' writes (step_metrics.go).
 	steps stepTally
+	// refusedActs and failedActs count the operator API's 409 and 503
+	// answers to actions, by the action's metric label (wire_metrics.go).
+	refusedActs, failedActs [len(actionLabels)]int
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
