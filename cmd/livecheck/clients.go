@@ -58,6 +58,9 @@ type tally struct {
 	conflictSent int // posts of another instruction under a used id
 	invalidSent  int
 	unfundedSent int // valid posts for broke
+	// lateCreated and lateUnfunded count late's posts answered created
+	// and refused for want of funds.
+	lateCreated, lateUnfunded int
 	// wrongFunds lists answers about funds that cannot be right whatever
 	// the model can see: a 402 to a funded customer (each is funded for
 	// every withdrawal the run could make), or a withdrawal created for
@@ -179,6 +182,9 @@ func newPlans(n int, r *mrand.Rand) []plan {
 		amount := money.Amount((1 + r.Int64N(int64(amountMax/10_000))) * 10_000)
 		c := r.IntN(len(customers))
 		cust := customers[c]
+		if k%lateEvery == 0 {
+			cust = late // funded only while the clients post (depositor)
+		}
 		p := plan{n: k, id: id, orig: submission(id, cust, to, amount.String())}
 		if k%4 == 0 {
 			t := submission(id, cust, to, amount.String()+pad(amount))
@@ -391,7 +397,16 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 		h.mu.Lock()
 		h.intake = append(h.intake, rec)
 		h.mu.Unlock()
-		h.count(func(t *tally) { t.outcomes[rec.Outcome]++ })
+		h.count(func(t *tally) {
+			t.outcomes[rec.Outcome]++
+			switch {
+			case p.sent.Customer != string(late):
+			case rec.Outcome == model.Created:
+				t.lateCreated++
+			case rec.Outcome == model.Unfunded:
+				t.lateUnfunded++
+			}
+		})
 		if rec.Outcome != model.Failed {
 			answered = true
 			return
@@ -475,9 +490,11 @@ func (h *history) do(ctx context.Context, method, path string, body []byte, call
 // wrongFunds says why outcome cannot be the answer to p as far as funds go,
 // or "": broke's withdrawal was created or replayed (broke has nothing),
 // or a funded customer's was refused for want of funds (funding covers
-// every withdrawal the run makes).
+// every withdrawal the run makes). Late's answers depend on when its
+// deposits arrived: the model's funds judges them.
 func wrongFunds(p post, outcome model.Outcome) string {
 	switch {
+	case p.sent.Customer == string(late):
 	case p.unfunded && (outcome == model.Created || outcome == model.Replayed):
 		return fmt.Sprintf("a withdrawal for %s, whom nobody funded, was %s", broke, outcome)
 	case !p.unfunded && outcome == model.Unfunded:

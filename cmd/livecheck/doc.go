@@ -22,7 +22,10 @@
 // and "1.50", some with the id in upper case), conflicts (the same id with
 // another amount or another customer, concurrent or later), invalid posts,
 // valid posts for a customer nobody funded (which must be refused 402, and
-// no funded customer's ever is), retries after failed answers, and reads. Every request's call and return points come from one
+// no funded customer's ever is), retries after failed answers, and reads.
+// Every fifth withdrawal is for Live-Late, whom a depositor credits through
+// the operator API while the clients post (deposits.go says how each
+// deposit is placed for funds, and what its answers must be). Every request's call and return points come from one
 // counter in this process, so they order the history as real time does.
 // Meanwhile a killer sends SIGKILL to a random worker process every few
 // seconds and restarts it.

@@ -73,8 +73,8 @@ func TestPlans(t *testing.T) {
 	if otherCustomer == 0 || otherCustomer == conflict {
 		t.Errorf("%d of %d conflicts are for another customer; want some, not all", otherCustomer, conflict)
 	}
-	if len(perCustomer) != len(customers) {
-		t.Errorf("withdrawals per customer %v: want every one of %v drawn", perCustomer, customers)
+	if len(perCustomer) != len(customers)+1 || perCustomer[string(late)] != len(plans)/lateEvery {
+		t.Errorf("withdrawals per customer %v: want every one of %v drawn, and every %dth for %s", perCustomer, customers, lateEvery, late)
 	}
 	unfunded := 0
 	for _, b := range invalidPosts(30, rand.New(rand.NewPCG(1, 2))) {

@@ -26,6 +26,7 @@ import (
 	"sluicesim/cmd/internal/audit"
 	"sluicesim/model"
 	"sluicesim/sluice"
+	"sluicesim/sluice/money"
 	"sluicesim/sluice/tron/nodehttp"
 )
 
@@ -96,7 +97,7 @@ func main() {
 	fs.IntVar(&cfg.retries, "retries", cfg.retries, "retries of a post whose answer failed (retry k waits k x 300 ms)")
 	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the workload's amounts, addresses and kill choices (0: random)")
 	fs.BoolVar(&cfg.keepSchema, "keep-schema", false, "keep the run's schema for inspection")
-	fs.IntVar(&cfg.minWithdrawals, "min-withdrawals", cfg.minWithdrawals, "acceptance: at least this many withdrawals stored and terminal")
+	fs.IntVar(&cfg.minWithdrawals, "min-withdrawals", cfg.minWithdrawals, "acceptance: at least this many withdrawals decided: stored and terminal, or (Live-Late's, funded while the clients post) refused for want of funds and never stored")
 	fs.IntVar(&cfg.minKills, "min-kills", cfg.minKills, "acceptance: at least this many worker kills")
 	fs.IntVar(&cfg.minDupConflict, "min-dup-conflict", cfg.minDupConflict, "acceptance: at least this many duplicate or conflicting posts answered")
 	fs.IntVar(&cfg.restartPG, "restart-postgres", 0, "restart PostgreSQL this many times while the clients post and the workers work (with -restart-postgres-cmd); the services must live through it")
@@ -191,6 +192,11 @@ type report struct {
 	metrics    *scrape
 	metricsErr string
 	elapsed    time.Duration
+	// deposits is the depositor's record (nil in a report without one);
+	// lateNeverStored counts late's withdrawals refused for want of funds
+	// and never stored, which the acceptance counts as decided.
+	deposits        *depositor
+	lateNeverStored int
 }
 
 // answerClasses lists the answer counts in class order.
@@ -225,8 +231,8 @@ func (r *report) failures(cfg config) []string {
 			out = append(out, "audit: violation: "+v.String())
 		}
 	}
-	if r.withdrawals < cfg.minWithdrawals {
-		out = append(out, fmt.Sprintf("%d withdrawals stored, want at least %d", r.withdrawals, cfg.minWithdrawals))
+	if r.withdrawals+r.lateNeverStored < cfg.minWithdrawals {
+		out = append(out, fmt.Sprintf("%d withdrawals stored and %d of %s's refused for want of funds, never stored: want at least %d decided", r.withdrawals, r.lateNeverStored, late, cfg.minWithdrawals))
 	}
 	if r.terminal != r.withdrawals {
 		out = append(out, fmt.Sprintf("%d of %d withdrawals terminal, want all", r.terminal, r.withdrawals))
@@ -266,6 +272,9 @@ func (r *report) failures(cfg config) []string {
 	if n := len(r.tally.wrongFunds); n > 0 {
 		out = append(out, fmt.Sprintf("%d answers wrong about funds (first: %s)", n, r.tally.wrongFunds[0]))
 	}
+	if r.deposits != nil {
+		out = append(out, r.deposits.problems(r.tally)...)
+	}
 	switch {
 	case r.metricsErr != "":
 		out = append(out, "metrics: "+r.metricsErr)
@@ -281,8 +290,8 @@ func (r *report) failures(cfg config) []string {
 
 func (r *report) print(w io.Writer) {
 	t := r.tally
-	fmt.Fprintf(w, "livecheck: %d withdrawals stored, %d terminal (confirmed %d, failed %d, rejected %d)\n",
-		r.withdrawals, r.terminal, r.byState[sluice.Confirmed], r.byState[sluice.Failed], r.byState[sluice.Rejected])
+	fmt.Fprintf(w, "livecheck: %d withdrawals stored, %d terminal (confirmed %d, failed %d, rejected %d); %d of %s's refused for want of funds, never stored\n",
+		r.withdrawals, r.terminal, r.byState[sluice.Confirmed], r.byState[sluice.Failed], r.byState[sluice.Rejected], r.lateNeverStored, late)
 	fmt.Fprintf(w, "livecheck: posts answered: created %d, replayed %d, conflict %d, invalid %d, unfunded %d, failed %d; retries %d, transport errors %d, reads %d\n",
 		t.outcomes[model.Created], t.outcomes[model.Replayed], t.outcomes[model.Conflict], t.outcomes[model.Invalid], t.outcomes[model.Unfunded], t.outcomes[model.Failed],
 		t.retries, t.transportErrs, t.reads)
@@ -290,6 +299,9 @@ func (r *report) print(w io.Writer) {
 		answerClasses(t.answers), len(t.validFailed), t.validUnanswered)
 	fmt.Fprintf(w, "livecheck: duplicate posts sent %d, conflicting posts sent %d, invalid posts sent %d, posts for an unfunded customer sent %d; duplicate or conflicting posts answered %d; answers wrong about funds %d\n",
 		t.dupSent, t.conflictSent, t.invalidSent, t.unfundedSent, r.dupConflictAnswered(), len(t.wrongFunds))
+	if r.deposits != nil {
+		fmt.Fprintf(w, "livecheck: %s\n", r.deposits.summary(t))
+	}
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
 		r.kills, r.restarts, r.incarnation, r.handedOver)
 	fmt.Fprintf(w, "livecheck: kill points fired %d; takeovers by the state the new incarnation found:%s\n", r.selfKills, stateCounts(r.takeovers))
@@ -484,6 +496,15 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}()
 	plans := newPlans(cfg.withdrawals, rng)
 	bad := invalidPosts(cfg.invalid, rng)
+	// The depositor: late's money arrives while the clients post.
+	dep := &depositor{url: "http://" + opAddr, token: token, hc: &http.Client{Timeout: 10 * time.Second}, h: h, newest: newestEvent(pool)}
+	var each money.Amount
+	dep.latePlans, _, each = lateAmounts(plans)
+	depositsDone := make(chan struct{})
+	go func() {
+		defer close(depositsDone)
+		dep.run(ctx, cfg.postSpan, each)
+	}()
 	ids := make([]string, len(plans))
 	for i, p := range plans {
 		ids[i] = p.id
@@ -668,6 +689,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 
 	<-postsDone
 	<-readerDone
+	<-depositsDone
 	if err := <-killerDone; err != nil {
 		return nil, err
 	}
@@ -754,8 +776,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}
 	front.stop(15 * time.Second)
 
-	snap := snapshot(ops, events, ledger, truth, h, credits, healed, end, cfg.budget)
-	rep = &report{tally: &h.t, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
+	snap := snapshot(ops, events, ledger, truth, h, credits, dep.made, healed, end, cfg.budget)
+	rep = &report{tally: &h.t, deposits: dep, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
 		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: droppedTxids(truth.Wire), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
 		metrics: got.s}
@@ -770,6 +792,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 	}
 	rep.incarnation, rep.handedOver = incarnations(events)
+	rep.lateNeverStored = lateNeverStored(plans, ops, h.intake)
 	rep.selfKills, rep.takeovers = int(selfKills.Load()), takeoversByState(events)
 	var linRep *model.LinearizabilityReport
 	rep.violations, linRep = model.CheckAll(snap, time.Minute)

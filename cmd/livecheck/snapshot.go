@@ -39,18 +39,19 @@ func rowCounts(ctx context.Context, pool *pgxpool.Pool) (rows, confirmed int, er
 // posts and reads, the heal point, the end and the liveness budget, and the
 // credits the API process made at its start (-fund).
 //
-// Those credits are the deposits funds judges the accounts by: the live
-// check's own record of what it put in, as the simulator's world keeps its
+// Those credits, and the depositor's (lates, placed as depositor says), are
+// the deposits funds judges the accounts by: the live check's own record
+// of what it put in, as the simulator's world keeps its
 // own, rather than the store's credits table, so that a credit the store
 // made up or lost shows. They go in only with the ledger (nil: not read):
 // deposits without accounts and holds would read as a ledger that lost
 // every account.
-func snapshot(ops []sluice.Operation, events []sluice.Event, ledger *audit.Ledger, truth nodehttp.Truth, h *history, credits []sluice.Credit, healed, end time.Time, budget time.Duration) *model.Snapshot {
+func snapshot(ops []sluice.Operation, events []sluice.Event, ledger *audit.Ledger, truth nodehttp.Truth, h *history, credits []sluice.Credit, lates []model.LateDeposit, healed, end time.Time, budget time.Duration) *model.Snapshot {
 	s := audit.Snapshot(ops, events, truth, ledger)
 	s.Intake, s.Reads = h.intake, h.reads
 	s.Healed, s.End, s.LivenessBudget = healed, end, budget
 	if ledger != nil {
-		s.Deposits = credits
+		s.Deposits, s.LateDeposits = credits, lates
 	}
 	return s
 }
