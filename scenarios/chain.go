@@ -64,6 +64,16 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 		if f == mocknode.LoseRequest {
 			w.lostTxid = c.Txid // the node wrapper keeps the bytes for a relay
 		}
+		if f == mocknode.BandwidthExhausted && c.Txid[len(c.Txid)-1]&1 == 1 {
+			// The same refusal in another code, half the time by the txid
+			// (the data, not the tape, so that every recorded tape keeps
+			// its choices): a node's own state refuses at the contract's
+			// check as well as at bandwidth's (the caller's account not yet
+			// known to it, a fee limit above its parameters). Neither says
+			// anything of another node, nor of the bytes: read as final,
+			// it fails a withdrawal whose earlier send lands.
+			f = mocknode.ContractStateRefusal
+		}
 		return f
 	}
 	return mocknode.None

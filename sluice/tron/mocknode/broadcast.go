@@ -46,6 +46,9 @@ func (n *Node) broadcast(worker string, tx tron.Transaction, id tron.Txid) (tron
 	case BandwidthExhausted:
 		w.Fired = true
 		res = tron.BroadcastResult{Code: tron.CodeBandwidthError, Message: "account out of bandwidth (injected)"}
+	case ContractStateRefusal:
+		w.Fired = true
+		res = tron.BroadcastResult{Code: tron.CodeContractValidateError, Message: "Validate TriggerSmartContract error, no OwnerAccount (injected)"}
 	default:
 		w.Reached = true
 		res = n.accept(tx, id)

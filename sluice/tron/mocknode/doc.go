@@ -35,8 +35,9 @@
 // Protobuf (raw data is serialized canonically by package tron; only the
 // determinism of the txid matters), energy, bandwidth and fees (so no
 // BANDWITH_ERROR or CONTRACT_EXE_ERROR of its own: the BandwidthExhausted
-// fault injects the refusal, and CanRefuseForBandwidth says where a node's
-// checks would reach it), TRX, and tokens other than USDT
+// and ContractStateRefusal faults inject a node's refusal from its own view
+// of the state, and CanRefuseForBandwidth says where a node's checks would
+// reach it), TRX, and tokens other than USDT
 // (another contract appears only as a log, see Execution.Extra). Peers,
 // reorgs and odd token behaviour are there but opt in: a world that does not
 // ask for them gets the single node sluice has always been tested against,

@@ -90,7 +90,18 @@ const (
 	// which is why a hard reject of a re-send must not be terminal.
 	BandwidthExhausted
 
+	// ContractStateRefusal: the node refuses the broadcast with
+	// CONTRACT_VALIDATE_ERROR without taking it, from its own view of the
+	// chain's state (the caller's account not yet known to it, the fee
+	// limit above what its parameters allow): a refusal at the same stage
+	// as the bandwidth check, that says nothing of another node.
+	ContractStateRefusal
+
 	faultEnd // one past the last fault; not a fault
+
+	// faultsOfTheGolden is one past the last fault TestSingleNodeGolden's
+	// transcript draws from: the faults that existed when it was written.
+	faultsOfTheGolden = ContractStateRefusal
 )
 
 func (f Fault) String() string {
@@ -119,6 +130,8 @@ func (f Fault) String() string {
 		return "query-timeout"
 	case BandwidthExhausted:
 		return "bandwidth-exhausted"
+	case ContractStateRefusal:
+		return "contract-state-refusal"
 	}
 	return fmt.Sprintf("fault(%d)", int(f))
 }

@@ -36,6 +36,7 @@ func TestBroadcastFaults(t *testing.T) {
 		{"busy", Busy, false, "SERVER_BUSY", "", false, false, false, true},
 		{"no connection", NoConnection, false, "NO_CONNECTION", "", false, false, false, true},
 		{"bandwidth exhausted", BandwidthExhausted, false, "BANDWITH_ERROR", "", false, false, false, true},
+		{"contract state refusal", ContractStateRefusal, false, "CONTRACT_VALIDATE_ERROR", "", false, false, false, true},
 		{"unknown code", UnknownCode, false, string(unknownCode), tron.CodeSuccess, true, true, true, true},
 		{"unknown code, rejected", UnknownCode, true, string(unknownCode), tron.CodeSigError, false, true, false, true},
 		{"relay fail after accept", RelayFailAfterAccept, false, "NOT_ENOUGH_EFFECTIVE_CONNECTION", tron.CodeSuccess, true, true, true, true},

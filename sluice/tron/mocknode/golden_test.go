@@ -89,7 +89,7 @@ func drive(t *testing.T, b *strings.Builder, seed uint64) {
 	})
 	tape := rand.New(rand.NewPCG(seed, 0x7a9e))
 	if seed%2 == 1 {
-		e.node.SetFaults(func(Call) Fault { return Fault(tape.IntN(int(faultEnd))) })
+		e.node.SetFaults(func(Call) Fault { return Fault(tape.IntN(int(faultsOfTheGolden))) })
 	}
 	ctx := context.Background()
 	workers := []tron.Node{e.w1, e.node.Client("w2"), e.node.Client("relay")}
@@ -152,7 +152,7 @@ func drive(t *testing.T, b *strings.Builder, seed uint64) {
 			e.node.SkipSlots(k)
 			line = fmt.Sprintf("skip %d", k)
 		case 11:
-			k, f := CallKind(1+r.IntN(4)), Fault(r.IntN(int(faultEnd)))
+			k, f := CallKind(1+r.IntN(4)), Fault(r.IntN(int(faultsOfTheGolden)))
 			e.node.Next(k, f)
 			line = fmt.Sprintf("next %s %s", k, f)
 		case 12:
@@ -242,7 +242,9 @@ func writeTruth(b *strings.Builder, blocks []tron.Block, wire []WireAttempt, que
 		fmt.Fprintf(b, "pool %s\n", id.Short())
 	}
 	for _, f := range fired {
-		fmt.Fprintf(b, "fired %s %d\n", f.Fault, f.Count)
+		if f.Fault < faultsOfTheGolden { // faults added later never fire here
+			fmt.Fprintf(b, "fired %s %d\n", f.Fault, f.Count)
+		}
 	}
 	for _, ev := range events {
 		if ev.Count > 0 { // event kinds added later are zero in a single-node run
