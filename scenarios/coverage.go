@@ -279,6 +279,7 @@ func buildCoverage() []Condition {
 	// Money arriving.
 	cond("ledger:late-deposit-held", "a withdrawal is held against money deposited while the run went on", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
 	cond("ledger:deposit-repeated", "a deposit's ref is credited again and answered as a replay, crediting nothing", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
+	cond("ledger:deposit-conflict-refused", "a deposit's ref is sent again with another amount and refused, crediting nothing", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
 	cond("intake:answer-unknown", "a POST fails with its outcome unknown (a store error, a client that gave up): the insert may have committed", func(c Config) bool {
 		return storeFaults(c) || c.ServerStallP > 0
 	}, covNone)
@@ -367,6 +368,7 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 		add("ledger:late-deposit-held", held)
 	}
 	add("ledger:deposit-repeated", tallied("deposit-repeat"))
+	add("ledger:deposit-conflict-refused", tallied("deposit-conflict-refused"))
 	add("client:retried", tallied("client-retry"))
 	add("operator:refused", tallied("operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused"))
 	add("operator:wrong-txid-refused", tallied("operator-wrong-txid-refused"))

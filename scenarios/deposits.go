@@ -88,6 +88,13 @@ func (w *world) depositLoop(p *sim.Proc) {
 			c = *pending
 		case len(made) > 0 && w.s.Chance("deposit-repeat", depositReplayP):
 			c = made[w.s.Choose("deposit-repeat-pick", len(made))]
+			if w.s.Choose("deposit-repeat-kind", 3) == 0 {
+				// A deposit pipeline's bug: the same ref with another
+				// amount. It must be refused, crediting nothing.
+				c.Amount++
+				w.conflictingDeposit(script, svc, c)
+				continue
+			}
 		default:
 			k := len(w.lateRefs) + 1
 			c = sluice.Credit{Ref: depositRef(k), Customer: lateCustomer, Amount: depositAmount(k)}
@@ -124,6 +131,37 @@ func (w *world) depositLoop(p *sim.Proc) {
 	}
 }
 
+// conflictingDeposit sends a credit whose ref was credited with other
+// numbers: the API must refuse it (409 on the ref; the service's
+// sluice.ErrPayloadMismatch), and the store must not carry it out (the
+// world's record of the ref's first deposit stands, so an account it
+// reached would hold money the world did not deposit). An unanswered one
+// (503) is not sent again: it is no deposit.
+func (w *world) conflictingDeposit(script *operatorScript, svc *operator.Service, c sluice.Credit) {
+	w.depositing, w.depositTook = &c, false
+	refused := false
+	if script != nil {
+		refused = script.creditConflict(c)
+	} else {
+		_, _, err := svc.Credit(w.ctx, c, operator.Act{Operator: "sim", Why: "deposit"})
+		switch {
+		case errors.Is(err, errStoreDown):
+			w.tally["deposit-unavailable"]++
+		case !errors.Is(err, sluice.ErrPayloadMismatch):
+			panic(fmt.Sprintf("depositor: the credit of %s with other numbers (%d units) answered %v, want sluice.ErrPayloadMismatch", c.Ref, c.Amount, err))
+		default:
+			refused = true
+		}
+	}
+	w.depositing = nil
+	if refused {
+		w.tally["deposit-conflict-refused"]++
+	}
+	if w.s.Tracing() {
+		w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("deposit %s again with %s: refused %v", c.Ref, c.Amount, refused)})
+	}
+}
+
 // creditDirect credits through the operator service's method: answered is
 // false when the store failed under it (nothing known of its effect).
 func (w *world) creditDirect(svc *operator.Service, c sluice.Credit) (answered, credited bool) {
@@ -137,6 +175,8 @@ func (w *world) creditDirect(svc *operator.Service, c sluice.Credit) (answered, 
 		panic(fmt.Sprintf("depositor: credit %s: %v", c.Ref, err))
 	case acct.Customer != c.Customer:
 		panic(fmt.Sprintf("depositor: the credit of %s to %s answered the account of %s", c.Ref, c.Customer, acct.Customer))
+	case acct != w.creditAcct:
+		panic(fmt.Sprintf("depositor: the credit of %s answered the account %+v, the store gave %+v", c.Ref, acct, w.creditAcct))
 	}
 	w.depositFact(c, credited, false)
 	return true, credited
@@ -165,20 +205,52 @@ func (o *operatorScript) credit(c sluice.Credit) (answered, credited bool) {
 		Ref      string `json:"ref"`
 		Credited bool   `json:"credited"`
 		Account  struct {
-			Customer string `json:"customer"`
+			Customer                       string
+			Balance, Held, Paid, Deposited string
 		} `json:"account"`
 	}
 	o.decode(what, code, resp, &got)
+	// The account as the store handed it to the service for this credit
+	// (no other store call lies between): the answer must show exactly it.
+	a := o.w.creditAcct
 	switch {
 	case got.Ref != c.Ref:
 		o.broke(what, code, resp, "the answer names ref %q", got.Ref)
 	case got.Account.Customer != string(c.Customer):
 		o.broke(what, code, resp, "the answer is the account of %q, not of %q", got.Account.Customer, c.Customer)
+	case got.Account.Balance != a.Balance.String() || got.Account.Held != a.Held.String() || got.Account.Paid != a.Paid.String() || got.Account.Deposited != a.Deposited.String():
+		o.broke(what, code, resp, "the answer's account is not the store's (balance %s, held %s, paid %s, deposited %s)", a.Balance, a.Held, a.Paid, a.Deposited)
 	case got.Credited != (code == http.StatusCreated):
 		o.broke(what, code, resp, "credited %v with status %d", got.Credited, code)
 	}
 	o.w.depositFact(c, got.Credited, false)
 	return true, got.Credited
+}
+
+// creditConflict posts a credit reusing a ref with other numbers: 409 on
+// the ref, or 503 when the store fails (false: nothing known).
+func (o *operatorScript) creditConflict(c sluice.Credit) (refused bool) {
+	body := map[string]string{
+		operator.FieldOperator: "sim", operator.FieldWhy: "deposit",
+		operator.FieldRef: c.Ref, operator.FieldCustomer: string(c.Customer), operator.FieldAmount: c.Amount.String(),
+	}
+	code, resp := o.do(http.MethodPost, "/v1/credits", body)
+	what := "POST /v1/credits " + c.Ref + " with other numbers"
+	switch code {
+	case http.StatusConflict:
+		var e opError
+		o.decode(what, code, resp, &e)
+		if e.Field != operator.FieldRef {
+			o.broke(what, code, resp, "a ref credited with other numbers is refused for the ref, not %q", e.Field)
+		}
+		return true
+	case http.StatusServiceUnavailable:
+		o.unavailable(what, code, resp)
+		o.w.tally["deposit-unavailable"]++
+		return false
+	}
+	o.broke(what, code, resp, "a ref credited with other numbers answers 409, or 503 when the store fails")
+	return false
 }
 
 // depositFact traces a deposit's answer: credited, already credited, or

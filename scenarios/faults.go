@@ -131,9 +131,9 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.OperatorEvery = 0 },
 	},
 	{
-		Name: "late-deposits", Doc: "a customer funded only while the run goes on: a depositor credits it through the operator, sends an unanswered deposit again and replays an answered one",
-		Choices: []string{"deposit-repeat", "deposit-repeat-pick"},
-		Tally:   []string{"deposit", "deposit-repeat", "deposit-unavailable"},
+		Name: "late-deposits", Doc: "a customer funded only while the run goes on: a depositor credits it through the operator, sends an unanswered deposit again, replays an answered one, and now and then reuses a ref with another amount (refused)",
+		Choices: []string{"deposit-repeat", "deposit-repeat-pick", "deposit-repeat-kind"},
+		Tally:   []string{"deposit", "deposit-repeat", "deposit-conflict-refused", "deposit-unavailable"},
 		Benign:  true,
 		Off:     func(c *Config) { c.DepositEvery = 0 },
 	},

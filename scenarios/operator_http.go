@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"sluicesim/model"
@@ -111,6 +112,14 @@ type (
 		Txid        string   `json:"txid"`
 		Parked      bool     `json:"parked"`
 		Actions     []string `json:"actions"`
+		Decision    *struct {
+			Action, Reason string
+			Rebuilds       int
+		} `json:"decision"`
+		Evidence *struct {
+			Txid, Lookup string
+			SolidNumber  int64 `json:"solid_number"`
+		} `json:"evidence"`
 	}
 	opPage struct {
 		Items []opItem `json:"items"`
@@ -185,7 +194,8 @@ func (o *operatorScript) round() {
 // false when the store failed a page (503): the round is skipped.
 func (o *operatorScript) queue() (items []opItem, ok bool) {
 	w := o.w
-	reviews := w.reviewIDs()
+	reviews, parked := w.reviewIDs(), w.parkedIDs()
+	writes := len(w.writes) // the row writes landed before the reading
 	o.listed = o.listed[:0]
 	after := ""
 	for pages := 0; ; pages++ {
@@ -217,6 +227,14 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 				o.broke("GET "+path, code, body, "%s listed after %s: the queue is in id order, each page after its cursor", it.OperationID, last)
 			case it.State != "review" && (opTerminal[it.State] || !it.Parked):
 				o.broke("GET "+path, code, body, "%s is %s (parked %v): the queue lists reviews and parked operations", it.OperationID, it.State, it.Parked)
+			case it.State == "review" && !slices.Equal(it.Actions, reviewActions(it)):
+				o.broke("GET "+path, code, body, "%s is in review with actions %v: a review offers %v (README, the operator API)", it.OperationID, it.Actions, reviewActions(it))
+			case it.State != "review" && !slices.Equal(it.Actions, parkedActions):
+				o.broke("GET "+path, code, body, "%s is parked with actions %v: a parked operation offers %v", it.OperationID, it.Actions, parkedActions)
+			case it.State == "review":
+				if why := w.latestOfTheLog(it); why != "" {
+					o.broke("GET "+path, code, body, "%s: %s", it.OperationID, why)
+				}
 			}
 			o.listed = append(o.listed, it.OperationID)
 		}
@@ -235,7 +253,82 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 				operatorPage, o.listed, id, w.name(id)))
 		}
 	}
+	// A parked row stays parked until a write moves it (a claim does not
+	// end its park): parked before and after the reading, with no write
+	// of it landed in between, it was parked throughout.
+	for _, id := range parked {
+		if !containsString(o.listed, string(id)) && w.isParked(id) && !slices.ContainsFunc(w.writes[writes:], func(r model.WriteRecord) bool { return r.Op == id }) {
+			panic(fmt.Sprintf("operator script: the queue's pages (GET /v1/queue?limit=%d, then after each cursor) listed %v, but %s (%s) was parked throughout the reading and is on no page",
+				operatorPage, o.listed, id, w.name(id)))
+		}
+	}
 	return items, true
+}
+
+// latestOfTheLog says how a review's item differs from the newest
+// decision and evidence its event log holds, or "" when it shows them: the
+// person on call judges a review by them, and one about a retired txid or
+// an earlier decision misleads. A review's log is still (no worker writes
+// it, and the operator is this script), so the world's own read of the log
+// after the page is the log the handler read.
+func (w *world) latestOfTheLog(it opItem) string {
+	evs, err := w.store.Events(w.ctx, sluice.OperationID(it.OperationID))
+	if err != nil {
+		return "the world's own read of its log: " + err.Error()
+	}
+	var d *sluice.Decision
+	var ev *sluice.Evidence
+	for _, e := range evs {
+		if e.Decision != nil {
+			d = e.Decision
+		}
+		if e.Evidence != nil {
+			ev = e.Evidence
+		}
+	}
+	switch {
+	case (d == nil) != (it.Decision == nil):
+		return fmt.Sprintf("the item's decision is %+v, the log's newest %+v", it.Decision, d)
+	case d != nil && (it.Decision.Action != d.Action.String() || it.Decision.Reason != d.Reason || it.Decision.Rebuilds != d.Rebuilds):
+		return fmt.Sprintf("the item's decision is %+v, the log's newest is %s (%s, %d rebuilds)", *it.Decision, d.Action, d.Reason, d.Rebuilds)
+	case (ev == nil) != (it.Evidence == nil):
+		return fmt.Sprintf("the item's evidence is %+v, the log's newest %+v", it.Evidence, ev)
+	case ev != nil && (it.Evidence.Txid != ev.Txid.String() || it.Evidence.Lookup != ev.Lookup.String() || it.Evidence.SolidNumber != ev.SolidNumber):
+		return fmt.Sprintf("the item's evidence is about %s (%s at solid #%d), the log's newest about %s (%s at solid #%d)",
+			it.Evidence.Txid, it.Evidence.Lookup, it.Evidence.SolidNumber, ev.Txid, ev.Lookup, ev.SolidNumber)
+	}
+	return ""
+}
+
+// The actions the queue must offer (README, the operator API): a review
+// may be cancelled, and resolved as paid when it has a txid; a parked
+// operation may be retried or cancelled. The script's own list.
+var parkedActions = []string{"retry", "cancel"}
+
+func reviewActions(it opItem) []string {
+	if it.Txid == "" {
+		return []string{"cancel"}
+	}
+	return []string{"cancel", "resolve"}
+}
+
+// parkedIDs is the world's own look at which operations are parked.
+func (w *world) parkedIDs() []sluice.OperationID {
+	rows, err := w.store.List(w.ctx, sluice.ListFilter{Parked: true, Limit: 1000})
+	if err != nil {
+		panic("scenarios: the world's own read of the parked rows: " + err.Error())
+	}
+	ids := make([]sluice.OperationID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// isParked is the world's own look at whether id is parked.
+func (w *world) isParked(id sluice.OperationID) bool {
+	row, err := w.store.Get(w.ctx, id)
+	return err == nil && row.Parked()
 }
 
 // reviewIDs is the world's own look at which operations are in review (the

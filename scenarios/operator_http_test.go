@@ -122,6 +122,54 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 			}
 			return code, body
 		},
+		// Independent bug 74's effect: reviews offered no action.
+		"reviews offer nothing": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/queue" && code == http.StatusOK {
+				body = bytes.ReplaceAll(body, []byte(`"actions":["cancel","resolve"]`), []byte(`"actions":[]`))
+			}
+			return code, body
+		},
+		// Independent bug 75's effect: evidence about another txid.
+		"evidence about another txid": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/queue" && code == http.StatusOK {
+				body = bytes.ReplaceAll(body, []byte(`"evidence":{"txid":"`), []byte(`"evidence":{"txid":"0`))
+			}
+			return code, body
+		},
+		// Independent bug 76's effect: the account's numbers misplaced.
+		"a credit's account not the store's": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/credits" && code == http.StatusCreated {
+				body = bytes.Replace(body, []byte(`"held":"`), []byte(`"held":"1`), 1)
+			}
+			return code, body
+		},
+		"a ref reused with other numbers accepted": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/credits" && code == http.StatusConflict {
+				return http.StatusOK, []byte(`{"ref":"x","credited":false,"account":{}}` + "\n")
+			}
+			return code, body
+		},
+		// Independent bug 70's effect: a parked operation on no page.
+		"a parked item left out": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path != "/v1/queue" || code != http.StatusOK {
+				return code, body
+			}
+			var page map[string]json.RawMessage
+			var items []json.RawMessage
+			if json.Unmarshal(body, &page) != nil || json.Unmarshal(page["items"], &items) != nil {
+				return code, body
+			}
+			kept := items[:0:0]
+			for _, it := range items {
+				if !bytes.Contains(it, []byte(`"parked":true`)) {
+					kept = append(kept, it)
+				}
+			}
+			b, _ := json.Marshal(kept)
+			page["items"] = b
+			out, _ := json.Marshal(page)
+			return code, out
+		},
 		"landed action not JSON": func(r *http.Request, code int, body []byte) (int, []byte) {
 			if isAction(r) && code == http.StatusOK {
 				return code, []byte("ok\n")

@@ -267,6 +267,9 @@ type world struct {
 	// disagreements with it (wire_metrics.go).
 	wt            wireTally
 	metricsBreaks []model.Violation
+	// creditAcct is the account the store returned to the latest credit
+	// (the depositor holds the API's answer to it).
+	creditAcct sluice.Account
 	// steps counts the workers' reported steps' writes (step_metrics.go).
 	steps stepTally
 	// refusedActs and failedActs count the operator API's 409 and 503

@@ -597,6 +597,7 @@ func (s storeView) Credit(ctx context.Context, c sluice.Credit) (sluice.Account,
 	s.a.touchedAccount(c.Customer, true)
 	if err == nil {
 		s.a.w.credited()
+		s.a.w.creditAcct = acct
 	}
 	if f == storeErrAfter {
 		s.failed("credit", f)
