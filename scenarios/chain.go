@@ -64,6 +64,16 @@ func (w *world) nodeFault(c mocknode.Call) mocknode.Fault {
 		if f == mocknode.LoseRequest {
 			w.lostTxid = c.Txid // the node wrapper keeps the bytes for a relay
 		}
+		if f == mocknode.TaposLie && c.Txid[len(c.Txid)-1]&1 == 1 && w.resending[c.Worker] {
+			// Half the TAPoS lies on a worker's re-send (by the txid, as
+			// below) refuse the signature instead: a node whose view of
+			// the hot wallet's permissions moved refuses bytes it holds,
+			// or another node holds. Only ever on a re-send: TRON.md lets
+			// a first send's SIGERROR stand as final, and behind a
+			// balancer a first send's retry may reach a node that holds
+			// the bytes by gossip.
+			f = mocknode.SignatureLie
+		}
 		if f == mocknode.BandwidthExhausted && c.Txid[len(c.Txid)-1]&1 == 1 {
 			// The same refusal in another code, half the time by the txid
 			// (the data, not the tape, so that every recorded tape keeps

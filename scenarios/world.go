@@ -332,7 +332,10 @@ type world struct {
 	// ledgerReadings: every account checkLedger read (see model.LedgerReading).
 	ledgerReadings []model.LedgerReading
 
-	sent      map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
+	sent map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
+	// resending: by worker, whether its broadcast in progress sends bytes
+	// an earlier call already sent (see node.Broadcast).
+	resending map[string]bool
 	sentTxs   []tron.Transaction
 	lostTxid  tron.Txid // the broadcast the node is losing right now
 	relayable []tron.Transaction
@@ -384,19 +387,20 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	signer := tron.NewHMACSigner([]byte("sluicesim hot wallet"))
 	w := &world{
-		cfg:    cfg,
-		s:      s,
-		data:   rand.New(rand.NewPCG(seed, 0xda7a_da7a)),
-		ctx:    context.Background(),
-		sign:   signer,
-		hot:    tron.AddressFromBytes20([20]byte{0x40, 0x7e, 0x11}),
-		healAt: epoch.Add(cfg.HealAt.D()),
-		names:  map[sluice.OperationID]string{},
-		tally:  map[string]int{},
-		seen:   map[tron.Txid]bool{},
-		gen:    map[int]int{},
-		stored: map[tron.Txid]bool{},
-		sent:   map[tron.Txid]int{},
+		cfg:       cfg,
+		s:         s,
+		data:      rand.New(rand.NewPCG(seed, 0xda7a_da7a)),
+		ctx:       context.Background(),
+		sign:      signer,
+		hot:       tron.AddressFromBytes20([20]byte{0x40, 0x7e, 0x11}),
+		healAt:    epoch.Add(cfg.HealAt.D()),
+		names:     map[sluice.OperationID]string{},
+		tally:     map[string]int{},
+		seen:      map[tron.Txid]bool{},
+		gen:       map[int]int{},
+		stored:    map[tron.Txid]bool{},
+		sent:      map[tron.Txid]int{},
+		resending: map[string]bool{},
 	}
 	// A run that keeps neither tape nor snapshot leaves nothing behind that
 	// holds the world's records or the node's: their storage serves the

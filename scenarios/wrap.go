@@ -682,11 +682,18 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 	n.a.point()
 	w := n.a.w
 	id := w.txids.Txid(&tx.Raw)
-	if _, ok := w.sent[id]; !ok {
+	_, again := w.sent[id]
+	if !again {
 		w.sent[id] = len(w.sentTxs)
 		w.sentTxs = append(w.sentTxs, tx)
 	}
+	// While this call lasts (a balancer's retries, the wire's server
+	// process), the node's fault hook knows whether it is a re-send: the
+	// same bytes were broadcast by an earlier call.
+	name := n.a.p.Name()
+	w.resending[name] = again
 	res, err := n.inner.Broadcast(ctx, tx)
+	delete(w.resending, name)
 	n.a.wroteAhead, n.a.sentUnwritten = false, true
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	if w.lostTxid == id {

@@ -51,6 +51,7 @@ func (n *Node) broadcast(worker string, tx tron.Transaction, id tron.Txid) (tron
 		res = tron.BroadcastResult{Code: tron.CodeContractValidateError, Message: "Validate TriggerSmartContract error, no OwnerAccount (injected)"}
 	default:
 		w.Reached = true
+		heldBefore := n.inPool[id] || n.isOnChain(id)
 		res = n.accept(tx, id)
 		w.Truth = res.Code
 		w.Accepted = res.Code == tron.CodeSuccess || res.Code == tron.CodeDupTransactionError
@@ -84,6 +85,13 @@ func (n *Node) broadcast(worker string, tx tron.Transaction, id tron.Txid) (tron
 			if alive && res.Code != tron.CodeTaposError {
 				w.Fired = true
 				res = tron.BroadcastResult{Code: tron.CodeTaposError, Message: "tapos check failed (injected)"}
+			}
+		case SignatureLie:
+			// Only bytes the node held before this call: a node that
+			// refuses a signature never takes the bytes itself.
+			if heldBefore && res.Code != tron.CodeSigError {
+				w.Fired = true
+				res = tron.BroadcastResult{Code: tron.CodeSigError, Message: "signature does not verify against this node's view of the account's permissions (injected)"}
 			}
 		}
 	}

@@ -96,6 +96,14 @@ const (
 	// limit above what its parameters allow): a refusal at the same stage
 	// as the bandwidth check, that says nothing of another node.
 	ContractStateRefusal
+	// SignatureLie: the node processes the broadcast normally; if it held
+	// the transaction before this call (pending or included), the caller
+	// sees SIGERROR. java-tron checks the signature before the duplicate,
+	// so a node whose view of the hot wallet's permissions has moved
+	// refuses bytes it holds. Only a first send refused before any
+	// acceptance may read SIGERROR as final (TRON.md); a world asks for
+	// this lie only on a worker's re-send.
+	SignatureLie
 
 	faultEnd // one past the last fault; not a fault
 
@@ -132,6 +140,8 @@ func (f Fault) String() string {
 		return "bandwidth-exhausted"
 	case ContractStateRefusal:
 		return "contract-state-refusal"
+	case SignatureLie:
+		return "signature-lie"
 	}
 	return fmt.Sprintf("fault(%d)", int(f))
 }

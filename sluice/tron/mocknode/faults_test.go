@@ -47,6 +47,7 @@ func TestBroadcastFaults(t *testing.T) {
 		{"expiration lie, node lacks it", ExpirationLie, true, "SIGERROR", tron.CodeSigError, false, true, false, false},
 		{"tapos lie", TaposLie, false, "TAPOS_ERROR", tron.CodeSuccess, true, true, true, true},
 		{"tapos lie, node lacks it", TaposLie, true, "SIGERROR", tron.CodeSigError, false, true, false, false},
+		{"signature lie, a first send", SignatureLie, false, "SUCCESS", tron.CodeSuccess, true, true, true, false},
 		{"query fault on a broadcast is ignored", QueryTimeout, false, "SUCCESS", tron.CodeSuccess, true, true, true, false},
 	}
 	for _, tt := range tests {
@@ -319,5 +320,33 @@ func TestInvalidFaultsPanic(t *testing.T) {
 			}()
 			tt.do(newEnv(t, nil))
 		})
+	}
+}
+
+// Goal: a signature lie is told only about bytes the node held before the
+// call: a re-send of pending bytes is refused SIGERROR, stays pending and
+// lands; a first send is taken as if no lie were asked (a node that
+// refuses a signature never takes the bytes itself).
+func TestSignatureLieOnlyOnAResend(t *testing.T) {
+	e := newEnv(t, nil)
+	tx := e.tx("sig", 3)
+	e.node.Next(Broadcast, SignatureLie)
+	if got := e.send(tx); got != "SUCCESS" {
+		t.Fatalf("first send with a signature lie: %s, want SUCCESS", got)
+	}
+	e.node.Next(Broadcast, SignatureLie)
+	if got := e.send(tx); got != "SIGERROR" {
+		t.Fatalf("re-send with a signature lie: %s, want SIGERROR", got)
+	}
+	wire := e.node.Wire()
+	if w := wire[len(wire)-1]; !w.Fired || !w.Accepted || w.Truth != tron.CodeDupTransactionError {
+		t.Errorf("re-send's wire = %+v, want fired, accepted before (DUP_TRANSACTION_ERROR)", w)
+	}
+	if got := firedCount(e.node, SignatureLie); got != 1 {
+		t.Errorf("FaultsFired[signature-lie] = %d, want 1", got)
+	}
+	e.at(time.Minute)
+	if e.status(tx.Txid()) != tron.Included {
+		t.Error("the refused re-send's bytes did not land")
 	}
 }
