@@ -314,15 +314,7 @@ func reviewActions(it opItem) []string {
 
 // parkedIDs is the world's own look at which operations are parked.
 func (w *world) parkedIDs() []sluice.OperationID {
-	rows, err := w.store.List(w.ctx, sluice.ListFilter{Parked: true, Limit: 1000})
-	if err != nil {
-		panic("scenarios: the world's own read of the parked rows: " + err.Error())
-	}
-	ids := make([]sluice.OperationID, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	return ids
+	return w.idsOf(sluice.ListFilter{Parked: true, Limit: 1000}, "parked rows")
 }
 
 // isParked is the world's own look at whether id is parked.
@@ -334,9 +326,14 @@ func (w *world) isParked(id sluice.OperationID) bool {
 // reviewIDs is the world's own look at which operations are in review (the
 // store read directly: no yield point, nothing on the tape).
 func (w *world) reviewIDs() []sluice.OperationID {
-	rows, err := w.store.List(w.ctx, sluice.ListFilter{States: []sluice.State{sluice.Review}, Limit: 1000})
+	return w.idsOf(sluice.ListFilter{States: []sluice.State{sluice.Review}, Limit: 1000}, "reviews")
+}
+
+// idsOf lists the ids of the rows f matches, read from the store directly.
+func (w *world) idsOf(f sluice.ListFilter, what string) []sluice.OperationID {
+	rows, err := w.store.List(w.ctx, f)
 	if err != nil {
-		panic("scenarios: the world's own read of the reviews: " + err.Error())
+		panic("scenarios: the world's own read of the " + what + ": " + err.Error())
 	}
 	ids := make([]sluice.OperationID, len(rows))
 	for i, r := range rows {

@@ -188,12 +188,8 @@ func (d *depositor) deposit(ctx context.Context, c sluice.Credit) {
 		return
 	}
 	for attempt := 0; attempt < 40 && ctx.Err() == nil; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Duration(min(attempt, 10)) * 300 * time.Millisecond):
-			}
+		if !pause(ctx, attempt) {
+			return
 		}
 		code, a := d.send(ctx, c)
 		if code != http.StatusOK && code != http.StatusCreated {
@@ -216,15 +212,25 @@ func (d *depositor) deposit(ctx context.Context, c sluice.Credit) {
 	d.fail("POST /v1/credits %s: never answered in 40 attempts", c.Ref)
 }
 
+// pause waits before attempt k (none before the first, then k x 300 ms,
+// at most 3 s); false when ctx ended meanwhile.
+func pause(ctx context.Context, k int) bool {
+	if k == 0 {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Duration(min(k, 10)) * 300 * time.Millisecond):
+		return true
+	}
+}
+
 // repeat sends an answered deposit again: it must be a repeat.
 func (d *depositor) repeat(ctx context.Context, c sluice.Credit) {
 	for attempt := 0; attempt < 40 && ctx.Err() == nil; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Duration(min(attempt, 10)) * 300 * time.Millisecond):
-			}
+		if !pause(ctx, attempt) {
+			return
 		}
 		code, a := d.send(ctx, c)
 		switch {
