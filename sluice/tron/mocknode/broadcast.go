@@ -10,6 +10,9 @@ import (
 // sluice knows, which must read as ambiguous.
 const unknownCode tron.Code = "TRANSACTION_QUEUED"
 
+// sigRefusal is SignatureLie's answer.
+var sigRefusal = tron.BroadcastResult{Code: tron.CodeSigError, Message: "signature does not verify against this node's view of the account's permissions (injected)"}
+
 // AnswerTimeout is the Answer recorded for a call whose caller got no answer.
 const AnswerTimeout = "timeout"
 
@@ -33,22 +36,28 @@ func (n *Node) broadcast(worker string, tx tron.Transaction, id tron.Txid) (tron
 
 	var res tron.BroadcastResult
 	timeout := false
-	switch f {
-	case LoseRequest:
+	switch {
+	case f == LoseRequest:
 		w.Fired = true
 		timeout = true
-	case Busy:
+	case f == Busy:
 		w.Fired = true
 		res = tron.BroadcastResult{Code: tron.CodeServerBusy, Message: "server busy (injected)"}
-	case NoConnection:
+	case f == NoConnection:
 		w.Fired = true
 		res = tron.BroadcastResult{Code: tron.CodeNoConnection, Message: "no connection (injected)"}
-	case BandwidthExhausted:
+	case f == BandwidthExhausted:
 		w.Fired = true
 		res = tron.BroadcastResult{Code: tron.CodeBandwidthError, Message: "account out of bandwidth (injected)"}
-	case ContractStateRefusal:
+	case f == ContractStateRefusal:
 		w.Fired = true
 		res = tron.BroadcastResult{Code: tron.CodeContractValidateError, Message: "Validate TriggerSmartContract error, no OwnerAccount (injected)"}
+	case f == SignatureLie && !n.holds(id) && net.heldByAnother(n, id):
+		// java-tron checks the signature before it takes the bytes: a
+		// node that does not hold them refuses them without taking them,
+		// while the copy another node holds may still land.
+		w.Fired = true
+		res = sigRefusal
 	default:
 		w.Reached = true
 		heldBefore := n.inPool[id] || n.isOnChain(id)
@@ -91,7 +100,7 @@ func (n *Node) broadcast(worker string, tx tron.Transaction, id tron.Txid) (tron
 			// refuses a signature never takes the bytes itself.
 			if heldBefore && res.Code != tron.CodeSigError {
 				w.Fired = true
-				res = tron.BroadcastResult{Code: tron.CodeSigError, Message: "signature does not verify against this node's view of the account's permissions (injected)"}
+				res = sigRefusal
 			}
 		}
 	}
@@ -200,4 +209,15 @@ func (n *Node) verify(raw tron.RawData, sig []byte) bool {
 // does not know a block above its height: a reference to one fails here.
 func (n *Node) taposOK(raw tron.RawData) bool {
 	return n.net.refOK(raw, n.height())
+}
+
+// heldByAnother: a node other than n holds the txid (its pool or its
+// chain), so that a copy of the bytes may land whatever n answers.
+func (net *Network) heldByAnother(n *Node, id tron.Txid) bool {
+	for _, o := range net.nodes {
+		if o != n && o.holds(id) {
+			return true
+		}
+	}
+	return false
 }

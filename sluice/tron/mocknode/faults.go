@@ -96,13 +96,16 @@ const (
 	// limit above what its parameters allow): a refusal at the same stage
 	// as the bandwidth check, that says nothing of another node.
 	ContractStateRefusal
-	// SignatureLie: the node processes the broadcast normally; if it held
-	// the transaction before this call (pending or included), the caller
-	// sees SIGERROR. java-tron checks the signature before the duplicate,
-	// so a node whose view of the hot wallet's permissions has moved
-	// refuses bytes it holds. Only a first send refused before any
-	// acceptance may read SIGERROR as final (TRON.md); a world asks for
-	// this lie only on a worker's re-send.
+	// SignatureLie: the caller sees SIGERROR for bytes that may land
+	// anyway. If the node held the transaction before this call (pending
+	// or included), it processes the broadcast normally and answers
+	// SIGERROR: java-tron checks the signature before the duplicate, so a
+	// node whose view of the hot wallet's permissions has moved refuses
+	// bytes it holds. If only another node holds them, it refuses them
+	// without taking them. If no node holds them, it answers truly. Only
+	// a first send refused before any acceptance may read SIGERROR as
+	// final (TRON.md); a world asks for this lie only on a worker's
+	// re-send.
 	SignatureLie
 
 	faultEnd // one past the last fault; not a fault

@@ -3,6 +3,7 @@ package mocknode
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -348,5 +349,44 @@ func TestSignatureLieOnlyOnAResend(t *testing.T) {
 	e.at(time.Minute)
 	if e.status(tx.Txid()) != tron.Included {
 		t.Error("the refused re-send's bytes did not land")
+	}
+}
+
+// Goal: a signature lie about bytes only another node holds refuses them
+// without taking them, and the other node's copy still lands; about bytes
+// no node holds, the node answers truly. Method: three nodes, gossip to
+// the producer (node 0) delayed; send to node 1, then to node 0 with the
+// lie while node 1's copy is on its way.
+func TestSignatureLieAboutAnotherNodesCopy(t *testing.T) {
+	e := newNetEnv(t, 3, nil)
+	e.net.SetGossip(func(Hop) Gossip { return Gossip{Delay: 1500 * time.Millisecond} })
+	e.at(time.Second)
+	tx := e.tx("sig-elsewhere", 4)
+	if got := e.sendTo(1, tx); got != "SUCCESS" {
+		t.Fatalf("send to node 1: %s, want SUCCESS", got)
+	}
+	e.node.Next(Broadcast, SignatureLie)
+	if got := e.sendTo(0, tx); got != "SIGERROR" {
+		t.Fatalf("send to node 0 with a signature lie while node 1 holds the bytes: %s, want SIGERROR", got)
+	}
+	wire := e.net.Wire()
+	if w := wire[len(wire)-1]; !w.Fired || w.Reached || w.Accepted {
+		t.Errorf("refusal's wire = %+v, want fired, neither reached nor accepted", w)
+	}
+	if got := e.statusOn(0, tx.Txid()); got == pend {
+		t.Error("node 0 took the bytes whose signature it refused")
+	}
+	e.at(time.Minute)
+	if got := e.statuses(tx.Txid()); !slices.Equal(got, []tron.Status{tron.Included, tron.Included, tron.Included}) {
+		t.Errorf("after a minute the nodes say %v, want included everywhere: node 1's copy lands", got)
+	}
+
+	lone := e.tx("sig-nowhere", 5)
+	e.node.Next(Broadcast, SignatureLie)
+	if got := e.sendTo(0, lone); got != "SUCCESS" {
+		t.Errorf("send with a signature lie of bytes no node holds: %s, want SUCCESS (a true answer)", got)
+	}
+	if got := firedCount(e.node, SignatureLie); got != 1 {
+		t.Errorf("FaultsFired[signature-lie] = %d, want 1", got)
 	}
 }
