@@ -37,7 +37,9 @@ const BodyMax = 16 << 10
 // request may or may not have been recorded (a commit whose answer was
 // lost), and the one safe move, a retry with the same operation id, is what
 // a client does with a 503. The internals of a failing store are no business
-// of the client's.
+// of the client's. A store that refuses, by its own checks, an operation
+// intake accepted is a 500 with code "store_refused": nothing was stored,
+// and a retry would be refused again.
 //
 // The handler is the only place intake meets real concurrency: net/http
 // calls it from its own goroutines. It starts none itself and reads no
@@ -503,6 +505,15 @@ func known(key string) bool {
 // such error comes from the store, and may have happened after its effect.
 const errStoreUnavailable = "store unavailable: the request may or may not have been recorded; retry with the same operation_id"
 
+// CodeStoreRefused is the "code" of a 500 answer: the store's own checks
+// refused an operation intake had accepted. Nothing was stored, and sending
+// the same request again gets the same answer.
+const CodeStoreRefused = "store_refused"
+
+// errStoreRefused is that 500's message. It is fixed, as the 503's: the
+// store's error is no business of the client.
+const errStoreRefused = "the store refused an operation intake accepted: nothing was stored, and the same request will be refused again; this is the service's fault, not the request's"
+
 // CodeInsufficientFunds is the "code" of a 402 answer: the customer's
 // balance does not cover the amount. It is stable: clients may branch on it.
 const CodeInsufficientFunds = "insufficient_funds"
@@ -538,6 +549,13 @@ func writeServiceError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrBusy):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, ErrBusy.Error(), "")
+	case errors.Is(err, sluice.ErrInvalidOperation):
+		// The store's own check refused an operation Normalize accepted:
+		// nothing was stored, and the same request is refused again. A 503
+		// would have the client retry for ever; a 422 would blame a field
+		// intake found well-formed. Intake and the store disagree, which is
+		// ours to mend: a 500 that says so.
+		writeErrorBody(w, http.StatusInternalServerError, errorBody{Error: errStoreRefused, Code: CodeStoreRefused})
 	default:
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, errStoreUnavailable, "")

@@ -473,6 +473,25 @@ func TestStoreFailureIs503(t *testing.T) {
 	}
 }
 
+// TestStoreRefusalIs500: the store refusing, by its own checks, an
+// operation intake accepted is a 500 with code "store_refused" and a fixed
+// message, and no Retry-After: a retry would be refused again.
+func TestStoreRefusalIs500(t *testing.T) {
+	refusal := fmt.Errorf("%w: amount 0 is not positive (at 10.0.0.5)", sluice.ErrInvalidOperation)
+	h := NewHandler(&Service{Store: &failingStore{err: refusal}})
+	rec := post(h, validBody())
+	e := wantError(t, rec, http.StatusInternalServerError, "")
+	if e.Code != CodeStoreRefused || e.Error != errStoreRefused {
+		t.Errorf("500 body = %+v, want code %q and the fixed message", e, CodeStoreRefused)
+	}
+	if strings.Contains(rec.Body.String(), "10.0.0.5") {
+		t.Errorf("500 body %s leaks the store's error", rec.Body.String())
+	}
+	if got := rec.Header().Get("Retry-After"); got != "" {
+		t.Errorf("500 Retry-After = %q, want none", got)
+	}
+}
+
 // TestConcurrentIdenticalPosts: 32 identical POSTs released at once through
 // the handler make one row, one creation event, one 201 and 31 replays.
 // Run under -race; the store's atomic Insert is what is being relied on.
