@@ -34,7 +34,11 @@ import (
 // proof itself (solid time at least expiration plus margin, lookup
 // unknown) with those re-derived values. A txid retired without such evidence (a stale
 // envelope rebuilt from signed) must never have been sent: not on the wire,
-// never accepted, never included. Every confirmation that landed, the
+// never accepted, never included. The rebuilds keep the stuck policy, read
+// by the model (stuckRebuild), not by its code: a txid a lookup proved dead
+// is rebuilt only once RebuildAfter has passed since the first write-ahead
+// and before CancelAfter, and an operation rebuilds at most Rebuilds times
+// whatever retired its txids. Every confirmation that landed, the
 // automation's or an operator's, names a txid whose block was at or below
 // the chain's solid head at that moment (confirmedWhenSolid).
 func CheckAuditLog(s *Snapshot) []Violation {
@@ -59,6 +63,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		}
 		id := ix.ids[slot]
 		var maxToken sluice.FencingToken
+		rebuilds := 0
 		for k, pos := range evs {
 			e := &s.Events[pos]
 			// Built only for a message: this loop runs over every event.
@@ -90,6 +95,14 @@ func CheckAuditLog(s *Snapshot) []Violation {
 					add(id, "%s has token %d, below token %d used before: fencing tokens went back", at, e.Token, maxToken)
 				}
 				vs = append(vs, c.txidChange(at, prev, e)...)
+				if e.To == sluice.Signing && !e.RetiredTxid.IsZero() {
+					// Every rebuild spends the budget, whatever retired
+					// the txid: each new txid is one the chain must be
+					// asked about for ever.
+					if rebuilds++; rebuilds == s.Stuck.Rebuilds+1 && s.Stuck.RebuildAfter > 0 {
+						add(id, "%s is rebuild %d, but the stuck policy allows %d: with the budget spent, a dead txid is cancelled or sent to review", at, rebuilds, s.Stuck.Rebuilds)
+					}
+				}
 			}
 			maxToken = max(maxToken, e.Token)
 		}
@@ -300,7 +313,40 @@ func (c auditContext) txidChange(at lazyAt, prev, e *sluice.Event) []Violation {
 	for _, in := range c.onChain[e.RetiredTxid] {
 		add("retires txid %s as dead, but it is on chain in block #%d with receipt %s", e.RetiredTxid.Short(), in.BlockNumber, in.Receipt)
 	}
+	if e.To == sluice.Signing && c.s.Stuck.RebuildAfter > 0 {
+		if why := c.stuckRebuild(e, ev); why != "" {
+			add("rebuilds txid %s %s", e.RetiredTxid.Short(), why)
+		}
+	}
 	return vs
+}
+
+// stuckRebuild says what is wrong with the timing of a rebuild of a txid a
+// lookup proved dead, or "": the model's own reading of the stuck policy
+// (seed 004), not its code. The wait runs from the operation's first
+// write-ahead (the store's stamp in the log) to the time of the solid block
+// the evidence cites (held to the chain by citedBlock), which is what a
+// worker whose own clock is off can judge. Before RebuildAfter, the
+// replacement was not yet due: fees paid for a transaction that may only
+// have been slow. At or past CancelAfter, the policy gives up (cancel, or
+// review when our own trouble was involved): a rebuild there keeps a
+// withdrawal alive past the point the customer was promised an answer.
+func (c auditContext) stuckRebuild(e *sluice.Event, ev *sluice.Evidence) string {
+	p := c.s.Stuck
+	first, ok := c.ix.firstWriteAhead(c.s, e.OperationID)
+	if !ok {
+		return "proven dead, but the log has no write-ahead to count the stuck policy's wait from"
+	}
+	waited := ev.SolidTime.Sub(first)
+	switch {
+	case waited < p.RebuildAfter:
+		return fmt.Sprintf("proven dead by solid block #%d at %s, %s after the first write-ahead at %s: before RebuildAfter %s, the stuck policy waits",
+			ev.SolidNumber, stamp(ev.SolidTime), waited, stamp(first), p.RebuildAfter)
+	case waited >= p.CancelAfter:
+		return fmt.Sprintf("proven dead by solid block #%d at %s, %s after the first write-ahead at %s: at or past CancelAfter %s, the stuck policy cancels or sends to review",
+			ev.SolidNumber, stamp(ev.SolidTime), waited, stamp(first), p.CancelAfter)
+	}
+	return ""
 }
 
 // failedReceiptProof checks evidence that txid t died by a failed receipt

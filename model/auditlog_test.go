@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -93,6 +94,21 @@ func TestCheckAuditLogCatches(t *testing.T) {
 		{
 			name: "log not opening with the creation", op: opID(opStale), mention: "must open with the creation",
 			break_: func(b *builder) { b.event(opID(opStale), sluice.None, sluice.Requested).To = sluice.Validated },
+		},
+		{
+			// The stuck policy read by the model, not by its code: a
+			// policy that waits longer than the log shows the worker
+			// waited (the same as a worker that rebuilt too early).
+			name: "rebuild before RebuildAfter", op: rebuilt, mention: "before RebuildAfter 1h59m0s",
+			break_: func(b *builder) { b.s.Stuck.RebuildAfter = 2*time.Hour - time.Minute },
+		},
+		{
+			name: "rebuild past CancelAfter", op: opID(opPolicyCancel), mention: "at or past CancelAfter 1m30s",
+			break_: func(b *builder) { b.s.Stuck.CancelAfter = 90 * time.Second },
+		},
+		{
+			name: "rebuild beyond the budget", op: opID(opPolicyCancel), mention: fmt.Sprintf("is rebuild %d, but the stuck policy allows %d", buildsMax-1, buildsMax-2),
+			break_: func(b *builder) { b.s.Stuck.Rebuilds = buildsMax - 2 },
 		},
 		{
 			name: "rebuild without evidence", op: rebuilt, mention: "without evidence",

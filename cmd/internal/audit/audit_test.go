@@ -149,6 +149,11 @@ func TestJudgeDefersOnlyWhatIsInFlight(t *testing.T) {
 // the database answering as it would (it owns both).
 func TestRetiredTxidIsJudged(t *testing.T) {
 	op, evs := withdrawal(1, sluice.Broadcast, 5_000_000)
+	for i := range evs {
+		// Sent long enough before the proof for the stuck policy to
+		// rebuild: only the landing is wrong here.
+		evs[i].At = t0.Add(-2 * time.Minute)
+	}
 	x := op.Envelope.Txid
 	raw := op.Envelope.Raw
 	raw.Memo = append(raw.Memo, " build 2"...)
