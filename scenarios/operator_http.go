@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"sluicesim/model"
 	"sluicesim/sluice"
@@ -111,6 +112,7 @@ type (
 		State       string   `json:"state"`
 		Txid        string   `json:"txid"`
 		Parked      bool     `json:"parked"`
+		Waited      string   `json:"waited"`
 		Actions     []string `json:"actions"`
 		Decision    *struct {
 			Action, Reason string
@@ -203,7 +205,11 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 		if after != "" {
 			path += "&after=" + after
 		}
+		// The service's clock is the operator's, read somewhere in the
+		// call: the window its "waited" must come from.
+		from := w.s.Now().Add(o.a.skew)
 		code, body := o.do(http.MethodGet, path, nil)
+		to := w.s.Now().Add(o.a.skew)
 		switch code {
 		case http.StatusOK:
 		case http.StatusServiceUnavailable:
@@ -233,6 +239,14 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 				o.broke("GET "+path, code, body, "%s is parked with actions %v: a parked operation offers %v", it.OperationID, it.Actions, parkedActions)
 			case it.State == "review":
 				if why := w.latestOfTheLog(it); why != "" {
+					o.broke("GET "+path, code, body, "%s: %s", it.OperationID, why)
+				}
+			}
+			// A review's log is still, and a parked row's too while no
+			// write of it landed since the reading began.
+			id := sluice.OperationID(it.OperationID)
+			if it.State == "review" || !slices.ContainsFunc(w.writes[writes:], func(r model.WriteRecord) bool { return r.Op == id }) {
+				if why := w.waitedOfTheLog(it, from, to); why != "" {
 					o.broke("GET "+path, code, body, "%s: %s", it.OperationID, why)
 				}
 			}
@@ -296,6 +310,39 @@ func (w *world) latestOfTheLog(it opItem) string {
 	case ev != nil && (it.Evidence.Txid != ev.Txid.String() || it.Evidence.Lookup != ev.Lookup.String() || it.Evidence.SolidNumber != ev.SolidNumber):
 		return fmt.Sprintf("the item's evidence is about %s (%s at solid #%d), the log's newest about %s (%s at solid #%d)",
 			it.Evidence.Txid, it.Evidence.Lookup, it.Evidence.SolidNumber, ev.Txid, ev.Lookup, ev.SolidNumber)
+	}
+	return ""
+}
+
+// waitedOfTheLog says how an item's "waited" differs from the time since
+// the operation's first write-ahead in its log, by a clock read between
+// from and to, or "" when it fits: the person on call triages by it. An
+// operation never written ahead has waited for nothing (no "waited"): its
+// customer's wait is not a send's.
+func (w *world) waitedOfTheLog(it opItem, from, to time.Time) string {
+	evs, err := w.store.Events(w.ctx, sluice.OperationID(it.OperationID))
+	if err != nil {
+		return "the world's own read of its log: " + err.Error()
+	}
+	i := slices.IndexFunc(evs, func(e sluice.Event) bool { return e.To == sluice.Broadcasting })
+	var got time.Duration
+	if it.Waited != "" {
+		if got, err = time.ParseDuration(it.Waited); err != nil {
+			return fmt.Sprintf("waited %q is not a duration: %v", it.Waited, err)
+		}
+	}
+	if i < 0 {
+		if it.Waited != "" {
+			return fmt.Sprintf("waited %s, but its log has no write-ahead: nothing was ever sent", it.Waited)
+		}
+		return ""
+	}
+	first := evs[i].At
+	// The view rounds to the millisecond and leaves out a zero wait.
+	lo, hi := max(from.Sub(first), 0)-time.Millisecond, to.Sub(first)+time.Millisecond
+	if got < lo || got > hi {
+		return fmt.Sprintf("waited %q, but its first write-ahead (event #%d) was at %s: %s to %s before the read",
+			it.Waited, evs[i].Seq, first.Format(time.RFC3339Nano), max(from.Sub(first), 0), to.Sub(first))
 	}
 	return ""
 }

@@ -170,6 +170,14 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 			out, _ := json.Marshal(page)
 			return code, out
 		},
+		// Independent bug 84's effect, and a wait from another clock:
+		// every item says it has waited an hour.
+		"waited not the log's": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/queue" && code == http.StatusOK {
+				body = bytes.ReplaceAll(body, []byte(`"created_at":`), []byte(`"waited":"1h0m0s","created_at":`))
+			}
+			return code, body
+		},
 		"landed action not JSON": func(r *http.Request, code int, body []byte) (int, []byte) {
 			if isAction(r) && code == http.StatusOK {
 				return code, []byte("ok\n")
