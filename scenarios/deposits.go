@@ -87,11 +87,18 @@ func (w *world) depositLoop(p *sim.Proc) {
 		case pending != nil:
 			c = *pending
 		case len(made) > 0 && w.s.Chance("deposit-repeat", depositReplayP):
-			c = made[w.s.Choose("deposit-repeat-pick", len(made))]
+			pick := w.s.Choose("deposit-repeat-pick", len(made))
+			c = made[pick]
 			if w.s.Choose("deposit-repeat-kind", 3) == 0 {
 				// A deposit pipeline's bug: the same ref with another
-				// amount. It must be refused, crediting nothing.
-				c.Amount++
+				// amount, or (every other pick, by the data, so that
+				// recorded tapes keep their choices) for another
+				// customer. It must be refused, crediting nothing.
+				if pick%2 == 1 {
+					c.Customer = w.customers[0]
+				} else {
+					c.Amount++
+				}
 				w.conflictingDeposit(script, svc, c)
 				continue
 			}
@@ -148,7 +155,7 @@ func (w *world) conflictingDeposit(script *operatorScript, svc *operator.Service
 		case errors.Is(err, errStoreDown):
 			w.tally["deposit-unavailable"]++
 		case !errors.Is(err, sluice.ErrPayloadMismatch):
-			panic(fmt.Sprintf("depositor: the credit of %s with other numbers (%d units) answered %v, want sluice.ErrPayloadMismatch", c.Ref, c.Amount, err))
+			panic(fmt.Sprintf("depositor: the credit of %s with other numbers (%d units to %s) answered %v, want sluice.ErrPayloadMismatch", c.Ref, c.Amount, c.Customer, err))
 		default:
 			refused = true
 		}
@@ -158,7 +165,7 @@ func (w *world) conflictingDeposit(script *operatorScript, svc *operator.Service
 		w.tally["deposit-conflict-refused"]++
 	}
 	if w.s.Tracing() {
-		w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("deposit %s again with %s: refused %v", c.Ref, c.Amount, refused)})
+		w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("deposit %s again with %s to %s: refused %v", c.Ref, c.Amount, c.Customer, refused)})
 	}
 }
 
