@@ -5,7 +5,7 @@
 # packages under the race detector), and explore runs every world; one
 # line per bug says which world caught it first, how, and whether sluice's
 # own tests did. A patch to the PostgreSQL store (sluice/store/postgres)
-# also runs that store's tests and the chaos, zombies and wire worlds on it
+# also runs that store's tests and the chaos, zombies, wire and ledger worlds on it
 # (PG_BUG_SEEDS seeds each, 100 by default; a seed costs about a second)
 # when DATABASE_URL names a cluster (.ci/postgres.sh start gives one); the
 # memory worlds cannot see such a bug. A patch to the code production's
@@ -94,7 +94,7 @@ for patch in "${patches[@]}"; do
 			else
 				line="$line; postgres tests FAIL"
 			fi
-			for spec in "chaos" "zombies" "wire"; do
+			for spec in "chaos" "zombies" "wire" "ledger"; do
 				out=$(cd "$dir" && ./explore.bin -store postgres -world "$spec" -seeds "${PG_BUG_SEEDS:-100}" -trace /dev/null 2>&1)
 				code=$?
 				line="$line$(verdict "$spec on postgres" "$code" "$out")"

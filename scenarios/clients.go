@@ -29,6 +29,7 @@ type payee struct {
 // concurrently, conflicting payloads under used ids, invalid requests.
 func (w *world) spawnClients() {
 	cfg := w.cfg
+	var thin []money.Amount // the thin customer's amounts so far
 	for i := range cfg.Withdrawals {
 		id := clientOperationID(w.data.Uint32(), i+1)
 		w.names[sluice.OperationID(id)] = "op" + strconv.Itoa(i+1)
@@ -51,6 +52,18 @@ func (w *world) spawnClients() {
 				}
 			}
 			w.recipients = append(w.recipients, payee{to, amount})
+		}
+		if cfg.ThinCustomer && customer == thinCustomer {
+			// Its third withdrawal asks exactly what its first two leave
+			// of its funding, when that is an amount a client may ask:
+			// taken after both, it leaves the balance at exactly zero,
+			// which the balance covers. Drawn above all the same.
+			if len(thin) == 2 {
+				if rest := thinFunding - thin[0] - thin[1]; rest >= 1 && rest <= amountMax {
+					amount = rest
+				}
+			}
+			thin = append(thin, amount)
 		}
 		sub := intake.Submission{OperationID: id, Customer: string(customer), ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset}
 		n := i + 1

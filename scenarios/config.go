@@ -19,6 +19,13 @@ import (
 // hot wallet can fund every run.
 const amountMax money.Amount = 1_000 * 1_000_000
 
+// The thin customer (Config.ThinCustomer) and what it is funded with: about
+// two withdrawals' worth.
+const (
+	thinCustomer sluice.CustomerID = "cust-thin"
+	thinFunding                    = 2 * amountMax
+)
+
 // Duration is a time.Duration written as "30s" in JSON (trace headers).
 type Duration time.Duration
 

@@ -277,6 +277,7 @@ func buildCoverage() []Condition {
 	}, covNone)
 	cond("intake:unfunded-refused", "a POST the customer's balance does not cover is refused, nothing stored", func(c Config) bool { return c.ThinCustomer || c.DepositEvery > 0 }, covNone)
 	// Money arriving.
+	cond("ledger:balance-drained", "a hold takes a customer's balance to exactly zero (the balance covers an amount equal to it)", func(c Config) bool { return c.ThinCustomer }, covNone)
 	cond("ledger:late-deposit-held", "a withdrawal is held against money deposited while the run went on", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
 	cond("ledger:deposit-repeated", "a deposit's ref is credited again and answered as a replay, crediting nothing", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
 	cond("ledger:deposit-conflict-refused", "a deposit's ref is sent again with another amount and refused, crediting nothing", func(c Config) bool { return c.DepositEvery > 0 }, covNone)
@@ -367,6 +368,13 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 		}
 		add("ledger:late-deposit-held", held)
 	}
+	drained := 0
+	for _, r := range snap.LedgerReadings {
+		if r.Account.Balance == 0 && r.Account.Held > 0 {
+			drained++
+		}
+	}
+	add("ledger:balance-drained", drained)
 	add("ledger:deposit-repeated", tallied("deposit-repeat"))
 	add("ledger:deposit-conflict-refused", tallied("deposit-conflict-refused"))
 	add("client:retried", tallied("client-retry"))

@@ -649,7 +649,7 @@ func (w *world) fund() error {
 		w.customers = append(w.customers, lateCustomer)
 	}
 	if w.cfg.ThinCustomer {
-		c := sluice.Credit{Ref: "deposit-thin", Customer: "cust-thin", Amount: 2 * amountMax}
+		c := sluice.Credit{Ref: "deposit-thin", Customer: thinCustomer, Amount: thinFunding}
 		if _, _, err := w.store.Credit(w.ctx, c); err != nil {
 			return fmt.Errorf("funding %s: %w", c.Customer, err)
 		}
