@@ -66,10 +66,11 @@ type depositor struct {
 	// made are the deposits answered, in order; wrong lists answers no
 	// deposit may get (a fresh ref answered as a repeat, another customer's
 	// account, a repeat credited again, a deposit never answered).
-	made     []model.LateDeposit
-	wrong    []string
-	attempts int
-	repeated int
+	made      []model.LateDeposit
+	wrong     []string
+	attempts  int
+	repeated  int
+	conflicts int // refs sent again with other numbers, refused
 }
 
 // lateAmounts counts late's withdrawals and what they ask in all (each
@@ -101,10 +102,20 @@ func (d *depositor) run(ctx context.Context, span time.Duration, each money.Amou
 		}
 		c := sluice.Credit{Ref: fmt.Sprintf("Late-Dep-%d", k+1), Customer: late, Amount: each}
 		d.deposit(ctx, c)
-		if k == 1 {
+		switch k {
+		case 1:
 			// An answered deposit sent again: the same ref and numbers,
 			// nothing new (200, credited false).
 			d.repeat(ctx, c)
+		case 2:
+			// A deposit pipeline's bug: an answered ref sent again with
+			// the same amount for another customer, and with another
+			// amount. Each names another deposit: 409, nothing credited
+			// (funds holds the accounts to the deposits made).
+			other, more := c, c
+			other.Customer, more.Amount = customers[0], c.Amount+1
+			d.conflict(ctx, other)
+			d.conflict(ctx, more)
 		}
 	}
 }
@@ -118,8 +129,9 @@ type creditAnswer struct {
 	} `json:"account"`
 }
 
-// send posts c once: the status (0: no answer) and the answer read.
-func (d *depositor) send(ctx context.Context, c sluice.Credit) (int, creditAnswer) {
+// send posts c once: the status (0: no answer) and the answer read. A 409
+// is an answer only when conflict is set (a ref sent with other numbers).
+func (d *depositor) send(ctx context.Context, c sluice.Credit, conflict bool) (int, creditAnswer) {
 	body, _ := json.Marshal(map[string]string{"operator": "livecheck", "why": "deposit arrived",
 		"ref": c.Ref, "customer": string(c.Customer), "amount": c.Amount.String()})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url+"/v1/credits", bytes.NewReader(body))
@@ -145,7 +157,7 @@ func (d *depositor) send(ctx context.Context, c sluice.Credit) (int, creditAnswe
 		if err := json.Unmarshal(b, &a); err != nil {
 			d.fail("POST /v1/credits %s: %d with a body that is not the API's JSON: %.200q", c.Ref, resp.StatusCode, b)
 		}
-	} else if resp.StatusCode != http.StatusServiceUnavailable {
+	} else if resp.StatusCode != http.StatusServiceUnavailable && (!conflict || resp.StatusCode != http.StatusConflict) {
 		d.fail("POST /v1/credits %s: %d %.200q: a deposit is answered 201, 200 for a repeat, or 503", c.Ref, resp.StatusCode, b)
 	}
 	return resp.StatusCode, a
@@ -191,7 +203,7 @@ func (d *depositor) deposit(ctx context.Context, c sluice.Credit) {
 		if !pause(ctx, attempt) {
 			return
 		}
-		code, a := d.send(ctx, c)
+		code, a := d.send(ctx, c, false)
 		if code != http.StatusOK && code != http.StatusCreated {
 			continue // unanswered: send it again, the ref makes it one deposit
 		}
@@ -232,7 +244,7 @@ func (d *depositor) repeat(ctx context.Context, c sluice.Credit) {
 		if !pause(ctx, attempt) {
 			return
 		}
-		code, a := d.send(ctx, c)
+		code, a := d.send(ctx, c, false)
 		switch {
 		case code == 0 || code == http.StatusServiceUnavailable:
 			continue
@@ -246,14 +258,35 @@ func (d *depositor) repeat(ctx context.Context, c sluice.Credit) {
 	}
 }
 
+// conflict sends a ref already credited with other numbers: it must be
+// refused (409).
+func (d *depositor) conflict(ctx context.Context, c sluice.Credit) {
+	for attempt := 0; attempt < 40 && ctx.Err() == nil; attempt++ {
+		if !pause(ctx, attempt) {
+			return
+		}
+		code, a := d.send(ctx, c, true)
+		switch {
+		case code == 0 || code == http.StatusServiceUnavailable:
+			continue
+		case code != http.StatusConflict:
+			d.fail("POST /v1/credits %s again, %s USDT to %s: %d credited=%v, want 409: the ref names another deposit", c.Ref, c.Amount, c.Customer, code, a.Credited)
+		}
+		d.mu.Lock()
+		d.conflicts++
+		d.mu.Unlock()
+		return
+	}
+}
+
 // summary is the depositor's line of the report.
 func (d *depositor) summary(t *tally) string {
 	var sum money.Amount
 	for _, m := range d.made {
 		sum += m.Credit.Amount
 	}
-	return fmt.Sprintf("late deposits for %s: %d made (%s USDT, %d attempts, %d repeated); its posts: created %d, refused for want of funds %d",
-		late, len(d.made), sum, d.attempts, d.repeated, t.lateCreated, t.lateUnfunded)
+	return fmt.Sprintf("late deposits for %s: %d made (%s USDT, %d attempts, %d repeated, %d conflicting refused); its posts: created %d, refused for want of funds %d",
+		late, len(d.made), sum, d.attempts, d.repeated, d.conflicts, t.lateCreated, t.lateUnfunded)
 }
 
 // problems are the depositor's reasons to fail the run.
@@ -261,6 +294,9 @@ func (d *depositor) problems(t *tally) []string {
 	out := slices.Clone(d.wrong)
 	if len(d.made) < lateDeposits {
 		out = append(out, fmt.Sprintf("%d of %d late deposits made", len(d.made), lateDeposits))
+	}
+	if d.conflicts < 2 {
+		out = append(out, fmt.Sprintf("%d of 2 refs sent again with other numbers were answered", d.conflicts))
 	}
 	// Counted outcomes: money arriving during the run must both be waited
 	// for and used, or the run did not test it (with a few of late's

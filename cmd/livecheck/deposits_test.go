@@ -74,6 +74,20 @@ func TestDepositsJudged(t *testing.T) {
 			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"credited":false`), []byte(`"credited":true`), 1))
 			return true
 		}, "want 200 credited=false (a repeat)"},
+		// Independent bug 83's effect: a ref credited before is taken as
+		// a repeat whatever customer it now names.
+		{"a conflicting ref taken as a repeat", func(w http.ResponseWriter, r *http.Request, body []byte, real http.Handler) bool {
+			rec := httptest.NewRecorder()
+			real.ServeHTTP(rec, r)
+			if rec.Code != http.StatusConflict {
+				w.WriteHeader(rec.Code) // the real answer, once: the call landed
+				w.Write(rec.Body.Bytes())
+				return true
+			}
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"ref":"x","credited":false,"account":{"customer":"live-0"}}` + "\n"))
+			return true
+		}, "want 409: the ref names another deposit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := store.NewMemory(&storetest.Clock{}, time.Minute)
@@ -108,8 +122,8 @@ func TestDepositsJudged(t *testing.T) {
 			if c.wrong != "" {
 				return
 			}
-			if len(d.made) != lateDeposits || d.repeated != 1 {
-				t.Fatalf("%d deposits made, %d repeated; want %d and 1", len(d.made), d.repeated, lateDeposits)
+			if len(d.made) != lateDeposits || d.repeated != 1 || d.conflicts != 2 {
+				t.Fatalf("%d deposits made, %d repeated, %d conflicting refused; want %d, 1 and 2", len(d.made), d.repeated, d.conflicts, lateDeposits)
 			}
 			prev := model.LateDeposit{}
 			for i, m := range d.made {
