@@ -38,7 +38,9 @@ import (
 // by the model (stuckRebuild), not by its code: a txid a lookup proved dead
 // is rebuilt only once RebuildAfter has passed since the first write-ahead
 // and before CancelAfter, and an operation rebuilds at most Rebuilds times
-// whatever retired its txids. Every confirmation that landed, the
+// whatever retired its txids. A wait writes nothing: the waits the world
+// saw a worker decide on chain answers that prove its txid dead are held to
+// the same reading (stuckWaits). Every confirmation that landed, the
 // automation's or an operator's, names a txid whose block was at or below
 // the chain's solid head at that moment (confirmedWhenSolid).
 func CheckAuditLog(s *Snapshot) []Violation {
@@ -132,7 +134,51 @@ func CheckAuditLog(s *Snapshot) []Violation {
 			add(op.ID, "op %s is %s but has no events", op.ID, op.State)
 		}
 	}
-	return finish(append(vs, c.confirmedWhenSolid()...))
+	vs = append(vs, c.confirmedWhenSolid()...)
+	return finish(append(vs, c.stuckWaits()...))
+}
+
+// stuckWaits judges the waits the world saw the stuck policy decide, by
+// the model's own reading of the policy: a txid a lookup did not find, from
+// a node whose solid head reached the fetched solid block, whose time is at
+// or past the txid's expiration plus the margin, is dead; the policy then
+// waits only while it has waited less than RebuildAfter since the first
+// write-ahead, has rebuilds left, and has waited less than CancelAfter.
+// Otherwise it rebuilds, cancels or sends to review, and a wait leaves the
+// customer's money held for nothing.
+func (c auditContext) stuckWaits() []Violation {
+	p := c.s.Stuck
+	if p.RebuildAfter <= 0 {
+		return nil
+	}
+	var vs []Violation
+	for i := range c.s.Waits {
+		r := &c.s.Waits[i]
+		raw, ok := c.ix.envelope(c.s, r.Txid)
+		if !ok || r.LookupSolid < r.SolidNumber || r.SolidTime.Before(time.UnixMilli(raw.Expiration).Add(c.s.SafetyMargin)) {
+			continue // no proof of death: waiting is all the policy may do
+		}
+		first, ok := c.ix.firstWriteAhead(c.s, r.Op)
+		if !ok {
+			continue // never sent: nothing to wait for; not a stuck wait
+		}
+		waited := r.SolidTime.Sub(first)
+		var should string
+		switch {
+		case waited >= p.CancelAfter:
+			should = fmt.Sprintf("at or past CancelAfter %s it cancels or sends to review", p.CancelAfter)
+		case r.Builds-1 >= p.Rebuilds:
+			should = fmt.Sprintf("with %d rebuilds of %d spent it cancels or sends to review", r.Builds-1, p.Rebuilds)
+		case waited >= p.RebuildAfter:
+			should = fmt.Sprintf("past RebuildAfter %s it rebuilds", p.RebuildAfter)
+		default:
+			continue
+		}
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: r.Op, Message: fmt.Sprintf(
+			"op %s: %s waited (%q) on txid %s, which solid block #%d at %s proves dead (unknown to a node solid to #%d), %s after the first write-ahead: %s",
+			r.Op, r.Proc, r.Reason, r.Txid.Short(), r.SolidNumber, stamp(r.SolidTime), r.LookupSolid, waited, should)})
+	}
+	return vs
 }
 
 // writeAheads checks that each txid of an operation's log that went on the

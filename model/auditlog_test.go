@@ -111,6 +111,17 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) { b.s.Stuck.Rebuilds = buildsMax - 2 },
 		},
 		{
+			// A wait writes nothing: the world's record of one, on the
+			// chain's answers that proved the first txid dead past
+			// RebuildAfter, where w2 in fact rebuilt.
+			name: "wait past RebuildAfter", op: rebuilt, mention: "past RebuildAfter 1m0s it rebuilds",
+			break_: func(b *builder) { b.s.Waits = append(b.s.Waits, waitAt(rebuildOf(b), 1)) },
+		},
+		{
+			name: "wait with the rebuilds spent", op: rebuilt, mention: fmt.Sprintf("with %d rebuilds of %d spent", buildsMax-1, buildsMax-1),
+			break_: func(b *builder) { b.s.Waits = append(b.s.Waits, waitAt(rebuildOf(b), buildsMax)) },
+		},
+		{
 			name: "rebuild without evidence", op: rebuilt, mention: "without evidence",
 			break_: func(b *builder) { rebuildOf(b).Evidence = nil },
 		},
@@ -389,4 +400,12 @@ func TestCheckAuditLogCatchesFailedReceiptProofs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, AuditLog, CheckAuditLog, c) })
 	}
+}
+
+// waitAt is a wait a worker might have decided instead of rebuild e, on the
+// same chain answers, with builds envelopes built.
+func waitAt(e *sluice.Event, builds int) WaitRecord {
+	ev := e.Evidence
+	return WaitRecord{Op: e.OperationID, Proc: "w2", Txid: ev.Txid, Builds: builds,
+		SolidNumber: ev.SolidNumber, SolidTime: ev.SolidTime, LookupSolid: ev.LookupSolid, Reason: "no proof of death yet"}
 }

@@ -82,6 +82,14 @@ type Snapshot struct {
 	// to the model's own books at that point of the log.
 	LedgerReadings []LedgerReading
 
+	// Waits are the stuck policy's waits the world saw a worker decide on a
+	// txid a lookup did not find, with the solid block at or past the
+	// txid's expiration plus the margin: a wait writes nothing, so the log
+	// cannot show one that should have been a rebuild, a cancel or a
+	// review. audit-log judges each by the model's own reading of the
+	// policy.
+	Waits []WaitRecord
+
 	// FaultFree: no fault of any kind fired in the run (no worker, node,
 	// chain, server or client fault). progress then demands that every
 	// valid withdrawal confirms.
@@ -100,6 +108,22 @@ type Snapshot struct {
 	BudgetExhausted bool
 
 	memo *memo // the checkers' own, on their copy only (withMemo)
+}
+
+// WaitRecord is one wait the stuck policy decided, with what the worker's
+// step read from the chain (the world's record of the node's answers, not
+// the evidence the core built) and the row the step started from.
+type WaitRecord struct {
+	Op     sluice.OperationID
+	Proc   string
+	Txid   tron.Txid // the row's current txid, the one looked up
+	Builds int       // the row's builds when the step began
+	// The solid block the step fetched, and the lookup's answer after it:
+	// Unknown, from a node whose own solid head was LookupSolid.
+	SolidNumber int64
+	SolidTime   time.Time
+	LookupSolid int64
+	Reason      string // the core's, for the message
 }
 
 // LedgerReading is a customer's account as the store showed it just after

@@ -61,11 +61,14 @@ func (w *world) spawnWorker(slot, gen int) {
 			},
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
 		}
+		var observer sluice.Observer
 		if w.meter != nil {
 			// As cmd/sluice's workers: every step is counted. The world
 			// takes its own count of the step's writes as it is reported.
-			worker.Observer = stepObserver{a: a, inner: w.meter}
+			observer = stepObserver{a: a, inner: w.meter}
 		}
+		// Every world records the stuck policy's waits (waits.go).
+		worker.Observer = waitObserver{a: a, inner: observer}
 		for {
 			rep, err := worker.Tick(w.ctx)
 			w.ticks++

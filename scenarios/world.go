@@ -331,6 +331,9 @@ type world struct {
 	ledgerBreaks []string
 	// ledgerReadings: every account checkLedger read (see model.LedgerReading).
 	ledgerReadings []model.LedgerReading
+	// waits: the stuck policy's waits on a txid the chain may prove dead
+	// (waits.go).
+	waits []model.WaitRecord
 
 	sent map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
 	// resending: by worker, whether its broadcast in progress sends bytes
@@ -730,6 +733,7 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		Holds:          ss.Holds,
 		LedgerBreaks:   w.ledgerBreaks,
 		LedgerReadings: w.ledgerReadings,
+		Waits:          w.waits,
 		FaultFree:      faultFree,
 
 		Operations:      ss.Operations,

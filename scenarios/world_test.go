@@ -376,3 +376,17 @@ func TestOracleCatchesSelfConsistentBugs(t *testing.T) {
 		}
 	}
 }
+
+// Goal: the world records the stuck policy's waits on chain answers that
+// may prove a txid dead (waits.go), or audit-log judges none: chaos's first
+// seeds have some.
+func TestWaitsRecorded(t *testing.T) {
+	n := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		n += len(Run(Chaos(), seed, Options{keepSnapshot: true}).Snapshot.Waits)
+	}
+	if n == 0 {
+		t.Error("20 chaos seeds recorded no wait on a lookup that did not find the txid past its expiration")
+	}
+	t.Logf("%d waits recorded", n)
+}

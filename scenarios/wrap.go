@@ -38,6 +38,11 @@ type actor struct {
 	// step is what the worker's current step wrote, until it reports the
 	// step to its observer (step_metrics.go).
 	step stepTally
+	// The current step's latest solid block and lookup answers, until it
+	// reports the step (waits.go).
+	stepSolid                 tron.Block
+	stepLookup                tron.TxInfo
+	stepSolidOK, stepLookupOK bool
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
@@ -717,6 +722,9 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
 	info, err := n.inner.Lookup(ctx, id)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
+	if err == nil {
+		n.a.stepLookup, n.a.stepLookupOK = info, true
+	}
 	n.a.w.s.Touch("chain", false)
 	if n.a.w.s.Tracing() {
 		f := model.Fact{Kind: model.FactLookup, Txid: id.Short()}
@@ -744,6 +752,9 @@ func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.SolidBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
+	if err == nil {
+		n.a.stepSolid, n.a.stepSolidOK = b, true
+	}
 	n.a.w.s.Touch("chain", false)
 	n.a.pointAfter()
 	return b, err

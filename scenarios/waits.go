@@ -1,0 +1,39 @@
+package scenarios
+
+import (
+	"time"
+
+	"sluicesim/model"
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// waitObserver stands between a worker and its observer (the step metrics
+// in wire, none elsewhere) and records the stuck policy's waits that the
+// chain's answers in the step may make wrong: a lookup that did not find
+// the row's txid, after a solid block at or past its expiration plus the
+// margin. A wait writes nothing; audit-log judges these by the model's own
+// reading of the policy (model.WaitRecord). The record is the world's:
+// what the node answered the worker in this step and the row it started
+// from, never the evidence the core built from them.
+type waitObserver struct {
+	a     *actor
+	inner sluice.Observer
+}
+
+func (o waitObserver) Observe(ob sluice.Observation) {
+	a := o.a
+	if d := ob.Decision; d != nil && d.Action == sluice.Wait && a.stepSolidOK && a.stepLookupOK {
+		env := &ob.Before.Envelope
+		margin := a.w.cfg.Sluice.SafetyMargin
+		if l := &a.stepLookup; l.Txid == env.Txid && l.Status == tron.Unknown &&
+			!a.stepSolid.Time.Before(time.UnixMilli(env.Raw.Expiration).Add(margin)) {
+			a.w.waits = append(a.w.waits, model.WaitRecord{Op: ob.Before.ID, Proc: a.p.Name(), Txid: env.Txid, Builds: ob.Before.Builds,
+				SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: d.Reason})
+		}
+	}
+	a.stepSolidOK, a.stepLookupOK = false, false
+	if o.inner != nil {
+		o.inner.Observe(ob)
+	}
+}
