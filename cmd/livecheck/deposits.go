@@ -73,11 +73,12 @@ type depositor struct {
 	conflicts int // refs sent again with other numbers, refused
 }
 
-// lateAmounts counts late's withdrawals and what they ask in all (each
-// plan's first post), and gives the deposit that makes half of it arrive
-// over lateDeposits deposits: late's later posts are refused again once
-// the money is spent.
-func lateAmounts(plans []plan) (n int, total, each money.Amount) {
+// lateAmounts counts late's withdrawals and gives the deposit that makes
+// half of what they ask in all (each plan's first post) arrive over
+// lateDeposits deposits: late's later posts are refused again once the
+// money is spent.
+func lateAmounts(plans []plan) (n int, each money.Amount) {
+	var total money.Amount
 	for _, p := range plans {
 		if p.orig.sent.Customer == string(late) {
 			n++
@@ -86,7 +87,7 @@ func lateAmounts(plans []plan) (n int, total, each money.Amount) {
 			}
 		}
 	}
-	return n, total, max(total/(2*lateDeposits), money.Amount(10_000))
+	return n, max(total/(2*lateDeposits), money.Amount(10_000))
 }
 
 // run makes the deposits over span, starting now; it returns when the last

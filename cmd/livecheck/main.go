@@ -499,7 +499,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	// The depositor: late's money arrives while the clients post.
 	dep := &depositor{url: "http://" + opAddr, token: token, hc: &http.Client{Timeout: 10 * time.Second}, h: h, newest: newestEvent(pool)}
 	var each money.Amount
-	dep.latePlans, _, each = lateAmounts(plans)
+	dep.latePlans, each = lateAmounts(plans)
 	depositsDone := make(chan struct{})
 	go func() {
 		defer close(depositsDone)
