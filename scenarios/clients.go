@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -392,6 +393,11 @@ func runPostClient(p *sim.Proc) {
 		if ok {
 			rec.Return = resp.ret
 			rec.Bounded, rec.SeqAtReturn = true, resp.retSeq
+			if resp.code == http.StatusInternalServerError && bytes.Contains(resp.body, []byte(`"code":"`+intake.CodeStoreRefused+`"`)) {
+				// Intake accepted a request its store's own checks refused:
+				// the two disagree, which no honest pair does.
+				panic(fmt.Sprintf("client %s: POST %.200q answered 500 %.300q: the store refused an operation intake accepted", name, post.body, resp.body))
+			}
 			var a model.Shown
 			rec.Outcome, a = classifyPost(resp)
 			rec.Answer, rec.State, rec.Txid = a.Payload, a.State, a.Txid

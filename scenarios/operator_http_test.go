@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"sluicesim/sluice/intake"
 )
 
 // answerRewriter wraps the operator handler: each answer goes through
@@ -225,4 +227,25 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 			t.Errorf("6 wire seeds read the corrupted answers without a complaint")
 		})
 	}
+}
+
+// Goal: a client that gets intake's 500 "store_refused" stops the run:
+// intake accepted a request its store's own checks refused, which no honest
+// pair does. Method: the first created withdrawal's answer rewritten to it.
+func TestStoreRefusalStopsTheRun(t *testing.T) {
+	done := false
+	rewrite := answerRewriter(func(r *http.Request, code int, body []byte) (int, []byte) {
+		if done || r.Method != http.MethodPost || code != http.StatusCreated {
+			return code, body
+		}
+		done = true
+		return http.StatusInternalServerError, []byte(`{"error":"the store refused","code":"` + intake.CodeStoreRefused + `"}` + "\n")
+	})
+	res := Run(Chaos(), 1, Options{wrapHandler: rewrite})
+	for _, v := range res.Violations {
+		if v.Invariant == PanicInvariant && strings.Contains(v.Message, "the store refused an operation intake accepted") {
+			return
+		}
+	}
+	t.Errorf("a 500 store_refused passed without a complaint: %v", res.Violations)
 }
