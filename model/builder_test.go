@@ -514,7 +514,10 @@ func (o *opb) resolve(who string, to sluice.State, why string, edit func(*sluice
 func (o *opb) park(why string) *opb {
 	b := o.b
 	now := b.tick(time.Second)
-	r := ReleaseRecord{Op: o.id, Token: o.token, Proc: o.proc, At: now}
+	r := ReleaseRecord{Op: o.id, Token: o.token, Proc: o.proc, At: now, After: 6 * time.Second}
+	if n := len(b.s.Events); n > 0 {
+		r.Seq = b.s.Events[n-1].Seq // the store's newest event when it landed
+	}
 	b.s.Releases = append(b.s.Releases, r)
 	b.s.Parks = append(b.s.Parks, r)
 	row := o.row()
@@ -523,7 +526,7 @@ func (o *opb) park(why string) *opb {
 	if row.ParkedSince.IsZero() {
 		row.ParkedSince = now
 	}
-	row.NotBefore, row.UpdatedAt = now.Add(6*time.Second), now
+	row.NotBefore, row.UpdatedAt = now.Add(r.After), now
 	return o
 }
 

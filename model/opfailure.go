@@ -101,6 +101,7 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 	}
 	vs = append(vs, checkParks(s, j)...)
 	vs = append(vs, checkParkBackoff(s)...)
+	vs = append(vs, checkParkReviews(s, j)...)
 	return finish(vs)
 }
 
@@ -151,6 +152,70 @@ func checkParkBackoff(s *Snapshot) []Violation {
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s for %s, more than twice ParkBackoffMax %s: the backoff is capped (jitter adds at most as much again)",
 				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, s.ParkBackoffMax)})
+		}
+	}
+	return vs
+}
+
+// checkParkReviews holds each review a worker wrote for an operation it
+// had parked to the park bounds, by the world's records of the parks (never
+// the row's counters or the core's reason): the operation had parked
+// ParkLimit times in its life, so that this would be one more; or its
+// current spell of parks (those since its last transition) had lasted
+// ParkFor, from the first park of the spell to when the last one let the
+// row come free again. Short of both, the trouble may already have passed,
+// and a person is handed a withdrawal that would have gone through. A
+// review the stuck policy decided (it carries a decision), one for a
+// transfer the chain reported otherwise than asked (from broadcast, a txid
+// with a SUCCESS inclusion), and one for a stale envelope with the builds
+// spent (from signed) have their own grounds, judged by progress.
+func checkParkReviews(s *Snapshot, j *judge) []Violation {
+	if len(s.Parks) == 0 || s.ParkLimit <= 0 || s.ParkFor <= 0 {
+		return nil
+	}
+	ix := j.ix
+	parksOf := make(map[sluice.OperationID][]int)
+	for i := range s.Parks {
+		parksOf[s.Parks[i].Op] = append(parksOf[s.Parks[i].Op], i)
+	}
+	var vs []Violation
+	for _, slot := range ix.byID {
+		evs := ix.eventsOf(slot)
+		id := ix.ids[slot]
+		parks := parksOf[id]
+		if len(parks) == 0 {
+			continue
+		}
+		for k := 1; k < len(evs); k++ {
+			e, prev := &s.Events[evs[k]], &s.Events[evs[k-1]]
+			if e.To != sluice.Review || e.Decision != nil || strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix) ||
+				e.From == sluice.Signed || (e.From == sluice.Broadcast && j.anySuccess(id)) {
+				continue
+			}
+			before, spell := 0, -1 // parks before e; the first of its current spell
+			for _, i := range parks {
+				if s.Parks[i].Seq >= e.Seq {
+					break
+				}
+				before++
+				if spell < 0 && s.Parks[i].Seq >= prev.Seq {
+					spell = i
+				}
+			}
+			if before == 0 || before+1 > s.ParkLimit {
+				continue
+			}
+			lasted := time.Duration(0)
+			if spell >= 0 {
+				last := &s.Parks[parks[before-1]]
+				lasted = last.At.Add(last.After).Sub(s.Parks[spell].At)
+			}
+			if lasted >= s.ParkFor {
+				continue
+			}
+			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: id, Message: fmt.Sprintf(
+				"%s sent to review after %d parks, its current spell of parks lasting %s: the bounds are %d parks in its life (ParkLimit %d) or a spell of ParkFor %s",
+				lazyAt{id, e}, before, lasted, s.ParkLimit+1, s.ParkLimit, s.ParkFor)})
 		}
 	}
 	return vs

@@ -21,6 +21,18 @@ func TestCheckNoOperationalFailureClean(t *testing.T) { wantClean(t, CheckNoOper
 func TestCheckNoOperationalFailureCatches(t *testing.T) {
 	for _, c := range []corruption{
 		{
+			// Parked once, then sent to review on the next claim: short
+			// of ParkLimit parks and of a ParkFor spell.
+			name: "a review before the park bounds", op: opID(12), mention: "sent to review after 1 parks, its current spell of parks lasting 6s",
+			break_: func(b *builder) {
+				b.s.ParkFor = time.Hour
+				o := b.create(12, 1_000_000, "c12").claim().build()
+				o.step(sluice.Broadcasting, nil).refuse(tron.CodeBandwidthError).park("first send refused by the node: " + string(tron.CodeBandwidthError))
+				o.claim().step(sluice.Review, nil)
+			},
+		},
+
+		{
 			// The old rule: a first send refused for bandwidth failed at
 			// once. Progress still sees the refusal on the wire.
 			name: "a failure after a bandwidth refusal", op: opID(8), mention: "refused BANDWITH_ERROR",
@@ -224,6 +236,38 @@ func TestCheckParkBackoff(t *testing.T) {
 				t.Errorf("want none, got:\n%s", describe(got))
 			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0].Message, c.want)):
 				t.Errorf("want one violation mentioning %q, got:\n%s", c.want, describe(got))
+			}
+		})
+	}
+}
+
+// Goal: a review after ParkLimit parks, or after a spell of ParkFor, is
+// within the park bounds (the control of "a review before the park
+// bounds"): no violation about it.
+func TestParkReviewWithinTheBounds(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		parks int
+		every time.Duration // the wait each park asks
+	}{
+		{"ParkLimit parks", parkLimit, 6 * time.Second},
+		{"a spell of ParkFor", 2, 61 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			b.s.ParkFor = time.Hour
+			o := b.create(12, 1_000_000, "c12").claim().build()
+			o.step(sluice.Broadcasting, nil)
+			for range c.parks {
+				o.refuse(tron.CodeBandwidthError).park("first send refused by the node: " + string(tron.CodeBandwidthError))
+				b.s.Parks[len(b.s.Parks)-1].After = c.every
+				o.claim()
+			}
+			o.step(sluice.Review, nil)
+			for _, v := range CheckNoOperationalFailure(&b.s) {
+				if v.Operation == opID(12) {
+					t.Errorf("a review within the park bounds reported: %s", v)
+				}
 			}
 		})
 	}

@@ -264,6 +264,19 @@ func (j *judge) firstWriteAhead(id sluice.OperationID) (time.Time, bool) {
 	return j.ix.firstWriteAhead(j.s, id)
 }
 
+// anySuccess reports whether one of id's txids is on chain with a SUCCESS
+// receipt.
+func (j *judge) anySuccess(id sluice.OperationID) bool {
+	for _, t := range j.own.of(id) {
+		for _, in := range j.onChain[t] {
+			if in.Receipt == tron.ReceiptSuccess {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // failedOnChain reports whether t is on chain with a failed receipt only.
 func (j *judge) failedOnChain(t tron.Txid) bool {
 	ins := j.onChain[t]

@@ -58,6 +58,10 @@ type Snapshot struct {
 	BuildsMax    int
 	Stuck        sluice.StuckPolicy
 	ParkLimit    int
+	// ParkFor: a spell of parks (no transition between them) that has
+	// lasted this long sends the operation to review, as ParkLimit parks
+	// in its life do. Zero: the park bounds are not judged.
+	ParkFor time.Duration
 	// The park backoff: a spell's first park waits ParkRetry (the core's
 	// RetryAmbiguous), each later one as long as the spell has lasted,
 	// capped by ParkBackoffMax, plus jitter. Zero: not judged.

@@ -725,6 +725,7 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		BuildsMax:      oracle.Sluice.Stuck.Rebuilds + 1,
 		Stuck:          oracle.Sluice.Stuck,
 		ParkLimit:      oracle.Sluice.ParkLimit,
+		ParkFor:        oracle.Sluice.ParkFor,
 		ParkRetry:      oracle.Sluice.RetryAmbiguous,
 		ParkBackoffMax: oracle.Sluice.ParkBackoffMax,
 		Deposits:       w.deposits,

@@ -34,6 +34,7 @@ func Snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Trut
 		BuildsMax:    cfg.Stuck.Rebuilds + 1,
 		Stuck:        cfg.Stuck,
 		ParkLimit:    cfg.ParkLimit,
+		ParkFor:      cfg.ParkFor,
 		Operations:   ops,
 		Events:       events,
 		Wire:         truth.Wire,
