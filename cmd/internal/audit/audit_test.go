@@ -538,18 +538,24 @@ func TestLegacyCustomerIsTheMigrations(t *testing.T) {
 func TestJudgeOperationalFailure(t *testing.T) {
 	for _, c := range []struct {
 		name    string
+		final   sluice.State
 		parks   int
 		refused bool
 		want    string // in no-operational-failure's message; "" for none
 	}{
-		{"cancelled, no trouble", 0, false, ""},
-		{"cancelled after parks", 2, false, "parked 2 times"},
-		{"cancelled after a refusal for bandwidth", 0, true, "refused " + string(tron.CodeBandwidthError)},
+		{"cancelled, no trouble", sluice.Failed, 0, false, ""},
+		{"cancelled after parks", sluice.Failed, 2, false, "parked 2 times"},
+		{"cancelled after a refusal for bandwidth", sluice.Failed, 0, true, "refused " + string(tron.CodeBandwidthError)},
+		// The row counts its parks, with no instant for any: whether the
+		// review came past the park bounds is not judged live.
+		{"in review after two parks", sluice.Review, 2, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			op, evs := withdrawal(1, sluice.Failed, 5_000_000)
+			op, evs := withdrawal(1, c.final, 5_000_000)
 			op.Parks = c.parks
-			evs[len(evs)-1].Decision = &sluice.Decision{Action: sluice.Cancel, Reason: "proven dead past CancelAfter", Waited: 3 * time.Hour, Rebuilds: 0}
+			if c.final == sluice.Failed {
+				evs[len(evs)-1].Decision = &sluice.Decision{Action: sluice.Cancel, Reason: "proven dead past CancelAfter", Waited: 3 * time.Hour, Rebuilds: 0}
+			}
 			tr := chain()
 			if c.refused {
 				tr.Wire = []mocknode.WireAttempt{{Seq: 1, Txid: op.Envelope.Txid, Reached: true, Truth: tron.CodeBandwidthError, Answer: string(tron.CodeBandwidthError)}}
