@@ -239,45 +239,47 @@ func pause(ctx context.Context, k int) bool {
 	}
 }
 
-// repeat sends an answered deposit again: it must be a repeat.
-func (d *depositor) repeat(ctx context.Context, c sluice.Credit) {
+// answered sends c until an answer comes (40 attempts at most): the status
+// and the answer, and false when none came.
+func (d *depositor) answered(ctx context.Context, c sluice.Credit, conflict bool) (int, creditAnswer, bool) {
 	for attempt := 0; attempt < 40 && ctx.Err() == nil; attempt++ {
 		if !pause(ctx, attempt) {
-			return
+			break
 		}
-		code, a := d.send(ctx, c, false)
-		switch {
-		case code == 0 || code == http.StatusServiceUnavailable:
-			continue
-		case code != http.StatusOK || a.Credited:
-			d.fail("POST /v1/credits %s again: %d credited=%v, want 200 credited=false (a repeat)", c.Ref, code, a.Credited)
+		if code, a := d.send(ctx, c, conflict); code != 0 && code != http.StatusServiceUnavailable {
+			return code, a, true
 		}
-		d.mu.Lock()
-		d.repeated++
-		d.mu.Unlock()
+	}
+	return 0, creditAnswer{}, false
+}
+
+// repeat sends an answered deposit again: it must be a repeat.
+func (d *depositor) repeat(ctx context.Context, c sluice.Credit) {
+	code, a, ok := d.answered(ctx, c, false)
+	if !ok {
 		return
 	}
+	if code != http.StatusOK || a.Credited {
+		d.fail("POST /v1/credits %s again: %d credited=%v, want 200 credited=false (a repeat)", c.Ref, code, a.Credited)
+	}
+	d.mu.Lock()
+	d.repeated++
+	d.mu.Unlock()
 }
 
 // conflict sends a ref already credited with other numbers: it must be
 // refused (409).
 func (d *depositor) conflict(ctx context.Context, c sluice.Credit) {
-	for attempt := 0; attempt < 40 && ctx.Err() == nil; attempt++ {
-		if !pause(ctx, attempt) {
-			return
-		}
-		code, a := d.send(ctx, c, true)
-		switch {
-		case code == 0 || code == http.StatusServiceUnavailable:
-			continue
-		case code != http.StatusConflict:
-			d.fail("POST /v1/credits %s again, %s USDT to %s: %d credited=%v, want 409: the ref names another deposit", c.Ref, c.Amount, c.Customer, code, a.Credited)
-		}
-		d.mu.Lock()
-		d.conflicts++
-		d.mu.Unlock()
+	code, a, ok := d.answered(ctx, c, true)
+	if !ok {
 		return
 	}
+	if code != http.StatusConflict {
+		d.fail("POST /v1/credits %s again, %s USDT to %s: %d credited=%v, want 409: the ref names another deposit", c.Ref, c.Amount, c.Customer, code, a.Credited)
+	}
+	d.mu.Lock()
+	d.conflicts++
+	d.mu.Unlock()
 }
 
 // summary is the depositor's line of the report.
