@@ -163,12 +163,13 @@ func (c auditContext) stuckWaits() []Violation {
 			continue // never sent: nothing to wait for; not a stuck wait
 		}
 		waited := r.SolidTime.Sub(first)
+		rebuilds := c.rebuildsBefore(r.Op, r.Txid)
 		var should string
 		switch {
 		case waited >= p.CancelAfter:
 			should = fmt.Sprintf("at or past CancelAfter %s it cancels or sends to review", p.CancelAfter)
-		case r.Builds-1 >= p.Rebuilds:
-			should = fmt.Sprintf("with %d rebuilds of %d spent it cancels or sends to review", r.Builds-1, p.Rebuilds)
+		case rebuilds >= p.Rebuilds:
+			should = fmt.Sprintf("with %d rebuilds of %d spent it cancels or sends to review", rebuilds, p.Rebuilds)
 		case waited >= p.RebuildAfter:
 			should = fmt.Sprintf("past RebuildAfter %s it rebuilds", p.RebuildAfter)
 		default:
@@ -491,6 +492,23 @@ func (c auditContext) mayBeSent(t tron.Txid, from sluice.State) bool {
 		return true
 	}
 	return c.ix.onWire(t) || c.ix.acceptedByNode(t) || len(c.onChain[t]) > 0
+}
+
+// rebuildsBefore is how many rebuilds id's log holds up to the event that
+// built txid t: the budget spent when t became the operation's txid, read
+// from the log, not from the row a worker reports.
+func (c auditContext) rebuildsBefore(id sluice.OperationID, t tron.Txid) int {
+	n := 0
+	for _, pos := range c.ix.events(id) {
+		e := &c.s.Events[pos]
+		if e.To == sluice.Signing && !e.RetiredTxid.IsZero() {
+			n++
+		}
+		if e.Txid == t {
+			return n
+		}
+	}
+	return n
 }
 
 // citedBlock says what is wrong with the solid block the evidence cites, or "".

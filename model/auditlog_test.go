@@ -115,11 +115,16 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			// chain's answers that proved the first txid dead past
 			// RebuildAfter, where w2 in fact rebuilt.
 			name: "wait past RebuildAfter", op: rebuilt, mention: "past RebuildAfter 1m0s it rebuilds",
-			break_: func(b *builder) { b.s.Waits = append(b.s.Waits, waitAt(rebuildOf(b), 1)) },
+			break_: func(b *builder) { b.s.Waits = append(b.s.Waits, waitAt(rebuildOf(b))) },
 		},
 		{
-			name: "wait with the rebuilds spent", op: rebuilt, mention: fmt.Sprintf("with %d rebuilds of %d spent", buildsMax-1, buildsMax-1),
-			break_: func(b *builder) { b.s.Waits = append(b.s.Waits, waitAt(rebuildOf(b), buildsMax)) },
+			// A policy of no rebuilds: the first txid, proven dead, has
+			// the budget spent (by the log: no rebuild before it).
+			name: "wait with the rebuilds spent", op: rebuilt, mention: "with 0 rebuilds of 0 spent",
+			break_: func(b *builder) {
+				b.s.Stuck.Rebuilds = 0
+				b.s.Waits = append(b.s.Waits, waitAt(rebuildOf(b)))
+			},
 		},
 		{
 			name: "rebuild without evidence", op: rebuilt, mention: "without evidence",
@@ -403,9 +408,9 @@ func TestCheckAuditLogCatchesFailedReceiptProofs(t *testing.T) {
 }
 
 // waitAt is a wait a worker might have decided instead of rebuild e, on the
-// same chain answers, with builds envelopes built.
-func waitAt(e *sluice.Event, builds int) WaitRecord {
+// same chain answers.
+func waitAt(e *sluice.Event) WaitRecord {
 	ev := e.Evidence
-	return WaitRecord{Op: e.OperationID, Proc: "w2", Txid: ev.Txid, Builds: builds,
+	return WaitRecord{Op: e.OperationID, Proc: "w2", Txid: ev.Txid,
 		SolidNumber: ev.SolidNumber, SolidTime: ev.SolidTime, LookupSolid: ev.LookupSolid, Reason: "no proof of death yet"}
 }

@@ -116,12 +116,11 @@ type Snapshot struct {
 
 // WaitRecord is one wait the stuck policy decided, with what the worker's
 // step read from the chain (the world's record of the node's answers, not
-// the evidence the core built) and the row the step started from.
+// the evidence the core built); the rebuilds spent are the log's.
 type WaitRecord struct {
-	Op     sluice.OperationID
-	Proc   string
-	Txid   tron.Txid // the row's current txid, the one looked up
-	Builds int       // the row's builds when the step began
+	Op   sluice.OperationID
+	Proc string
+	Txid tron.Txid // the row's current txid, the one looked up
 	// The solid block the step fetched, and the lookup's answer after it:
 	// Unknown, from a node whose own solid head was LookupSolid.
 	SolidNumber int64

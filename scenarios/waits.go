@@ -28,7 +28,7 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 		margin := a.w.cfg.Sluice.SafetyMargin
 		if l := &a.stepLookup; l.Txid == env.Txid && l.Status == tron.Unknown &&
 			!a.stepSolid.Time.Before(time.UnixMilli(env.Raw.Expiration).Add(margin)) {
-			a.w.waits = append(a.w.waits, model.WaitRecord{Op: ob.Before.ID, Proc: a.p.Name(), Txid: env.Txid, Builds: ob.Before.Builds,
+			a.w.waits = append(a.w.waits, model.WaitRecord{Op: ob.Before.ID, Proc: a.p.Name(), Txid: env.Txid,
 				SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: d.Reason})
 		}
 	}
