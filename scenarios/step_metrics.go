@@ -9,6 +9,7 @@ import (
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/metrics"
+	"sluicesim/sluice/tron"
 )
 
 // stepTally is the world's own count of what workers' steps did to the
@@ -20,8 +21,10 @@ import (
 // something other than what it wrote is what the comparison is for.
 type stepTally struct {
 	rebuilds     int     // a new envelope that retires a txid
-	reviews      int     // sent to review
 	stuckReviews int     // sent to review with a stuck policy's decision
+	logsReviews  int     // sent to review from broadcast after a SUCCESS receipt in a solid block
+	staleReviews int     // sent to review from signed after the node's head block (stale before the first send)
+	parkReviews  int     // sent to review otherwise: past the park bounds
 	confirmed    int     // confirmed by a worker
 	latency      float64 // the confirmed rows' seconds from creation, as the store stamped them
 	parks        int     // parked (the store's Park landed)
@@ -31,8 +34,10 @@ type stepTally struct {
 
 func (t *stepTally) add(u stepTally) {
 	t.rebuilds += u.rebuilds
-	t.reviews += u.reviews
 	t.stuckReviews += u.stuckReviews
+	t.logsReviews += u.logsReviews
+	t.staleReviews += u.staleReviews
+	t.parkReviews += u.parkReviews
 	t.confirmed += u.confirmed
 	t.latency += u.latency
 	t.parks += u.parks
@@ -68,13 +73,36 @@ func (a *actor) stepCAS(c sluice.Change, row sluice.Operation, err error) {
 	}
 	switch c.To {
 	case sluice.Review:
-		a.step.reviews++
-		if c.Decision != nil {
-			a.step.stuckReviews++
-		}
+		a.reviewCause(c, row)
 	case sluice.Confirmed:
 		a.step.confirmed++
 		a.step.latency += row.UpdatedAt.Sub(row.CreatedAt).Seconds()
+	}
+}
+
+// reviewCause counts a review under its cause as the world saw the step,
+// not as the worker reports it (metrics.ReviewCause reads the worker's
+// Observation): the Change written and the node's answers in the step.
+//   - stuck: the Change carries a stuck policy's decision;
+//   - logs: from broadcast, after the node answered the row's txid
+//     included in a solid block with a SUCCESS receipt (the only review
+//     that follows such an answer: anything else confirms);
+//   - stale: from signed, after the node answered the head block (a send
+//     that stopped before its write-ahead; a signed row whose head block
+//     failed parks, and past the bounds that review is parked);
+//   - parked: any other review, which only the park bounds write.
+func (a *actor) reviewCause(c sluice.Change, row sluice.Operation) {
+	l := &a.stepLookup
+	switch {
+	case c.Decision != nil:
+		a.step.stuckReviews++
+	case c.From == sluice.Broadcast && a.stepLookupOK && l.Txid == row.Envelope.Txid &&
+		l.Status == tron.Included && l.Solid && l.Receipt == tron.ReceiptSuccess:
+		a.step.logsReviews++
+	case c.From == sluice.Signed && a.stepHeadOK:
+		a.step.staleReviews++
+	default:
+		a.step.parkReviews++
 	}
 }
 
@@ -121,17 +149,17 @@ func (w *world) checkStepMetrics(when string, fams map[string]*dto.MetricFamily)
 	counter("sluice_parks_total", t.parks)
 	counter("sluice_fenced_writes_total", t.fenced)
 	counter("sluice_step_errors_total", t.errs)
-	counter("sluice_reviews_entered_total", t.stuckReviews, "cause", metrics.CauseStuck)
-	reviews := 0.0
-	for _, c := range []string{metrics.CauseLogs, metrics.CauseStuck, metrics.CauseParked, metrics.CauseStale, metrics.CauseOther} {
-		v, _ := value(fams, "sluice_reviews_entered_total", "cause", c)
-		reviews += v
+	// Each cause by the world's own reading of the step (reviewCause); a
+	// cause never written must be absent or zero.
+	for _, c := range []struct {
+		cause string
+		want  int
+	}{{metrics.CauseLogs, t.logsReviews}, {metrics.CauseStuck, t.stuckReviews}, {metrics.CauseParked, t.parkReviews}, {metrics.CauseStale, t.staleReviews}, {metrics.CauseOther, 0}} {
+		if got, ok := value(fams, "sluice_reviews_entered_total", "cause", c.cause); got != float64(c.want) || (!ok && c.want != 0) {
+			w.metricsBreak(when, fmt.Sprintf("sluice_reviews_entered_total{cause=%q} is %v (present %v), the workers' writes and the node's answers say %d", c.cause, got, ok, c.want))
+		}
 	}
-	if reviews != float64(t.reviews) {
-		w.metricsBreak(when, fmt.Sprintf("sluice_reviews_entered_total sums to %v over its causes, the workers sent %d to review", reviews, t.reviews))
-	}
-	logs, _ := value(fams, "sluice_reviews_entered_total", "cause", metrics.CauseLogs)
-	counter("sluice_ledger_chain_mismatches_total", int(logs))
+	counter("sluice_ledger_chain_mismatches_total", t.logsReviews)
 	var h *dto.Histogram
 	if f := fams["sluice_confirmation_latency_seconds"]; f != nil && len(f.GetMetric()) == 1 {
 		h = f.GetMetric()[0].GetHistogram()

@@ -32,7 +32,7 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 				SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: d.Reason})
 		}
 	}
-	a.stepSolidOK, a.stepLookupOK = false, false
+	a.stepSolidOK, a.stepLookupOK, a.stepHeadOK = false, false, false
 	if o.inner != nil {
 		o.inner.Observe(ob)
 	}

@@ -229,7 +229,39 @@ func TestCheckMetricsCatches(t *testing.T) {
 			a := &actor{w: w, worker: true}
 			a.stepCAS(sluice.Change{To: sluice.Review, Decision: &sluice.Decision{Action: sluice.Escalate}}, sluice.Operation{}, nil)
 			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(2, sluice.Broadcast), After: built(2, sluice.Review)})
-		}, `sluice_reviews_entered_total[cause stuck] is 0 (present true), the workers' writes say 1`},
+		}, `sluice_reviews_entered_total{cause="stuck"} is 0 (present true), the workers' writes and the node's answers say 1`},
+		// Review causes: the world reads each from the Change and the
+		// node's answers in the step, the metrics from the Observation.
+		{"reviews under their causes", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			o := stepObserver{a: a, inner: w.meter}
+			a.stepLookup, a.stepLookupOK = successInfo, true // logs
+			a.stepCAS(sluice.Change{From: sluice.Broadcast, To: sluice.Review}, sentRow, nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: sentRow})
+			a.stepLookupOK = false
+			a.stepHeadOK = true // stale
+			a.stepCAS(sluice.Change{From: sluice.Signed, To: sluice.Review}, sluice.Operation{}, nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Signed), After: sentRow})
+			a.stepHeadOK = false // the head block failed: parked past the bounds
+			a.stepCAS(sluice.Change{From: sluice.Signed, To: sluice.Review}, sluice.Operation{}, nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Signed), After: sentRow, Park: "head block"})
+			a.stepLookup, a.stepLookupOK = successInfo, true // a lookup, then a park past the bounds
+			a.stepLookup.Solid = false
+			a.stepCAS(sluice.Change{From: sluice.Broadcast, To: sluice.Review}, sentRow, nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: sentRow, Park: "receipt"})
+		}, ""},
+		{"a logs review the step reports from signed", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepLookup, a.stepLookupOK = successInfo, true
+			a.stepCAS(sluice.Change{From: sluice.Broadcast, To: sluice.Review}, sentRow, nil)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(1, sluice.Signed), After: sentRow})
+		}, `sluice_reviews_entered_total{cause="logs"} is 0 (present true), the workers' writes and the node's answers say 1`},
+		{"a stale review the step reports as a park", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			a.stepHeadOK = true
+			a.stepCAS(sluice.Change{From: sluice.Signed, To: sluice.Review}, sluice.Operation{}, nil)
+			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(1, sluice.Signed), After: sentRow, Park: "signer"})
+		}, `sluice_reviews_entered_total{cause="stale"} is 0 (present true), the workers' writes and the node's answers say 1`},
 		{"a confirmation's latency from another clock", func(w *world, n tron.Node) {
 			a := &actor{w: w, worker: true}
 			a.stepCAS(sluice.Change{To: sluice.Confirmed}, confirmedRow, nil)
@@ -270,7 +302,10 @@ var (
 	rebuildChange = sluice.Change{To: sluice.Signing, Envelope: &sluice.Envelope{Txid: tron.Txid{2}}, Builds: 2, RetiredTxid: tron.Txid{1}}
 	confirmedRow  = sluice.Operation{State: sluice.Confirmed, Builds: 1,
 		CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 3, 1, 12, 1, 0, 0, time.UTC)}
-	parkedRow = sluice.Operation{State: sluice.Broadcasting, Builds: 1, ParkReason: "bandwidth",
+	// sentRow is a row sent to review, its txid the one successInfo answers.
+	sentRow     = sluice.Operation{State: sluice.Review, Builds: 1, Envelope: sluice.Envelope{Txid: tron.Txid{7}}}
+	successInfo = tron.TxInfo{Txid: tron.Txid{7}, Status: tron.Included, BlockNumber: 9, Solid: true, Receipt: tron.ReceiptSuccess}
+	parkedRow   = sluice.Operation{State: sluice.Broadcasting, Builds: 1, ParkReason: "bandwidth",
 		ParkedSince: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 )
 

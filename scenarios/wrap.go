@@ -43,6 +43,7 @@ type actor struct {
 	stepSolid                 tron.Block
 	stepLookup                tron.TxInfo
 	stepSolidOK, stepLookupOK bool
+	stepHeadOK                bool // the node answered the head block in this step
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
@@ -743,6 +744,7 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	b, err := n.inner.HeadBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
+	n.a.stepHeadOK = n.a.stepHeadOK || err == nil
 	n.a.w.s.Touch("chain", false)
 	n.a.pointAfter()
 	return b, err
