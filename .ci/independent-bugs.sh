@@ -44,6 +44,8 @@ verdict() {
 		first=$(echo "$3" | awk '/^first failing seed:/ {print $4}')
 		invs=$(echo "$3" | awk '/^invariant/ {f=1; next} f && NF == 2 && $2 > 0 {printf "%s%s", sep, $1; sep=","} f && NF == 0 {f=0}')
 		echo "; $1: caught at seed $first ($invs)"
+	elif [ "$2" -eq 4 ]; then
+		echo "; $1: a seed hung (explore's -seed-timeout): $(echo "$3" | grep -m1 -o 'seed [0-9]* of world [^ ]*')"
 	elif [ "$2" -eq 124 ]; then
 		echo "; $1: explore did not finish (hung past the timeout)"
 	elif [ "$2" -ne 0 ]; then
@@ -99,7 +101,7 @@ for patch in "${patches[@]}"; do
 			for spec in "chaos" "zombies" "wire" "ledger"; do
 				# A bug that makes the store hang (a lock never let go) must
 				# not hang the harness: PG_BUG_TIMEOUT seconds a world.
-				out=$(cd "$dir" && timeout "${PG_BUG_TIMEOUT:-600}" ./explore.bin -store postgres -world "$spec" -seeds "${PG_BUG_SEEDS:-100}" -trace /dev/null 2>&1)
+				out=$(cd "$dir" && timeout "${PG_BUG_TIMEOUT:-600}" ./explore.bin -store postgres -world "$spec" -seeds "${PG_BUG_SEEDS:-100}" -seed-timeout 2m -trace /dev/null 2>&1)
 				code=$?
 				line="$line$(verdict "$spec on postgres" "$code" "$out")"
 			done

@@ -11,7 +11,8 @@
 // output that cannot be written, unreadable input, or a trace that does
 // not reproduce; 3 a kill table that is inconclusive (a mutant survived a
 // budget below the seeds its first kill took when recorded), or a seed
-// range that never reached a coverage condition under -require-coverage.
+// range that never reached a coverage condition under -require-coverage;
+// 4 a seed that ran longer than -seed-timeout (a hang: runner.go).
 // go run turns every non-zero status into 1: build the binary where the
 // codes matter.
 //

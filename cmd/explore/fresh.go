@@ -40,6 +40,9 @@ func (o *options) parseSeedRange(start string, set map[string]bool) error {
 	if o.seedRandom && set["shard"] {
 		return errors.New("-seed-start random with -shard: every shard would draw its own start; draw one start (any number) and give it to every shard")
 	}
+	if o.seedTimeout < 0 {
+		return fmt.Errorf("-seed-timeout %s: want a positive duration, or 0 to wait for ever", o.seedTimeout)
+	}
 	if o.duration < 0 {
 		return fmt.Errorf("-duration %s: want a positive duration", o.duration)
 	}

@@ -12,8 +12,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"sluicesim/scenarios"
 )
@@ -61,7 +63,7 @@ func TestForEachSeedStopsWithoutHoles(t *testing.T) {
 		cut := 1 + trial%37
 		var ran [64]bool
 		var mu = make(chan struct{}, 1)
-		k := forEachSeed(64, 4, func(k int) bool { return k >= cut }, func(k int) {
+		k := forEachSeed(64, 4, func(k int) bool { return k >= cut }, nil, func(k int) {
 			mu <- struct{}{}
 			ran[k] = true
 			<-mu
@@ -86,7 +88,7 @@ func TestRecheckNamesSeedsThatDiffer(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		rs.note(scenarios.Run(cfg, seed, rs.options(seed, scenarios.Options{})))
 	}
-	n, bad := rs.rerun(cfg, scenarios.Options{}, 2)
+	n, bad := rs.rerun(cfg, scenarios.Options{}, 2, noWatch)
 	if n != 6 || len(bad) != 0 {
 		t.Fatalf("honest rerun: %d seeds, mismatches %v", n, bad)
 	}
@@ -95,7 +97,7 @@ func TestRecheckNamesSeedsThatDiffer(t *testing.T) {
 	steps.steps++
 	verdict.verdict = `[{"Invariant":"funds"}]`
 	rs.first[2], rs.first[4], rs.first[5] = tape, steps, verdict
-	_, bad = rs.rerun(cfg, scenarios.Options{}, 2)
+	_, bad = rs.rerun(cfg, scenarios.Options{}, 2, noWatch)
 	if len(bad) != 3 || bad[0].Seed != 2 || bad[1].Seed != 4 || bad[2].Seed != 5 ||
 		!strings.Contains(bad[0].What, "tape") || !strings.Contains(bad[1].What, "steps") || !strings.Contains(bad[2].What, "verdict") {
 		t.Fatalf("tampered first runs: got %+v", bad)
@@ -151,6 +153,8 @@ func TestRecheckAndFreshFlags(t *testing.T) {
 		{[]string{"-seed", "3", "-parallel", "2"}, "-parallel applies only with a seed range or -mutants"},
 		{[]string{"-replay", "x.jsonl", "-parallel", "2"}, "-parallel applies only with"},
 		{[]string{"-strategy", "exhaustive", "-world", "pair", "-parallel", "2"}, "-parallel applies only with"},
+		{[]string{"-replay", "x.jsonl", "-seed-timeout", "1m"}, "-seed-timeout applies only with a seed range, -mutants, -seed or -store postgres"},
+		{[]string{"-seeds", "3", "-seed-timeout", "-1s"}, "-seed-timeout -1s: want a positive duration, or 0 to wait for ever"},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
@@ -277,6 +281,97 @@ func TestKilledRunLeavesOldOutputs(t *testing.T) {
 	for _, p := range []string{prof, sum} {
 		if b, err := os.ReadFile(p); err != nil || string(b) != "the old one" {
 			t.Errorf("%s after a killed run: %q, %v; want the old one", filepath.Base(p), b, err)
+		}
+	}
+}
+
+// noWatch is the watchdog of a test's re-check: none.
+func noWatch(func(k int) uint64) *seedWatch { return nil }
+
+// Goal: a seed that never finishes ends the run with its name, the command
+// that runs it alone and every goroutine's stack, instead of a silent wait
+// for ever; the seeds before and beside it run, and it fires once.
+func TestSeedWatchNamesAHang(t *testing.T) {
+	var out strings.Builder
+	fired := make(chan int, 2)
+	w := &seedWatch{timeout: 20 * time.Millisecond, out: &out,
+		name: func(k int) string { return fmt.Sprintf("run %d", k) },
+		exit: func(code int) {
+			select {
+			case fired <- code:
+			default: // the test fails on the second below
+			}
+		}}
+	var ran atomic.Int64
+	released := make(chan struct{})
+	n := forEachSeed(8, 2, nil, w, func(k int) {
+		if k == 5 {
+			select { // hangs until the watch fires
+			case code := <-fired:
+				if code != exitHung {
+					t.Errorf("exit %d, want %d", code, exitHung)
+				}
+			case <-time.After(time.Minute):
+				t.Error("a seed hung a minute and the watch never fired")
+			}
+			// Still hung for a few more of the watch's looks: it must
+			// not fire again.
+			time.Sleep(5 * w.timeout)
+			close(released)
+		}
+		ran.Add(1)
+	})
+	<-released
+	if n != 8 || ran.Load() != 8 {
+		t.Fatalf("claimed %d, ran %d; want 8 and 8", n, ran.Load())
+	}
+	msg := out.String()
+	for _, want := range []string{"explore: run 5 has run ", "without finishing (-seed-timeout 20ms; ", "Every goroutine's stack follows; exit 4.", "goroutine ", "TestSeedWatchNamesAHang"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the watch's message lacks %q:\n%.2000s", want, msg)
+		}
+	}
+	if c := strings.Count(msg, "without finishing"); c != 1 {
+		t.Errorf("fired %d times, want once", c)
+	}
+	select {
+	case <-fired:
+		t.Error("fired again")
+	default:
+	}
+}
+
+// Goal: the watchdog is on in a seed range by default and ends a run whose
+// seeds outlast it with exit 4, naming a seed and the command that runs it
+// alone (here every chaos seed outlasts a millisecond).
+func TestSeedTimeoutEndsTheRun(t *testing.T) {
+	bin := builtExplore(t)
+	cmd := exec.Command(bin, "-seeds", "2000", "-seed-timeout", "1ms", "-store", "memory")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitHung {
+		t.Fatalf("err %v, want exit %d; stderr:\n%.1000s", err, exitHung, stderr.String())
+	}
+	if !regexp.MustCompile(`explore: seed \d+ of world chaos \(memory store; run it alone: go run \./cmd/explore -world chaos -seed \d+\) has run `).MatchString(stderr.String()) {
+		t.Errorf("stderr does not name the seed and its command:\n%.1000s", stderr.String())
+	}
+	if strings.Contains(stdout.String(), "seeds run") {
+		t.Errorf("a summary of a range with a hole:\n%s", stdout.String())
+	}
+}
+
+// Goal: the command that re-runs a seed of a run on PostgreSQL runs it on
+// PostgreSQL: a bug of that store passes on the memory store.
+func TestReproKeepsTheStore(t *testing.T) {
+	for _, c := range []struct{ store, want string }{
+		{"postgres", "go run ./cmd/explore -world chaos -store postgres -seed 3 -trace t.jsonl"},
+		{"memory", "go run ./cmd/explore -world chaos -seed 3 -trace t.jsonl"},
+	} {
+		o := &options{storeKind: c.store, strategy: "random"}
+		if got := o.reproOf("chaos", "", 3).rerun("t.jsonl"); got != c.want {
+			t.Errorf("store %s: %q, want %q", c.store, got, c.want)
 		}
 	}
 }

@@ -31,7 +31,15 @@ const (
 	// range that found no violation: what ran is summarised, the rest of
 	// the range is unknown. 128 + SIGINT, as a shell reports it.
 	exitInterrupted = 130
+	// exitHung: a seed outlasted -seed-timeout (runner.go's seedWatch).
+	exitHung = 4
 )
+
+// defaultSeedTimeout is -seed-timeout's default: a seed costs milliseconds
+// in memory and about a second on PostgreSQL, so five minutes is a hang on
+// any machine, and short enough that a CI job sees it well before its own
+// timeout.
+const defaultSeedTimeout = 5 * time.Minute
 
 // fixedClock is the clock of the store made only to test the connection.
 type fixedClock struct{}
@@ -67,6 +75,7 @@ type options struct {
 	swarm        swarmFlag     // -swarm: each seed draws its own variant of the world
 	seedRandom   bool          // -seed-start random: seedStart was drawn
 	duration     time.Duration // -duration: stop claiming seeds after this long
+	seedTimeout  time.Duration // -seed-timeout: a seed running longer hangs (exitHung)
 	recheck      float64       // -recheck: fraction of seeds run twice and compared
 	regressions  string        // -regressions: where a failing seed's trace is kept
 	requireCov   bool          // -require-coverage: fail a run that missed a condition
@@ -88,6 +97,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.seeds, "seeds", 100, "run `N` seeds, from -seed-start")
 	seedStart := fs.String("seed-start", "1", "first seed of the range, or `random` for a fresh range (the start chosen is printed and in -json)")
+	fs.DurationVar(&o.seedTimeout, "seed-timeout", defaultSeedTimeout, "a seed still running after `D` hangs (a seed range, -mutants, -seed, and the first PostgreSQL store): print it, how to run it alone and every goroutine's stack, and exit 4 (0: wait for ever)")
 	fs.DurationVar(&o.duration, "duration", 0, "run seeds from -seed-start until `D` (e.g. 10m) has passed, then summarise the seeds run (at most -seeds if given, else 1,000,000)")
 	fs.BoolVar(&o.requireCov, "require-coverage", false, "fail (exit 3) a seed range that never reached a condition of the coverage catalog the world should reach (every edge of the state machine, faults at the dangerous points)")
 	fs.StringVar(&o.regressions, "regressions", "", "keep the first failing seed's trace (real core only) in the regression corpus `DIR` too ("+regressionCorpus+" in this repository), which make test re-runs")
@@ -247,11 +257,19 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		}
 		// One store now, so that a database that cannot be reached is a
 		// clear error before any seed runs, not a failure of every seed.
-		_, dispose, err := o.stores(fixedClock{}, time.Second)
+		// Watched as a seed is: a migration that never returns would hang
+		// the run before its first seed.
+		forEachSeed(1, 1, nil, o.watch(stderr, func(int) string {
+			return "the first PostgreSQL store (a fresh schema, migrated), made before any seed,"
+		}), func(int) {
+			var dispose func()
+			if _, dispose, err = o.stores(fixedClock{}, time.Second); err == nil {
+				dispose()
+			}
+		})
 		if err != nil {
 			return nil, fmt.Errorf("-store postgres: %w", err)
 		}
-		dispose()
 	default:
 		return nil, fmt.Errorf("-store %q: want memory or postgres", o.storeKind)
 	}
@@ -363,6 +381,7 @@ func onlyWith(set map[string]bool, o *options) error {
 		// One seed, a replay, a shrink and an exhaustive search each run on
 		// one core: -parallel would be ignored.
 		{[]string{"parallel"}, o.runsSeedRange() || o.mutants, "a seed range or -mutants"},
+		{[]string{"seed-timeout"}, o.runsSeedRange() || o.mutants || o.seedSet || o.storeKind == "postgres", "a seed range, -mutants, -seed or -store postgres"},
 	} {
 		for _, f := range g.flags {
 			if set[f] && !g.on {

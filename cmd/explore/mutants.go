@@ -61,7 +61,7 @@ func listMutants(w io.Writer) int {
 // firstKill runs seeds from start (at most budget of them) in parallel and
 // returns the lowest failing seed, or 0. Every seed below the one returned
 // has run, so the answer does not depend on scheduling.
-func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget, parallel int) (seed uint64, res *scenarios.Result, run int) {
+func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget, parallel int, watch *seedWatch) (seed uint64, res *scenarios.Result, run int) {
 	var mu sync.Mutex
 	bound := budget // index of the lowest failure found so far
 	var found *scenarios.Result
@@ -71,7 +71,7 @@ func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget,
 		defer mu.Unlock()
 		return k >= bound
 	}
-	forEachSeed(budget, parallel, past, func(k int) {
+	forEachSeed(budget, parallel, past, watch, func(k int) {
 		r := scenarios.Run(cfg, start+uint64(k), ro)
 		ran.Add(1)
 		if r.Failed() {
@@ -112,7 +112,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 		if o.progress {
 			fmt.Fprintf(stderr, "\r\033[Kmutant %d/%d: %s", i+1, len(scenarios.Mutants), m.Name)
 		}
-		seed, res, ran := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel)
+		seed, res, ran := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel, o.watchRange(stderr, world, m.Name))
 		row := killRow{Mutant: m.Name, Breaks: m.Breaks, World: world, Uncaught: m.Uncaught, SeedsRun: ran, Recorded: recordedKills[m.Name]}
 		if m.Uncaught == "" {
 			table.Catchable++
@@ -146,7 +146,7 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	for _, world := range names {
 		cfg, _ := scenarios.World(world)
 		cfg.Swarm = o.swarmFor(world)
-		_, res, _ := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel)
+		_, res, _ := firstKill(cfg, o.runOptions(), o.seedStart, budget, o.parallel, o.watchRange(stderr, world, ""))
 		table.Baseline[world] = 0
 		if res != nil {
 			table.Baseline[world] = 1

@@ -86,7 +86,8 @@ type recheckMismatch struct {
 // rerun runs every picked seed again (in parallel, so in another order and
 // beside other seeds than the first time) and returns the seeds that
 // differ, lowest first.
-func (rs *recheckSet) rerun(cfg scenarios.Config, ro scenarios.Options, parallel int) (int, []recheckMismatch) {
+// watch (from watchSeeds) names each run by its seed for the watchdog.
+func (rs *recheckSet) rerun(cfg scenarios.Config, ro scenarios.Options, parallel int, watch func(seedOf func(k int) uint64) *seedWatch) (int, []recheckMismatch) {
 	seeds := make([]uint64, 0, len(rs.first))
 	for s := range rs.first {
 		seeds = append(seeds, s)
@@ -95,8 +96,9 @@ func (rs *recheckSet) rerun(cfg scenarios.Config, ro scenarios.Options, parallel
 	ro.TapeDigest = true
 	var mu sync.Mutex
 	var bad []recheckMismatch
-	forEachSeed(len(seeds), parallel, nil, func(k int) {
-		seed := seeds[len(seeds)-1-k] // the other way round from the first pass
+	seedAt := func(k int) uint64 { return seeds[len(seeds)-1-k] } // the other way round from the first pass
+	forEachSeed(len(seeds), parallel, nil, watch(seedAt), func(k int) {
+		seed := seedAt(k)
 		again := fingerprintOf(scenarios.Run(cfg, seed, ro))
 		first := rs.first[seed]
 		what := ""

@@ -27,12 +27,13 @@ type repro struct {
 	// no seed reproduces (exhaustive search, a shrunk world) has no repro:
 	// it is reproduced by replaying its trace.
 	pctDepth int
-	swarm    bool // the world drawn per seed (-swarm)
+	swarm    bool   // the world drawn per seed (-swarm)
+	store    string // "postgres" for a run on PostgreSQL; memory otherwise
 }
 
 // reproOf is the repro of a seed run under the options' strategy.
 func (o *options) reproOf(world, mutant string, seed uint64) repro {
-	r := repro{world: world, mutant: mutant, seed: seed, swarm: o.swarmFor(world)}
+	r := repro{world: world, mutant: mutant, seed: seed, swarm: o.swarmFor(world), store: o.storeKind}
 	if o.strategy == "pct" {
 		r.pctDepth = o.pctDepth
 	}
@@ -76,6 +77,11 @@ func (r repro) flags() string {
 	}
 	if r.swarm != swarmDefault(r.world) {
 		s += fmt.Sprintf(" -swarm=%v", r.swarm)
+	}
+	if r.store == "postgres" {
+		// A bug of the PostgreSQL store shows only on it: a re-run on the
+		// memory store would pass.
+		s += " -store postgres"
 	}
 	return s + fmt.Sprintf(" -seed %d", r.seed)
 }

@@ -81,7 +81,10 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	if o.recheck > 0 {
 		rs = newRecheckSet(o.recheck)
 	}
-	ran := forEachSeed(total, o.parallel, stop, func(k int) {
+	watch := func(seedOf func(k int) uint64) *seedWatch {
+		return o.watch(stderr, func(k int) string { return o.seedName(cfg.Name, cfg.Mutant, seedOf(k)) })
+	}
+	ran := forEachSeed(total, o.parallel, stop, watch(seedAt), func(k int) {
 		ro := rs.options(seedAt(k), o.runOptions())
 		ro.Now = time.Now
 		res := scenarios.Run(cfg, seedAt(k), ro)
@@ -98,7 +101,7 @@ func explore(o *options, stdout, stderr io.Writer) int {
 	var rechecked int
 	var mismatches []recheckMismatch
 	if rs != nil && !stopped {
-		rechecked, mismatches = rs.rerun(cfg, o.runOptions(), o.parallel)
+		rechecked, mismatches = rs.rerun(cfg, o.runOptions(), o.parallel, watch)
 	}
 	elapsed := time.Since(began)
 	close(stopProgress)

@@ -17,7 +17,10 @@ func single(o *options, stdout, stderr io.Writer) int {
 	cfg := o.config()
 	ro := o.runOptions()
 	ro.Tracing = true
-	res := scenarios.Run(cfg, o.seed, ro)
+	var res *scenarios.Result
+	forEachSeed(1, 1, nil, o.watch(stderr, func(int) string { return o.seedName(cfg.Name, cfg.Mutant, o.seed) }), func(int) {
+		res = scenarios.Run(cfg, o.seed, ro)
+	})
 	fmt.Fprintf(stdout, "world %s%s, seed %d: %d steps, %s virtual, %d choices, %d events\n",
 		cfg.Name, mutantNote(cfg), o.seed, res.Steps, res.Virtual, len(res.Trace.Tape), len(res.Trace.Events))
 	printVerdict(stdout, res.Violations)
