@@ -164,6 +164,12 @@ type Config struct {
 	// the node through an in-process transport (wire.go). Without it they
 	// call the node directly, and neither half of the wire is in reach.
 	Wire bool `json:",omitempty"`
+	// MiddleboxP is the chance, per lookup over a wire before the heal
+	// point, that a proxy in front of the node answers it instead
+	// (middlebox.go): a canned unknown naming no txid, the answer it
+	// cached for another txid, or the node's answer cut short. Each proves
+	// nothing about the txid asked, and the client must refuse it.
+	MiddleboxP float64 `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -289,7 +295,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -584,6 +590,7 @@ func Wire() Config {
 	// them to act on (without them, signing -> review came in 3 wire
 	// seeds of 2,000).
 	c.SignerOutageP, c.SignerOutages = Chaos().SignerOutageP, Chaos().SignerOutages
+	c.MiddleboxP = 0.03
 	return c
 }
 

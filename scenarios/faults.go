@@ -106,6 +106,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.RelayP = 0 },
 	},
 	{
+		Name: "wire-middlebox", Doc: "in a wire world, a proxy in front of the node answers a lookup itself: a canned unknown naming no txid, its cached answer about another txid (as is, or with the txid dropped), or the node's answer cut short (the client must refuse each)",
+		Choices: []string{"middlebox", "middlebox-kind"},
+		Tally:   []string{"wire-middlebox-canned", "wire-middlebox-cached", "wire-middlebox-stripped", "wire-middlebox-cut"},
+		Off:     func(c *Config) { c.MiddleboxP = 0 },
+	},
+	{
 		Name: "signer-fail", Doc: "the signer fails (a KMS timeout)",
 		Choices: []string{"signer-fail"},
 		Tally:   []string{"signer-fail"},

@@ -62,7 +62,7 @@ func TestOperatorActsThroughTheHandler(t *testing.T) {
 		return code, body
 	})
 	var tallied, tallyRefused int
-	for seed := uint64(1); seed <= 3; seed++ {
+	for seed := uint64(1); seed <= 8; seed++ {
 		res := Run(Wire(), seed, Options{operatorWrap: wrap})
 		if len(res.Violations) > 0 {
 			t.Fatalf("seed %d: %v", seed, res.Violations)

@@ -123,6 +123,8 @@ func swarmRate(c *Config, fault string) *float64 {
 		return &c.ServerStallP
 	case "reads":
 		return &c.ClientGetP
+	case "wire-middlebox":
+		return &c.MiddleboxP
 	}
 	return nil
 }

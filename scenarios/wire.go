@@ -44,6 +44,9 @@ func (w *world) overWire(caller string, n tron.Node) tron.Node {
 		return n
 	}}
 	h := srv.Handler()
+	if w.cfg.MiddleboxP > 0 {
+		h = middlebox{w: w, next: h}
+	}
 	if w.wireHandler != nil {
 		h = w.wireHandler(h)
 	}

@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -32,10 +34,12 @@ const wireSeeds = 12
 // the same deposits while they run (the operator API's credits against the
 // service's method) to the same accounts. Both without
 // the operator, whose API (operator_http.go) reads a row again after each
-// action and so makes a run of its own.
+// action and so makes a run of its own. The wired run without its
+// middlebox, whose answers are faults only a wire has.
 func TestWireIsTransparent(t *testing.T) {
 	direct, wired := Logs(), Wire()
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0
+	wired.MiddleboxP = 0
 	direct.OtherReceipts, direct.DepositEvery = true, wired.DepositEvery
 	direct.SignerOutageP, direct.SignerOutages = wired.SignerOutageP, wired.SignerOutages
 	direct.SameRecipientEvery = wired.SameRecipientEvery
@@ -139,6 +143,63 @@ func TestWireManglingIsCaught(t *testing.T) {
 	}
 	if caught == 0 {
 		t.Errorf("a wire that loses every SUCCESS's logs: no violation in %d seeds", wireSeeds)
+	}
+}
+
+// Goal: the wire's middlebox answers lookups that prove nothing about the
+// txid asked, every kind of them fires, and a client that takes an answer
+// naming no txid as one about the txid it asked (independent bug 87) is
+// caught by what the pipeline then does: a review of a payment another
+// transaction made, a rebuild of a transaction in a block.
+// Method: the honest client over 60 wire seeds, then the same seeds with a
+// wrapper around the box that writes the txid asked into every lookup
+// answer lacking one, which is what the careless client reads.
+func TestMiddleboxAnswersMustBeRefused(t *testing.T) {
+	const seeds = 60
+	kinds := map[string]int{}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		res := Run(Wire(), seed, Options{})
+		if len(res.Violations) > 0 {
+			t.Fatalf("honest client, seed %d: %v", seed, res.Violations)
+		}
+		for _, f := range res.Tally {
+			if strings.HasPrefix(f.Kind, "wire-middlebox-") {
+				kinds[f.Kind] += f.Count
+			}
+		}
+	}
+	for _, k := range middleboxKinds {
+		if kinds["wire-middlebox-"+k] == 0 {
+			t.Errorf("the middlebox never answered %s in %d seeds: %v", k, seeds, kinds)
+		}
+	}
+	careless := Options{wireHandler: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != nodehttp.PathLookup {
+				h.ServeHTTP(rw, r)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var rec recorder
+			rec.reset()
+			h.ServeHTTP(&rec, r)
+			var asked, ans map[string]json.RawMessage
+			if json.Unmarshal(body, &asked) == nil && json.Unmarshal(rec.body, &ans) == nil && ans["txid"] == nil {
+				ans["txid"] = asked["txid"]
+				rec.body, _ = json.Marshal(ans)
+			}
+			answer(rw, rec.code, rec.body)
+		})
+	}}
+	caught := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		if res := Run(Wire(), seed, careless); len(res.Violations) > 0 {
+			caught++
+		}
+	}
+	if caught == 0 {
+		t.Errorf("a client that takes answers naming no txid: no violation in %d seeds", seeds)
 	}
 }
 

@@ -263,6 +263,12 @@ type world struct {
 	meter *metrics.Metrics
 	// wireHandler and operatorWrap are Options'.
 	wireHandler, operatorWrap func(http.Handler) http.Handler
+	// boxCache is the wire middlebox's last lookup answer passed on, and
+	// the txid it was about (middlebox.go).
+	boxCache struct {
+		txid tron.Txid
+		body []byte
+	}
 	// wt counts what crossed the wires; metricsBreaks are the scrapes'
 	// disagreements with it (wire_metrics.go).
 	wt            wireTally

@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/nodehttp"
+)
+
+// middlebox is a proxy in front of a wire world's node (a load balancer, a
+// caching gateway): now and then, before the heal point, it answers a
+// lookup itself, with an answer that says nothing true about the txid
+// asked. Production reaches its nodes through such boxes. Each answer is a
+// 200 a careless client could take:
+//   - canned: {"status":"unknown"}, naming no txid (a gateway's default
+//     when its upstream failed);
+//   - cached: the last answer the box passed on, about another txid;
+//   - stripped: that cached answer with its txid field dropped (a cache
+//     that keeps answers without their key, and mixes two keys up);
+//   - cut: the node's own answer, its body cut in half.
+//
+// The client must refuse all four (an error: the pipeline waits or parks)
+// and never read "unknown" from them: a proof of death built on a canned
+// unknown rebuilds a transaction that may be in a block. The model judges
+// every rebuild against the chain, so a client that takes one is caught
+// by what it does, not by this box.
+type middlebox struct {
+	w    *world
+	next http.Handler
+}
+
+// middleboxKinds are the box's answers, as the tape chooses.
+var middleboxKinds = [...]string{"canned", "cached", "stripped", "cut"}
+
+func (m middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w := m.w
+	if r.URL.Path != nodehttp.PathLookup || !w.faulty() || !w.s.Chance("middlebox", w.cfg.MiddleboxP) {
+		m.pass(rw, r)
+		return
+	}
+	kind := middleboxKinds[w.s.Choose("middlebox-kind", len(middleboxKinds))]
+	var asked struct {
+		Txid tron.Txid `json:"txid"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	json.Unmarshal(body, &asked) // a malformed request: the node refuses it below
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if (kind == "cached" || kind == "stripped") && (w.boxCache.body == nil || w.boxCache.txid == asked.Txid) {
+		kind = "canned" // nothing cached about another txid
+	}
+	w.tally["wire-middlebox-"+kind]++
+	switch kind {
+	case "canned":
+		answer(rw, http.StatusOK, []byte(`{"status":"unknown"}`))
+	case "cached":
+		answer(rw, http.StatusOK, w.boxCache.body)
+	case "stripped":
+		var ans map[string]json.RawMessage
+		if json.Unmarshal(w.boxCache.body, &ans) != nil {
+			panic("scenarios: the middlebox cached an answer that is not a JSON object: " + string(w.boxCache.body))
+		}
+		delete(ans, "txid")
+		b, _ := json.Marshal(ans) // sorted keys: the same bytes every run
+		answer(rw, http.StatusOK, b)
+	case "cut":
+		var rec recorder
+		rec.reset()
+		m.next.ServeHTTP(&rec, r)
+		answer(rw, rec.code, rec.body[:len(rec.body)/2])
+	}
+}
+
+// pass serves r from the node and keeps a lookup's answer for "cached".
+func (m middlebox) pass(rw http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != nodehttp.PathLookup {
+		m.next.ServeHTTP(rw, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var rec recorder
+	rec.reset()
+	m.next.ServeHTTP(&rec, r)
+	var asked struct {
+		Txid tron.Txid `json:"txid"`
+	}
+	if rec.code == http.StatusOK && json.Unmarshal(body, &asked) == nil {
+		m.w.boxCache.txid, m.w.boxCache.body = asked.Txid, bytes.Clone(rec.body)
+	}
+	for k, v := range rec.header {
+		rw.Header()[k] = v
+	}
+	answer(rw, rec.code, rec.body)
+}
+
+// answer writes a JSON answer.
+func answer(rw http.ResponseWriter, code int, body []byte) {
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(code)
+	rw.Write(body)
+}
