@@ -11,6 +11,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/operator"
+	"sluicesim/sluice/tron"
 )
 
 // In a wire world (Config.Wire) the operator on call reaches sluice as
@@ -118,10 +119,23 @@ type (
 			Action, Reason string
 			Rebuilds       int
 		} `json:"decision"`
-		Evidence *struct {
-			Txid, Lookup string
-			SolidNumber  int64 `json:"solid_number"`
-		} `json:"evidence"`
+		Evidence *opEvidence `json:"evidence"`
+	}
+	// opEvidence is an item's evidence as the API shows it. The person
+	// on call checks a proof of death by its numbers before cancelling: an
+	// expiration (for a lookup that found nothing), the margin, the solid
+	// block's number and time, the answering node's solid block, and
+	// whether it proves death.
+	opEvidence struct {
+		Txid, Lookup string
+		Expiration   string `json:"expiration"`
+		Margin       string `json:"margin"`
+		SolidNumber  int64  `json:"solid_number"`
+		SolidTime    string `json:"solid_time"`
+		LookupSolid  int64  `json:"lookup_solid"`
+		Receipt      string `json:"receipt"`
+		BlockNumber  int64  `json:"block_number"`
+		Proves       bool   `json:"proves"`
 	}
 	opPage struct {
 		Items []opItem `json:"items"`
@@ -307,11 +321,38 @@ func (w *world) latestOfTheLog(it opItem) string {
 		return fmt.Sprintf("the item's decision is %+v, the log's newest is %s (%s, %d rebuilds)", *it.Decision, d.Action, d.Reason, d.Rebuilds)
 	case (ev == nil) != (it.Evidence == nil):
 		return fmt.Sprintf("the item's evidence is %+v, the log's newest %+v", it.Evidence, ev)
-	case ev != nil && (it.Evidence.Txid != ev.Txid.String() || it.Evidence.Lookup != ev.Lookup.String() || it.Evidence.SolidNumber != ev.SolidNumber):
-		return fmt.Sprintf("the item's evidence is about %s (%s at solid #%d), the log's newest about %s (%s at solid #%d)",
-			it.Evidence.Txid, it.Evidence.Lookup, it.Evidence.SolidNumber, ev.Txid, ev.Lookup, ev.SolidNumber)
+	case ev != nil:
+		if want := evidenceShown(*ev); *it.Evidence != want {
+			return fmt.Sprintf("the item's evidence is %+v, the log's newest shows as %+v", *it.Evidence, want)
+		}
 	}
 	return ""
+}
+
+// evidenceShown is how an item must show evidence e, by the README's
+// operator API: every number the log holds, the expiration only for a
+// lookup that did not find the txid (an inclusion's proof is its receipt),
+// and whether it proves death by the world's own reading (a failed receipt
+// in a solid block; or nothing found by a node at or past the cited solid
+// block, whose time is at or past the expiration plus the margin), never
+// by Evidence.Proves.
+func evidenceShown(e sluice.Evidence) opEvidence {
+	text := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	v := opEvidence{Txid: e.Txid.String(), Lookup: e.Lookup.String(), Margin: e.Margin.String(),
+		SolidNumber: e.SolidNumber, SolidTime: text(e.SolidTime), LookupSolid: e.LookupSolid,
+		Receipt: e.Receipt, BlockNumber: e.BlockNumber}
+	if e.Lookup == tron.Included {
+		v.Proves = e.Receipt != tron.ReceiptSuccess && e.Receipt != "" && e.BlockNumber > 0 && e.BlockNumber <= e.SolidNumber
+	} else {
+		v.Expiration = text(e.Expiration)
+		v.Proves = e.Lookup == tron.Unknown && e.LookupSolid >= e.SolidNumber && !e.SolidTime.Before(e.Expiration.Add(e.Margin))
+	}
+	return v
 }
 
 // waitedOfTheLog says how an item's "waited" differs from the time since
@@ -411,8 +452,18 @@ func containsString(list []string, s string) bool {
 // an answer the API owed and did not give, and stops the run.
 func (o *operatorScript) unavailable(what string, code int, body []byte) {
 	msg := o.refusal(what, code, body)
-	if !o.a.storeFailed && !o.a.nodeFailed {
+	var e opError
+	o.decode(what, code, body, &e)
+	switch {
+	case !o.a.storeFailed && !o.a.nodeFailed:
 		o.broke(what, code, body, "a 503 with no store or node call of the request failed by the world")
+	case o.a.nodeFailed && !o.a.storeFailed && e.Code != operator.CodeNodeUnavailable:
+		// The service asks the node before it writes: nothing landed, and
+		// the answer must say so, not send the person to read the
+		// operation first.
+		o.broke(what, code, body, "a node call of the request failed and no store call did, but the 503 is not %q", operator.CodeNodeUnavailable)
+	case o.a.storeFailed && !o.a.nodeFailed && e.Code == operator.CodeNodeUnavailable:
+		o.broke(what, code, body, "a store call of the request failed and no node call did, but the 503 says %q (nothing changed)", e.Code)
 	}
 	o.w.tally["operator-unavailable"]++
 	if o.w.s.Tracing() {

@@ -448,8 +448,12 @@ func writeServiceError(w http.ResponseWriter, err error, notFound string) {
 		// service's refusals.
 		writeJSON(w, http.StatusConflict, errorBody{Error: "the store refused the action, nothing changed: " + err.Error(), Code: CodeStoreRefused})
 	case errors.Is(err, ErrNodeUnavailable):
+		// Unlike a store failure, certain: the service asks the node
+		// before it writes, so nothing landed. The code lets a client (the
+		// person's tooling) ask again at once instead of reading the
+		// operation first.
 		w.Header().Set("Retry-After", "3")
-		writeError(w, http.StatusServiceUnavailable, "the node did not answer, nothing changed; ask again: "+err.Error(), "")
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "the node did not answer, nothing changed; ask again: " + err.Error(), Code: CodeNodeUnavailable})
 	default:
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "store unavailable: the action may or may not have landed; read the operation before acting again", "")
@@ -461,6 +465,13 @@ func writeServiceError(w http.ResponseWriter, err error, notFound string) {
 // the operation's): nothing changed. A refusal by the service itself has
 // no code. Stable: clients may branch on it.
 const CodeStoreRefused = "store_refused"
+
+// CodeNodeUnavailable is the "code" of a 503 for a node that did not
+// answer a question the action asks before it writes: nothing changed, and
+// the same action may be asked again as it is. A 503 without it is the
+// store's, which may or may not have landed. Stable: clients may branch on
+// it.
+const CodeNodeUnavailable = "node_unavailable"
 
 // storeRefused reports whether err is one of the store's refusals: a write
 // it checked and did not make, as opposed to a failure to reach it.

@@ -13,6 +13,7 @@ import (
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/operator"
+	"sluicesim/sluice/tron"
 )
 
 const token = "0123456789abcdef-test-token"
@@ -231,6 +232,62 @@ type resolveFails struct {
 
 func (s resolveFails) Resolve(context.Context, sluice.Resolution) (sluice.Operation, error) {
 	return sluice.Operation{}, s.err
+}
+
+// Goal: an action whose question to the node went unanswered is a 503 that
+// says so (code "node_unavailable": nothing changed, ask again), never the
+// store's "may or may not have landed", and writes nothing.
+func TestNodeOutageIsNotAStoreOutage(t *testing.T) {
+	for _, path := range []string{"cancel", "resolve"} {
+		t.Run(path, func(t *testing.T) {
+			var w *world
+			var id sluice.OperationID
+			if path == "cancel" {
+				w = newWorld(t, nil)
+				w.fund("cust-1", "100")
+				id = w.parkedInBroadcasting("cust-1")
+			} else {
+				w = newWorld(t, func(c *sluice.Config) { c.ParkLimit = 1 })
+				w.fund("cust-1", "100")
+				id = w.reviewAfterParking("cust-1")
+			}
+			row, err := w.store.Get(w.ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.svc.Node = deadNode{}
+			events := len(w.events(id))
+			body := `{"operator":"alice","why":"x","txid":"` + row.Envelope.Txid.String() + `"}`
+			if path == "cancel" {
+				body = `{"operator":"alice","why":"x"}`
+			}
+			code, ans, hdr := do(t, w.handler(), http.MethodPost, "/v1/operations/"+string(id)+"/"+path, body, "")
+			msg, _ := ans["error"].(string)
+			if got, _ := ans["code"].(string); code != http.StatusServiceUnavailable || got != operator.CodeNodeUnavailable || !strings.Contains(msg, "nothing changed") {
+				t.Errorf("%d %v, want 503 code %q saying nothing changed", code, ans, operator.CodeNodeUnavailable)
+			}
+			if hdr.Get("Retry-After") == "" {
+				t.Error("a 503 without Retry-After")
+			}
+			if n := len(w.events(id)); n != events {
+				t.Errorf("%d events, was %d", n, events)
+			}
+		})
+	}
+}
+
+// deadNode answers nothing.
+type deadNode struct{}
+
+func (deadNode) Broadcast(context.Context, tron.Transaction) (tron.BroadcastResult, error) {
+	return tron.BroadcastResult{}, tron.ErrTimeout
+}
+func (deadNode) Lookup(context.Context, tron.Txid) (tron.TxInfo, error) {
+	return tron.TxInfo{}, tron.ErrTimeout
+}
+func (deadNode) HeadBlock(context.Context) (tron.Block, error) { return tron.Block{}, tron.ErrTimeout }
+func (deadNode) SolidBlock(context.Context) (tron.Block, error) {
+	return tron.Block{}, tron.ErrTimeout
 }
 
 // Goal: a write the store's own checks refused is answered as what it is,
