@@ -130,7 +130,7 @@ func init() {
 			keys: configKeys(), run: (*runner).cmdConfig},
 		"credit": {usage: "credit CUSTOMER amount=DECIMAL [ref=REF]: a deposit to the customer's balance (ref defaults to a fresh one; a repeated ref credits nothing)",
 			minPos: 1, maxPos: 1, keys: []string{"amount", "ref"}, need: []string{"amount"}, run: (*runner).cmdCredit},
-		"submit": {usage: "submit amount=DECIMAL [customer=NAME] [to=alice|bob|hot-wallet]: insert a withdrawal (to alice unless named), held from the customer's balance (alice's, credited with 1000 USDT at the start, unless named); it is named opN",
+		"submit": {usage: "submit amount=DECIMAL [customer=NAME] [to=alice|bob|hot-wallet|usdt-contract|not-tron]: insert a withdrawal (to alice unless named), held from the customer's balance (alice's, credited with 1000 USDT at the start, unless named); it is named opN",
 			keys: []string{"amount", "customer", "to"}, need: []string{"amount"}, run: (*runner).cmdSubmit},
 		"spawn": {usage: "spawn NAME... [skew=DURATION] [signer=wrong-key]: start workers; skew puts their wall clock ahead, wrong-key makes every signature fail to verify",
 			minPos: 1, maxPos: -1, keys: []string{"skew", "signer"}, run: (*runner).cmdSpawn},
@@ -598,6 +598,10 @@ func workerText(w sluice.WorkerID) string {
 	return string(w)
 }
 
+// notTron is an address without TRON's 0x41 prefix (an EVM address's
+// bytes, say).
+var notTron = tron.Address{0x00, 0xbb, 0x02}
+
 func addressText(a tron.Address) string {
 	switch a {
 	case alice:
@@ -608,6 +612,10 @@ func addressText(a tron.Address) string {
 		return "bob"
 	case foreignToken:
 		return "foreign-token"
+	case tron.USDTContract:
+		return "usdt-contract"
+	case notTron:
+		return "not-tron"
 	}
 	return a.String()
 }
@@ -810,9 +818,12 @@ func (r *runner) cmdSubmit(c *scriptCmd) error {
 		who = sluice.CustomerID(v)
 	}
 	if v, ok := c.kv["to"]; ok {
-		names := map[string]tron.Address{"alice": alice, "bob": bob, "hot-wallet": hotWallet}
+		// usdt-contract and not-tron are rows no intake would write, which
+		// the store admits and validation must reject ("rows written by
+		// anyone").
+		names := map[string]tron.Address{"alice": alice, "bob": bob, "hot-wallet": hotWallet, "usdt-contract": tron.USDTContract, "not-tron": notTron}
 		if to, ok = names[v]; !ok {
-			return c.errorf("to=%s: want alice, bob or hot-wallet", v)
+			return c.errorf("to=%s: want alice, bob, hot-wallet, usdt-contract or not-tron", v)
 		}
 	}
 	id, err := r.w.insertTo(who, to, amount)
@@ -1688,7 +1699,7 @@ func TestScriptErrors(t *testing.T) {
 		{"the old builds-max key", head + "config builds-max=3\n----\n",
 			`bad.txt:10: config builds-max=3: unknown argument builds-max= (want one of expiration-window, min-validity, safety-margin, rebuild-after, cancel-after, rebuilds, `},
 		{"unknown recipient", head + "submit amount=1 to=carol\n----\n",
-			`bad.txt:10: submit amount=1 to=carol: to=carol: want alice, bob or hot-wallet`},
+			`bad.txt:10: submit amount=1 to=carol: to=carol: want alice, bob, hot-wallet, usdt-contract or not-tron`},
 		{"heal with nothing to heal", head + "heal\n----\n",
 			`bad.txt:10: heal: no times=all fault to drop`},
 		{"outcome before a txid", head + "outcome op1 receipt=REVERT builds=all\n----\n",
