@@ -159,6 +159,10 @@ func (w *world) chainLoop(p *sim.Proc) {
 	for {
 		p.Sleep(w.cfg.ChainGaps[w.s.Choose("chain-gap", len(w.cfg.ChainGaps))].D())
 		if !w.faulty() {
+			// Healed: a node left on a stale fork comes back.
+			for i := range w.cfg.Nodes {
+				w.net.Node(i).LeaveFork()
+			}
 			return
 		}
 		if w.cfg.LagP > 0 {
@@ -188,10 +192,21 @@ func (w *world) chainLoop(p *sim.Proc) {
 		}
 		if w.cfg.ReorgP > 0 && w.s.Chance("reorg", w.cfg.ReorgP) {
 			depth := 1 + w.s.Choose("reorg-depth", w.cfg.ReorgDepthMax)
-			w.net.Reorg(depth, func(o mocknode.Orphan) mocknode.Fate {
+			var keep func(*mocknode.Node) bool
+			stale := ""
+			if w.cfg.StaleForkP > 0 {
+				keep = func(n *mocknode.Node) bool {
+					k := w.s.Chance("stale-fork", w.cfg.StaleForkP)
+					if k {
+						stale += fmt.Sprintf(" node %d stays on the old fork", n.Index())
+					}
+					return k
+				}
+			}
+			w.net.ReorgKeeping(depth, func(o mocknode.Orphan) mocknode.Fate {
 				return []mocknode.Fate{mocknode.OrphanReturned, mocknode.OrphanReincluded, mocknode.OrphanVanished}[w.s.Choose("reorg-fate", 3)]
-			})
-			w.fact(model.Fact{Kind: model.FactReorg, N: depth})
+			}, keep)
+			w.fact(model.Fact{Kind: model.FactReorg, N: depth, Answer: stale})
 		}
 		if !w.cfg.ChainEvents {
 			continue

@@ -145,7 +145,13 @@ type Config struct {
 	// last 1 to ReorgDepthMax blocks (above the solid block) are orphaned;
 	// each orphaned transaction returns to the pools, is re-included or
 	// vanishes, on the tape.
-	ReorgP        float64 `json:",omitempty"`
+	ReorgP float64 `json:",omitempty"`
+	// StaleForkP is the chance, at a reorg, that each node other than the
+	// producer that had an orphaned block stays on the old fork (stalled
+	// there, showing the orphaned blocks and their inclusions) until a lag
+	// change picks it, the next reorg, or the heal point: a real node that
+	// missed the switch. Needs several Nodes.
+	StaleForkP    float64 `json:",omitempty"`
 	ReorgDepthMax int     `json:",omitempty"`
 	// OddExecutionP is the chance, per USDT transfer about to succeed
 	// before the heal point, that it does not do exactly what was asked,
@@ -272,6 +278,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("world %s: Route %q: want per-call, sticky or failover", c.Name, c.Route)
 	case c.LagP > 0 && (c.Nodes < 2 || len(c.NodeLags) == 0):
 		return fmt.Errorf("world %s: LagP %v needs several Nodes and a NodeLags menu", c.Name, c.LagP)
+	case c.StaleForkP > 0 && (c.Nodes < 2 || c.ReorgP == 0):
+		return fmt.Errorf("world %s: StaleForkP %v needs several Nodes and reorgs", c.Name, c.StaleForkP)
 	case c.ReorgP > 0 && (c.ReorgDepthMax < 1 || c.ReorgDepthMax >= mocknode.DefaultSolidLag):
 		return fmt.Errorf("world %s: ReorgDepthMax %d must be 1 to %d, below the solid lag", c.Name, c.ReorgDepthMax, mocknode.DefaultSolidLag-1)
 	}
@@ -295,7 +303,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -540,6 +548,7 @@ func Nodes() Config {
 	c.NodeLags = []int{0, 5, 25, 40}
 	c.LagP = 0.5
 	c.GossipLossP = 0.2
+	c.StaleForkP = 0.5
 	return c
 }
 

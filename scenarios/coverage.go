@@ -256,6 +256,7 @@ func buildCoverage() []Condition {
 	cond("node:resend-same-txid", "a worker sends a txid it (or another) already sent: the network must deduplicate", func(c Config) bool { return lostSends(c) || c.QueryLieP > 0 }, covNone)
 	cond("rebuild:after-accepted-send-lost", "a rebuild with proof of death retires a txid a node had accepted: the send was taken, then lost", func(c Config) bool { return c.ChainEvents || c.ReorgP > 0 }, covNone)
 	cond("chain:reorg-orphaned-inclusion", "a reorg takes an included withdrawal off the chain", func(c Config) bool { return c.ReorgP > 0 }, covNone)
+	cond("chain:stale-fork", "at a reorg a node behind the balancer stays on the old fork for a while", func(c Config) bool { return c.StaleForkP > 0 }, covNone)
 	cond("chain:relay-resent-lost", "a send a node lost reaches the chain through a peer", func(c Config) bool { return c.RelayP > 0 && lostSends(c) }, covNone)
 	cond("chain:gossip-lost", "a transaction one node accepted never reaches another's pool", func(c Config) bool { return c.Nodes > 1 && c.GossipLossP > 0 }, covNone)
 	cond("chain:odd-execution", "a transfer succeeds other than as asked, or is reported otherwise", func(c Config) bool { return c.OddExecutionP > 0 }, covNone)
@@ -328,6 +329,7 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 	add("node:resend-same-txid", w.resends(snap.Wire))
 	add("rebuild:after-accepted-send-lost", rebuildsOfAccepted(snap))
 	add("chain:reorg-orphaned-inclusion", tallied("chain-tx-orphaned"))
+	add("chain:stale-fork", tallied("chain-stale-fork"))
 	add("chain:relay-resent-lost", tallied("relay"))
 	add("chain:gossip-lost", tallied("chain-gossip-lost"))
 	for _, t := range tally {

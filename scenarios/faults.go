@@ -89,6 +89,11 @@ var Faults = []Fault{
 		Off: func(c *Config) { c.ReorgP = 0 },
 	},
 	{
+		Name: "stale-fork", Doc: "at a reorg, a node behind the balancer that had an orphaned block stays on the old fork (stalled, showing the orphaned blocks and their inclusions) until a lag change, the next reorg or the heal",
+		Choices: []string{"stale-fork"}, NodeTally: "chain-stale-fork",
+		Off: func(c *Config) { c.StaleForkP = 0 },
+	},
+	{
 		Name: "odd-execution", Doc: "a USDT transfer succeeds other than as asked (fee on transfer, nothing moved, another amount or recipient, a foreign token's log) or the node reports its logs wrongly",
 		Choices: []string{"odd-execution", "odd-execution-kind"}, Tally: oddExecutionTallies(),
 		Off: func(c *Config) { c.OddExecutionP = 0 },

@@ -75,7 +75,7 @@ func chainFault(e mocknode.Event) (fault, atZero bool) {
 	switch e {
 	case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
 		return true, true
-	case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost:
+	case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost, mocknode.StaleFork:
 		return true, false
 	}
 	return false, false

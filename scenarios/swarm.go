@@ -125,6 +125,8 @@ func swarmRate(c *Config, fault string) *float64 {
 		return &c.ClientGetP
 	case "wire-middlebox":
 		return &c.MiddleboxP
+	case "stale-fork":
+		return &c.StaleForkP
 	}
 	return nil
 }

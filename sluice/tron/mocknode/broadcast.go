@@ -208,7 +208,10 @@ func (n *Node) verify(raw tron.RawData, sig []byte) bool {
 // consecutive) must have id bytes 8..16 equal to RefBlockHash. A lagging node
 // does not know a block above its height: a reference to one fails here.
 func (n *Node) taposOK(raw tron.RawData) bool {
-	return n.net.refOK(raw, n.height())
+	if n.fork == nil {
+		return n.net.refOK(raw, n.height())
+	}
+	return taposOK(raw, n.height(), n.block) // a stale fork's own blocks
 }
 
 // heldByAnother: a node other than n holds the txid (its pool or its

@@ -99,7 +99,7 @@ func (n *Node) query(k CallKind, worker string, id tron.Txid) (timeout bool) {
 // at or below its own solid block.
 func (n *Node) lookup(id tron.Txid) tron.TxInfo {
 	if n.isOnChain(id) {
-		l := n.net.landed.at(n.net.onChain[id])
+		l := n.landingOf(id)
 		return tron.TxInfo{
 			Txid:        id,
 			Status:      tron.Included,

@@ -145,7 +145,10 @@
 // longer finds the orphaned blocks, receipts or logs, HeadBlock answers the
 // replacement head, and a pending transaction whose TAPoS reference was
 // orphaned is dropped by the producer. Every node switches to the new fork
-// at once.
+// at once, unless Network.ReorgKeeping keeps it on the old one: such a node
+// stalls at its height and shows the orphaned blocks it had (their ids,
+// inclusions, receipts and logs; never solid, since a reorg stays above the
+// solid block) until SetLag, CatchUp or LeaveFork brings it back.
 //
 // # Transfers that do not do what was asked
 //

@@ -195,6 +195,9 @@ const (
 	// OddExecution: a successful transfer executed other than exactly as
 	// asked (the execution hook chose a variant).
 	OddExecution
+	// StaleFork: at a reorg, a node stayed on the orphaned fork
+	// (Network.ReorgKeeping).
+	StaleFork
 
 	eventEnd // one past the last event; not an event
 )
@@ -225,6 +228,8 @@ func (e Event) String() string {
 		return "gossip-lost"
 	case OddExecution:
 		return "odd-execution"
+	case StaleFork:
+		return "stale-fork"
 	}
 	return fmt.Sprintf("event(%d)", int(e))
 }

@@ -341,12 +341,18 @@ var blockIDs tron.SHA256Memo
 // head: the one block whose number has the low 16 bits RefBlockBytes among
 // the last TaposWindow blocks must have id bytes 8..16 equal to RefBlockHash.
 func (net *Network) refOK(raw tron.RawData, head int64) bool {
+	return taposOK(raw, head, func(num int64) tron.Block { return net.blocks.at(int(num)).hdr })
+}
+
+// taposOK is the TAPoS check against a chain as of head number head whose
+// block number num is block(num).
+func taposOK(raw tron.RawData, head int64, block func(num int64) tron.Block) bool {
 	ref := int64(raw.RefBlockBytes[0])<<8 | int64(raw.RefBlockBytes[1])
 	num := head - ((head - ref) & (TaposWindow - 1))
 	if num < 0 {
 		return false
 	}
-	id := net.blocks.at(int(num)).hdr.ID
+	id := block(num).ID
 	return [8]byte(id[8:16]) == raw.RefBlockHash
 }
 

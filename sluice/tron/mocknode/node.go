@@ -125,6 +125,10 @@ type Node struct {
 	lag     int64
 	stalled bool
 	stallAt int64
+	// fork, while set, is the orphaned fork the node stayed on at a reorg
+	// (Network.ReorgKeeping): it is stalled at fork's top and shows those
+	// blocks and their inclusions, not the canonical ones at their heights.
+	fork *staleFork
 
 	script [callKindEnd][]Fault
 	hook   func(Call) Fault
@@ -222,8 +226,21 @@ func (n *Node) SetLag(blocks int) {
 		panic(fmt.Sprintf("mocknode: SetLag(%d) on node 0: the producer is the head and cannot lag", blocks))
 	}
 	n.net.advance()
-	n.lag, n.stalled, n.stallAt = int64(blocks), false, 0
+	n.lag, n.stalled, n.stallAt, n.fork = int64(blocks), false, 0, nil
 	n.dropIncluded()
+}
+
+// OnStaleFork reports whether the node still shows a fork a reorg
+// orphaned (Network.ReorgKeeping); SetLag, CatchUp or LeaveFork ends it.
+func (n *Node) OnStaleFork() bool { return n.fork != nil }
+
+// LeaveFork brings a node on a stale fork back to the canonical chain, at
+// the lag it had: it imports the chain as it now stands. A node on no
+// stale fork is left as it is.
+func (n *Node) LeaveFork() {
+	if n.fork != nil {
+		n.SetLag(int(n.lag))
+	}
 }
 
 // Stall makes the node stop importing blocks: its view stays at its current
@@ -260,21 +277,51 @@ func (n *Node) height() int64 {
 }
 
 // head is the newest block of the node's view.
-func (n *Node) head() tron.Block { return n.net.blocks.at(int(n.height())).hdr }
+func (n *Node) head() tron.Block { return n.block(n.height()) }
 
-// solid is the node's solid block: SolidLag below its own head.
+// block is the block at number num of the node's view (num at most its
+// height): its stale fork's from the fork's first block up, else the
+// canonical chain's.
+func (n *Node) block(num int64) tron.Block {
+	if f := n.fork; f != nil && num >= f.first {
+		return f.blocks[num-f.first]
+	}
+	return n.net.blocks.at(int(num)).hdr
+}
+
+// solid is the node's solid block: SolidLag below its own head. On a
+// stale fork it is below the fork (a reorg never reaches the solid block),
+// so canonical.
 func (n *Node) solid() tron.Block {
 	h := n.height() - int64(n.net.cfg.SolidLag)
 	if h < 0 {
 		h = 0
 	}
-	return n.net.blocks.at(int(h)).hdr
+	return n.block(h)
 }
 
-// isOnChain: the txid is in a canonical block the node has.
+// isOnChain: the txid is in a block the node has, canonical below its
+// stale fork (if any), or in the fork.
 func (n *Node) isOnChain(id tron.Txid) bool {
+	if f := n.fork; f != nil {
+		if _, ok := f.index[id]; ok {
+			return true
+		}
+		i, ok := n.net.onChain[id]
+		return ok && n.net.landed.at(i).inc.BlockNumber < f.first
+	}
 	i, ok := n.net.onChain[id]
 	return ok && n.net.landed.at(i).inc.BlockNumber <= n.height()
+}
+
+// landingOf is the inclusion of id the node shows (isOnChain must hold).
+func (n *Node) landingOf(id tron.Txid) *landing {
+	if f := n.fork; f != nil {
+		if i, ok := f.index[id]; ok {
+			return &f.landed[i]
+		}
+	}
+	return n.net.landed.at(n.net.onChain[id])
 }
 
 // holds: the node would answer DUP for the txid (its pool or its chain).

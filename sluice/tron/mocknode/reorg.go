@@ -74,10 +74,19 @@ type Reorg struct {
 // that check at broadcast and is dropped from the producer's pool.
 //
 // Every node switches to the new fork at once, a lagging or stalled one
-// included: no node serves an orphaned block afterwards. A real lagging node
-// may still show the old fork for a while; the lag already makes nodes
-// disagree, which is what sluice must survive.
-func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
+// included: no node serves an orphaned block afterwards (ReorgKeeping lets
+// some stay on the old fork).
+func (net *Network) Reorg(depth int, fate func(Orphan) Fate) { net.ReorgKeeping(depth, fate, nil) }
+
+// ReorgKeeping is Reorg, except that each node other than the producer that
+// has an orphaned block and for which keep says so stays on the old fork,
+// as a real node that missed the switch does: it stops importing blocks
+// (stalled at its height) and shows the orphaned blocks it had, with their
+// inclusions, receipts and logs, until SetLag or CatchUp brings it back to
+// the canonical chain. Below the fork its view is canonical (the solid
+// block never changes). A node already on a stale fork first comes back:
+// it imports the chain as it now stands. keep is asked in node order.
+func (net *Network) ReorgKeeping(depth int, fate func(Orphan) Fate, keep func(n *Node) bool) {
 	net.advance()
 	head, solid := net.head().Number, net.solid().Number
 	if depth < 1 || int64(depth) > head-solid {
@@ -86,6 +95,26 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 	now := net.clock.Now()
 	first := head - int64(depth) + 1
 	net.events[Reorged]++
+	for _, n := range net.nodes[1:] {
+		n.LeaveFork()
+	}
+	// The nodes that stay take their copy of the old fork before it goes.
+	for _, n := range net.nodes[1:] {
+		if h := n.height(); h >= first && keep != nil && keep(n) {
+			f := &staleFork{first: first, index: make(map[tron.Txid]int)}
+			for num := first; num <= h; num++ {
+				f.blocks = append(f.blocks, net.blocks.at(int(num)).hdr)
+			}
+			for i := net.landed.len() - 1; i >= 0 && net.landed.at(i).inc.BlockNumber >= first; i-- {
+				if l := net.landed.at(i); l.inc.BlockNumber <= h {
+					f.index[l.inc.Txid] = len(f.landed)
+					f.landed = append(f.landed, *l)
+				}
+			}
+			n.stallAt, n.stalled, n.fork = h, true, f
+			net.events[StaleFork]++
+		}
+	}
 
 	// The orphaned inclusions are the newest: undo them newest first, so the
 	// ledger is the canonical chain's at every step.
@@ -162,7 +191,8 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 	for _, n := range net.nodes {
 		var back []pending
 		for _, l := range returned {
-			had := n.index == 0 || l.inc.BlockNumber <= n.height()
+			// A node on the old fork still shows the inclusion.
+			had := n.index == 0 || l.inc.BlockNumber <= n.height() && n.fork == nil
 			if had && !n.inPool[l.tx.id] {
 				back = append(back, pending{tx: l.tx.tx, id: l.tx.id, arrived: now})
 				n.inPool[l.tx.id] = true
@@ -171,4 +201,13 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) {
 		n.pool = append(back, n.pool...)
 		n.dropIncluded()
 	}
+}
+
+// staleFork is the part of an orphaned fork a node stayed on: the blocks
+// from first to its height, and the inclusions in them (index: by txid).
+type staleFork struct {
+	first  int64
+	blocks []tron.Block
+	landed []landing
+	index  map[tron.Txid]int
 }

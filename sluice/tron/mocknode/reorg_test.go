@@ -348,3 +348,57 @@ func TestLedgerFollowsCanonicalChain(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a node kept on the old fork at a reorg (ReorgKeeping) shows what it
+// had: the orphaned blocks (their ids, not the replacements') and the
+// inclusions in them, never solid; below the fork, and on every other node,
+// the canonical chain. It stays there while the chain grows, and SetLag
+// brings it back. A node the keep function refuses, or one without an
+// orphaned block, switches at once.
+// Method: b lands in block 2; at head 4 (SolidLag 10) the newest 3 blocks
+// are orphaned and b vanishes; node 1 (in sync) is kept, node 2 refused,
+// node 3 (lagging below the fork) asked nothing.
+func TestReorgKeepingStaleFork(t *testing.T) {
+	e := newNetEnv(t, 4, func(c *Config) { c.SolidLag = 10 })
+	e.net.Node(3).SetLag(4)
+	a := e.tx("a", 1)
+	e.mustSend(a, tron.CodeSuccess)
+	e.at(4 * time.Second)
+	b := e.tx("b", 2)
+	e.mustSend(b, tron.CodeSuccess)
+	e.at(4 * SlotInterval)
+	old := e.net.Blocks()
+	var asked []int
+	e.net.ReorgKeeping(3, func(Orphan) Fate { return OrphanVanished }, func(n *Node) bool {
+		asked = append(asked, n.Index())
+		return n.Index() == 1
+	})
+	if !slices.Equal(asked, []int{1, 2}) {
+		t.Errorf("keep asked of nodes %v, want [1 2] (node 3 has no orphaned block)", asked)
+	}
+	n1 := e.net.Node(1)
+	if !n1.OnStaleFork() || e.net.Node(2).OnStaleFork() || e.net.Node(3).OnStaleFork() {
+		t.Fatalf("on a stale fork: %v %v %v, want only node 1", n1.OnStaleFork(), e.net.Node(2).OnStaleFork(), e.net.Node(3).OnStaleFork())
+	}
+	if got := e.statuses(b.Txid()); !slices.Equal(got, []tron.Status{unkn, incl, unkn, pend}) {
+		t.Errorf("nodes say %v about b, want [unknown included unknown pending] (node 3 lags below block 2, b in its pool)", got)
+	}
+	in := n1.TxInfo(b.Txid())
+	if in.BlockNumber != 2 || in.Solid || in.Receipt != tron.ReceiptSuccess || len(in.Logs) != 1 {
+		t.Errorf("node 1 on b: %+v, want block 2, not solid, SUCCESS with its log", in)
+	}
+	if got := n1.TxInfo(a.Txid()); got.Status != incl || got.BlockNumber != 1 {
+		t.Errorf("node 1 on a (below the fork): %+v, want included in block 1", got)
+	}
+	if h := n1.Head(); h.ID != old[4].ID || h.ID == e.net.Node(0).Head().ID {
+		t.Errorf("node 1's head %x, want the orphaned block 4's %x", h.ID[:4], old[4].ID[:4])
+	}
+	e.at(20 * SlotInterval) // the chain grows; the stale node does not
+	if h := n1.Head(); h.Number != 4 || n1.TxInfo(b.Txid()).Status != incl {
+		t.Errorf("later, node 1's head is #%d and b %v; want #4 and still included", h.Number, n1.TxInfo(b.Txid()).Status)
+	}
+	n1.SetLag(0)
+	if n1.OnStaleFork() || n1.TxInfo(b.Txid()).Status != unkn || n1.Head() != e.net.Node(0).Head() {
+		t.Errorf("after SetLag(0): stale %v, b %v, head #%d; want the canonical chain", n1.OnStaleFork(), n1.TxInfo(b.Txid()).Status, n1.Head().Number)
+	}
+}
