@@ -61,6 +61,7 @@ type FactKind string
 const (
 	// Worker and server faults (the world's fault menu).
 	FactCrash            FactKind = "crash"
+	FactStop             FactKind = "stop" // a graceful stop: the worker's context cancelled
 	FactPause            FactKind = "pause"
 	FactPauseBeforeWrite FactKind = "pause-before-write"
 	FactWake             FactKind = "wake"
@@ -101,7 +102,7 @@ const (
 
 // FactKinds lists every kind, in the order above.
 var FactKinds = []FactKind{
-	FactCrash, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
+	FactCrash, FactStop, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
 	FactStoreError, FactStoreStall,
 	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactPark, FactResolve, FactFencedStop,
 	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg, FactShortage, FactOddExecution,
@@ -113,6 +114,8 @@ func (f Fact) Text() string {
 	switch f.Kind {
 	case FactCrash:
 		return "CRASH"
+	case FactStop:
+		return "STOP (its context cancelled, as by SIGTERM)"
 	case FactPause:
 		return "PAUSE " + f.Dur.String()
 	case FactPauseBeforeWrite:

@@ -383,6 +383,7 @@ func TestClassify(t *testing.T) {
 		class string
 	}{
 		{model.Fact{Kind: model.FactCrash}, "crash"},
+		{model.Fact{Kind: model.FactStop}, "crash"},
 		{model.Fact{Kind: model.FactPause, Dur: 40 * time.Second}, "pause"},
 		{model.Fact{Kind: model.FactPauseBeforeWrite, Dur: 40 * time.Second}, "pausew"},
 		{model.Fact{Kind: model.FactWake}, "wake"},

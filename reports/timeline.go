@@ -189,7 +189,7 @@ func classify(e sim.Event) kind {
 		return kLie
 	}
 	switch f.Kind {
-	case model.FactCrash:
+	case model.FactCrash, model.FactStop:
 		return kCrash
 	case model.FactPauseBeforeWrite:
 		return kPauseW

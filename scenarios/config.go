@@ -176,6 +176,10 @@ type Config struct {
 	// cached for another txid, or the node's answer cut short. Each proves
 	// nothing about the txid asked, and the client must refuse it.
 	MiddleboxP float64 `json:",omitempty"`
+	// GracefulStopP is the chance, per worker node call before the heal
+	// point, that the worker is stopped as a deploy stops it (SIGTERM):
+	// its context is cancelled under the call, and it restarts later.
+	GracefulStopP float64 `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -303,7 +307,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP, c.GracefulStopP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -600,6 +604,7 @@ func Wire() Config {
 	// seeds of 2,000).
 	c.SignerOutageP, c.SignerOutages = Chaos().SignerOutageP, Chaos().SignerOutages
 	c.MiddleboxP = 0.03
+	c.GracefulStopP = 0.003
 	return c
 }
 

@@ -245,6 +245,7 @@ func buildCoverage() []Condition {
 	cond("worker:crash-after-write-ahead", "a worker crashes after committing broadcasting and before its send", func(c Config) bool { return c.WorkerFaultP > 0 }, covCrashAfterWriteAhead)
 	cond("worker:crash-after-send", "a worker crashes after a send and before its next write: the bytes may be out, the row does not say how it went", func(c Config) bool { return c.WorkerFaultP > 0 }, covCrashAfterSend)
 	cond("worker:paused-past-lease", "a worker holding work pauses longer than its lease: a zombie in the making", pausesPastLease, covPausedPastLease)
+	cond("worker:stopped-mid-call", "a worker is stopped (its context cancelled) under a node call, as a deploy stops it", func(c Config) bool { return c.GracefulStopP > 0 }, covNone)
 	cond("worker:write-fenced", "a zombie's write (CAS, release, park) is refused with ErrFenced: another worker took the lease", workerFaults, covFencedWrite)
 	cond("lease:takeover", "a claim takes a row whose holder never let go of it (its lease lapsed)", func(c Config) bool { return workerFaults(c) || storeFaults(c) }, covNone)
 	cond("lease:takeover-mid-broadcast", "a lease lapses with the row in broadcasting and another worker takes it: the send may or may not have happened", func(c Config) bool { return c.WorkerFaultP > 0 }, covNone)
@@ -340,6 +341,7 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 	add("wallet:short-of-trx", tallied("wallet-short-trx-refusal"))
 	add("wallet:short-of-energy", tallied("wallet-short-energy-tx"))
 	add("worker:parked", len(snap.Parks))
+	add("worker:stopped-mid-call", tallied("worker-stop"))
 	add("store:failed-before-effect", tallied("store-error-before"))
 	var replayed, conflict, invalid, unfunded, unknown int
 	for _, r := range snap.Intake {

@@ -117,6 +117,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.MiddleboxP = 0 },
 	},
 	{
+		Name: "graceful-stop", Doc: "a worker is stopped as a deploy stops it (SIGTERM): its context is cancelled under a node call, its step ends in errors, and it restarts later; its lease stays until it expires",
+		Choices: []string{"graceful-stop"},
+		Tally:   []string{"worker-stop"},
+		Off:     func(c *Config) { c.GracefulStopP = 0 },
+	},
+	{
 		Name: "signer-fail", Doc: "the signer fails (a KMS timeout)",
 		Choices: []string{"signer-fail"},
 		Tally:   []string{"signer-fail"},

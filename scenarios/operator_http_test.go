@@ -215,7 +215,7 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 	}
 	for name, rewrite := range cases {
 		t.Run(name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 6; seed++ {
+			for seed := uint64(1); seed <= 12; seed++ {
 				res := Run(Wire(), seed, Options{operatorWrap: answerRewriter(rewrite)})
 				for _, v := range res.Violations {
 					if v.Invariant == PanicInvariant && strings.Contains(v.Message, "operator script") {
@@ -224,7 +224,7 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 					}
 				}
 			}
-			t.Errorf("6 wire seeds read the corrupted answers without a complaint")
+			t.Errorf("12 wire seeds read the corrupted answers without a complaint")
 		})
 	}
 }

@@ -127,6 +127,8 @@ func swarmRate(c *Config, fault string) *float64 {
 		return &c.MiddleboxP
 	case "stale-fork":
 		return &c.StaleForkP
+	case "graceful-stop":
+		return &c.GracefulStopP
 	}
 	return nil
 }

@@ -80,6 +80,13 @@ type handlerTransport struct {
 }
 
 func (t *handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		// As a real transport: a cancelled request is not sent.
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
 	in := *req // RoundTrip must not modify req
 	in.RequestURI, in.Host, in.RemoteAddr = req.URL.RequestURI(), req.URL.Host, "sim"
 	if in.Body == nil {

@@ -35,11 +35,11 @@ const wireSeeds = 12
 // service's method) to the same accounts. Both without
 // the operator, whose API (operator_http.go) reads a row again after each
 // action and so makes a run of its own. The wired run without its
-// middlebox, whose answers are faults only a wire has.
+// middlebox and its graceful stops, faults only a wire has.
 func TestWireIsTransparent(t *testing.T) {
 	direct, wired := Logs(), Wire()
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0
-	wired.MiddleboxP = 0
+	wired.MiddleboxP, wired.GracefulStopP = 0, 0
 	direct.OtherReceipts, direct.DepositEvery = true, wired.DepositEvery
 	direct.SignerOutageP, direct.SignerOutages = wired.SignerOutageP, wired.SignerOutages
 	direct.SameRecipientEvery = wired.SameRecipientEvery

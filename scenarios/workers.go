@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -69,9 +70,20 @@ func (w *world) spawnWorker(slot, gen int) {
 		}
 		// Every world records the stuck policy's waits (waits.go).
 		worker.Observer = waitObserver{a: a, inner: observer}
+		ctx := w.ctx
+		if w.cfg.GracefulStopP > 0 {
+			ctx, a.stop = context.WithCancel(w.ctx)
+		}
 		for {
-			rep, err := worker.Tick(w.ctx)
+			rep, err := worker.Tick(ctx)
 			w.ticks++
+			if ctx.Err() != nil {
+				// Stopped (maybeStop): like cmd/sluice's worker loop, it
+				// ends whatever the tick said, and the world starts a new
+				// incarnation later.
+				w.restartLater(a)
+				return
+			}
 			if errors.Is(err, errStoreDown) {
 				// The store failed a call: like the real service, back off
 				// and tick again; the next claim reads the rows afresh.

@@ -44,6 +44,24 @@ type actor struct {
 	stepLookup                tron.TxInfo
 	stepSolidOK, stepLookupOK bool
 	stepHeadOK                bool // the node answered the head block in this step
+	// stop cancels a worker's context (a graceful stop, as SIGTERM does
+	// to cmd/sluice's workers); nil where the world never stops one.
+	stop context.CancelFunc
+}
+
+// maybeStop, before a worker's node call while faults are on, now and then
+// stops the worker as a deploy does: its context is cancelled, so the call
+// fails as cancelled (the wire's transport honours the context, as a real
+// one does), its step's further store calls fail too, and the worker's
+// loop ends and restarts it later. The lease stays until it expires.
+func (a *actor) maybeStop() {
+	w := a.w
+	if a.stop != nil && w.faulty() && w.s.Chance("graceful-stop", w.cfg.GracefulStopP) {
+		a.stop()
+		a.stop = nil
+		w.tally["worker-stop"]++
+		w.fact(model.Fact{Kind: model.FactStop})
+	}
 }
 
 // point is a yield point. A dead process unwinds here and never reaches the
@@ -686,6 +704,7 @@ type node struct {
 
 func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	n.a.point()
+	n.a.maybeStop()
 	w := n.a.w
 	id := w.txids.Txid(&tx.Raw)
 	_, again := w.sent[id]
@@ -721,6 +740,7 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 
 func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
+	n.a.maybeStop()
 	info, err := n.inner.Lookup(ctx, id)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	if err == nil {
@@ -742,6 +762,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 
 func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
+	n.a.maybeStop()
 	b, err := n.inner.HeadBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.stepHeadOK = n.a.stepHeadOK || err == nil
@@ -752,6 +773,7 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 
 func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
+	n.a.maybeStop()
 	b, err := n.inner.SolidBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	if err == nil {
