@@ -72,6 +72,8 @@ func (w *world) spawnWorker(slot, gen int) {
 		worker.Observer = waitObserver{a: a, inner: observer}
 		ctx := w.ctx
 		if w.cfg.GracefulStopP > 0 {
+			// A cancel context under Background starts no goroutine
+			// (nothing to watch above it): the run stays single-threaded.
 			ctx, a.stop = context.WithCancel(w.ctx)
 		}
 		for {
