@@ -35,12 +35,7 @@ func TestReorgFates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newNetEnv(t, 1, func(c *Config) { c.SolidLag = 10 })
-			a := e.tx("a", 1)
-			e.mustSend(a, tron.CodeSuccess)
-			e.at(4 * time.Second)
-			b := e.tx("b", 2)
-			e.mustSend(b, tron.CodeSuccess)
-			e.at(4 * SlotInterval)
+			a, b := e.landTwo()
 			before := e.net.Blocks()
 			oldB := e.net.TxInfo(b.Txid())
 			if oldB.BlockNumber != 2 || e.net.Balance(alice) != 3 {
@@ -361,12 +356,7 @@ func TestLedgerFollowsCanonicalChain(t *testing.T) {
 func TestReorgKeepingStaleFork(t *testing.T) {
 	e := newNetEnv(t, 4, func(c *Config) { c.SolidLag = 10 })
 	e.net.Node(3).SetLag(4)
-	a := e.tx("a", 1)
-	e.mustSend(a, tron.CodeSuccess)
-	e.at(4 * time.Second)
-	b := e.tx("b", 2)
-	e.mustSend(b, tron.CodeSuccess)
-	e.at(4 * SlotInterval)
+	a, b := e.landTwo()
 	old := e.net.Blocks()
 	var asked []int
 	e.net.ReorgKeeping(3, func(Orphan) Fate { return OrphanVanished }, func(n *Node) bool {
@@ -401,4 +391,16 @@ func TestReorgKeepingStaleFork(t *testing.T) {
 	if n1.OnStaleFork() || n1.TxInfo(b.Txid()).Status != unkn || n1.Head() != e.net.Node(0).Head() {
 		t.Errorf("after SetLag(0): stale %v, b %v, head #%d; want the canonical chain", n1.OnStaleFork(), n1.TxInfo(b.Txid()).Status, n1.Head().Number)
 	}
+}
+
+// landTwo sends a (paying alice 1), which lands in block 1, then b (2),
+// which lands in block 2, and brings the head to block 4.
+func (e *netEnv) landTwo() (a, b tron.Transaction) {
+	a = e.tx("a", 1)
+	e.mustSend(a, tron.CodeSuccess)
+	e.at(4 * time.Second)
+	b = e.tx("b", 2)
+	e.mustSend(b, tron.CodeSuccess)
+	e.at(4 * SlotInterval)
+	return a, b
 }
