@@ -38,6 +38,17 @@ neverReached() { sed -n 's/^coverage: .*; never reached: //p' | tr ',' '\n' | se
 # verdict WORLD CODE OUTPUT prints "; WORLD: caught at seed N (invariants)"
 # for explore's exit 1 (a violation), "; WORLD: explore exit N" for any
 # other failure, and nothing for a clean run.
+# failReason names why a live check failed: its first FAIL line (the
+# check's own verdict), else its first error line (a run that did not
+# finish), else its last line.
+failReason() {
+	local r
+	r=$(echo "$1" | grep -m1 '^FAIL: ')
+	[ -n "$r" ] || r=$(echo "$1" | grep -m1 -E '^livecheck: .*(error|cannot|did not)')
+	[ -n "$r" ] || r=$(echo "$1" | tail -n1)
+	echo "$r" | cut -c1-200
+}
+
 verdict() {
 	local first invs
 	if [ "$2" -eq 1 ]; then
@@ -116,14 +127,14 @@ for patch in "${patches[@]}"; do
 			if out=$(cd "$dir" && env $outages make -s livecheck 2>&1); then
 				line="$line; livecheck passes"
 			else
-				line="$line; livecheck FAILS ($(echo "$out" | grep -m1 -iE 'violat|fail|error' | cut -c1-160))"
+				line="$line; livecheck FAILS ($(failReason "$out"))"
 			fi
 			if [ -z "${SLUICE_PG_DIR:-}" ]; then
 				line="$line; livecheck-quiet: NOT RUN (SLUICE_PG_DIR unset)"
 			elif out=$(cd "$dir" && make -s livecheck-quiet 2>&1); then
 				line="$line; livecheck-quiet passes"
 			else
-				line="$line; livecheck-quiet FAILS ($(echo "$out" | grep -m1 -iE 'violat|fail|error' | cut -c1-160))"
+				line="$line; livecheck-quiet FAILS ($(failReason "$out"))"
 			fi
 		fi
 	fi
