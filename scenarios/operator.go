@@ -28,7 +28,7 @@ func (w *world) operatorLoop(p *sim.Proc) {
 		n = w.net.Balancer(operatorName, w.router(operatorName))
 	}
 	if w.cfg.Wire {
-		n = w.overWire(operatorName, n)
+		n = w.overWire(a, operatorName, n)
 	}
 	var on tron.Node = node{a: a, inner: n}
 	if m, ok := mutant(w.cfg.Mutant); ok && m.operatorNode != nil {

@@ -36,12 +36,17 @@ const wireBase = "http://node.sim"
 // cross the wire) reaches the pipeline as it would in production. The
 // server serves caller only: a request that does not name it (the client's
 // X-Node-Caller) is answered 502.
-func (w *world) overWire(caller string, n tron.Node) tron.Node {
+//
+// The step record a's wait and review checks read (the step's lookup,
+// solid block and head block) is taken here, on the server's side, as the
+// node answered: the client's reading of it is what the checks judge.
+func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
+	served := servedNode{a: a, inner: n}
 	srv := &nodehttp.Server{Node: func(named string) tron.Node {
 		if named != caller {
 			return unknownCaller{named}
 		}
-		return n
+		return served
 	}}
 	h := srv.Handler()
 	if w.cfg.MiddleboxP > 0 {
@@ -128,4 +133,37 @@ func (u unknownCaller) HeadBlock(context.Context) (tron.Block, error) {
 
 func (u unknownCaller) SolidBlock(context.Context) (tron.Block, error) {
 	return tron.Block{}, fmt.Errorf("%w: %q", errUnknownCaller, u.name)
+}
+
+// servedNode records, for the wire's caller a, what the node answered its
+// step (wrap.go's node does so in a world without a wire).
+type servedNode struct {
+	a     *actor
+	inner tron.Node
+}
+
+func (s servedNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	return s.inner.Broadcast(ctx, tx)
+}
+
+func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	info, err := s.inner.Lookup(ctx, id)
+	if err == nil {
+		s.a.stepLookup, s.a.stepLookupOK = info, true
+	}
+	return info, err
+}
+
+func (s servedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
+	b, err := s.inner.HeadBlock(ctx)
+	s.a.stepHeadOK = s.a.stepHeadOK || err == nil
+	return b, err
+}
+
+func (s servedNode) SolidBlock(ctx context.Context) (tron.Block, error) {
+	b, err := s.inner.SolidBlock(ctx)
+	if err == nil {
+		s.a.stepSolid, s.a.stepSolidOK = b, true
+	}
+	return b, err
 }

@@ -387,3 +387,34 @@ func (timeoutNode) HeadBlock(context.Context) (tron.Block, error) {
 func (timeoutNode) SolidBlock(context.Context) (tron.Block, error) {
 	return tron.Block{}, tron.ErrTimeout
 }
+
+// Goal: over a wire, the step record the review causes (and the waits) are
+// judged by is what the node answered, not the client's reading of it: a
+// client that reads a SUCCESS as solid is caught by the metrics too, not
+// only by what it then confirms.
+// Method: a wrapper between the node's server and the client marks every
+// SUCCESS answer solid (what such a client reads); some of 20 wire seeds
+// must break the metrics (a logs review counted where the node's answer was
+// not solid).
+func TestStepRecordIsTheNodes(t *testing.T) {
+	misread := Options{wireHandler: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			var rec recorder
+			rec.reset()
+			h.ServeHTTP(&rec, r)
+			if r.URL.Path == nodehttp.PathLookup {
+				rec.body = bytes.Replace(rec.body, []byte(`"receipt":"SUCCESS"`), []byte(`"receipt":"SUCCESS","solid":true`), 1)
+				rec.body = bytes.Replace(rec.body, []byte(`"solid":true,"receipt":"SUCCESS","solid":true`), []byte(`"solid":true,"receipt":"SUCCESS"`), 1)
+			}
+			answer(rw, rec.code, rec.body)
+		})
+	}}
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, v := range Run(Wire(), seed, misread).Violations {
+			if v.Invariant == MetricsInvariant && strings.Contains(v.Message, `cause="logs"`) {
+				return
+			}
+		}
+	}
+	t.Error("a client that reads SUCCESS as solid: the metrics agreed with it in 20 wire seeds")
+}

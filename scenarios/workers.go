@@ -38,7 +38,7 @@ func (w *world) spawnWorker(slot, gen int) {
 			inner = w.net.Balancer(name, w.router(name))
 		}
 		if w.cfg.Wire {
-			inner = w.overWire(name, inner)
+			inner = w.overWire(a, name, inner)
 		}
 		a.node = node{a: a, inner: inner}
 		if m, ok := mutant(w.cfg.Mutant); ok {

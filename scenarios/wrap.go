@@ -743,7 +743,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.maybeStop()
 	info, err := n.inner.Lookup(ctx, id)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
-	if err == nil {
+	if err == nil && !n.a.w.cfg.Wire { // over a wire, the server's side records it (servedNode)
 		n.a.stepLookup, n.a.stepLookupOK = info, true
 	}
 	n.a.w.s.Touch("chain", false)
@@ -765,7 +765,7 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.maybeStop()
 	b, err := n.inner.HeadBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
-	n.a.stepHeadOK = n.a.stepHeadOK || err == nil
+	n.a.stepHeadOK = n.a.stepHeadOK || err == nil && !n.a.w.cfg.Wire
 	n.a.w.s.Touch("chain", false)
 	n.a.pointAfter()
 	return b, err
@@ -776,7 +776,7 @@ func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.maybeStop()
 	b, err := n.inner.SolidBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
-	if err == nil {
+	if err == nil && !n.a.w.cfg.Wire {
 		n.a.stepSolid, n.a.stepSolidOK = b, true
 	}
 	n.a.w.s.Touch("chain", false)
