@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -193,8 +194,16 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 		}
 		for k := 1; k < len(evs); k++ {
 			e, prev := &s.Events[evs[k]], &s.Events[evs[k-1]]
-			if e.To != sluice.Review || e.Decision != nil || strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix) ||
-				e.From == sluice.Signed || (e.From == sluice.Broadcast && j.anySuccess(id)) {
+			if e.To != sluice.Review || strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix) {
+				continue
+			}
+			// Only a review the park bounds sent: by the world's reading of
+			// the worker's step, else (no record) by the event's shape.
+			if why := reviewRead(s, e.Seq); why != "" {
+				if why != ReviewParked {
+					continue
+				}
+			} else if e.Decision != nil || e.From == sluice.Signed || (e.From == sluice.Broadcast && j.anySuccess(id)) {
 				continue
 			}
 			before, spell := 0, -1 // parks before e; the first of its current spell
@@ -224,6 +233,17 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 		}
 	}
 	return vs
+}
+
+// reviewRead is the world's reading of the write with event Seq seq
+// (WriteRecord.Review), "" when the world recorded none. Writes are
+// recorded in landing order, which is Seq order.
+func reviewRead(s *Snapshot, seq int64) string {
+	i, found := slices.BinarySearchFunc(s.Writes, seq, func(w WriteRecord, seq int64) int { return cmp.Compare(w.Seq, seq) })
+	if !found {
+		return ""
+	}
+	return s.Writes[i].Review
 }
 
 // checkParks holds every park to the trouble that may cause one: a shortage

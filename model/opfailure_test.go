@@ -31,7 +31,13 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 				o.claim().step(sluice.Review, nil)
 			},
 		},
-
+		{
+			// From signed, which the event's shape would take for a stale
+			// send; the world read the worker's step as a park past the
+			// bounds (its head block failed), and that is what is judged.
+			name: "a review the world read as parked, from signed", op: opID(12), mention: "sent to review after 1 parks",
+			break_: func(b *builder) { signedReview(b, ReviewParked) },
+		},
 		{
 			// The old rule: a first send refused for bandwidth failed at
 			// once. Progress still sees the refusal on the wire.
@@ -244,6 +250,29 @@ func TestCheckParkBackoff(t *testing.T) {
 // Goal: a review after ParkLimit parks, or after a spell of ParkFor, is
 // within the park bounds (the control of "a review before the park
 // bounds"): no violation about it.
+// signedReview parks operation 12 once in signed, then sends it to review
+// from signed, the world reading the review's step as why.
+func signedReview(b *builder, why string) {
+	b.s.ParkFor = time.Hour
+	o := b.create(12, 1_000_000, "c12").claim().build()
+	o.park("head block: " + tron.ErrTimeout.Error())
+	o.claim().step(sluice.Review, nil)
+	b.s.Writes[len(b.s.Writes)-1].Review = why
+}
+
+// Goal: a review from signed that the world read as a stale send (the
+// node's head block answered, the envelope too close to expiry) is not the
+// park bounds' to judge, though the row had parked.
+func TestStaleReviewIsNotAParkReview(t *testing.T) {
+	b := clean(t)
+	signedReview(b, ReviewStale)
+	for _, v := range CheckNoOperationalFailure(&b.s) {
+		if v.Operation == opID(12) && strings.Contains(v.Message, "sent to review after") {
+			t.Errorf("a stale review judged by the park bounds: %s", v)
+		}
+	}
+}
+
 func TestParkReviewWithinTheBounds(t *testing.T) {
 	for _, c := range []struct {
 		name  string

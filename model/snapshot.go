@@ -245,7 +245,21 @@ type WriteRecord struct {
 	// node's answer); 0 on other writes. audit-log requires the confirmed
 	// txid's block to be at or below it.
 	SolidSeen int64
+	// Review, on a worker's write into review, is why the world saw it
+	// sent there, read from the write and the node's answers in the
+	// worker's step (never from the core's report): ReviewDecision,
+	// ReviewLogs, ReviewStale or ReviewParked. "" on other writes.
+	Review string
 }
+
+// Why a worker sent an operation to review, as the world read its step
+// (WriteRecord.Review).
+const (
+	ReviewDecision = "stuck"  // the write carries the stuck policy's decision
+	ReviewLogs     = "logs"   // from broadcast, after the node answered the row's txid SUCCESS in a solid block
+	ReviewStale    = "stale"  // from signed, after the node answered the head block (stale before the first send)
+	ReviewParked   = "parked" // anything else: only the park bounds send a row there
+)
 
 // ReleaseRecord is one release that changed a row: its holder gave up the
 // lease held under Token.

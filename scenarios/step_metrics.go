@@ -7,6 +7,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/metrics"
 	"sluicesim/sluice/tron"
@@ -92,18 +93,33 @@ func (a *actor) stepCAS(c sluice.Change, row sluice.Operation, err error) {
 //     failed parks, and past the bounds that review is parked);
 //   - parked: any other review, which only the park bounds write.
 func (a *actor) reviewCause(c sluice.Change, row sluice.Operation) {
-	l := &a.stepLookup
-	switch {
-	case c.Decision != nil:
+	switch a.reviewRead(c, row) {
+	case model.ReviewDecision:
 		a.step.stuckReviews++
-	case c.From == sluice.Broadcast && a.stepLookupOK && l.Txid == row.Envelope.Txid &&
-		l.Status == tron.Included && l.Solid && l.Receipt == tron.ReceiptSuccess:
+	case model.ReviewLogs:
 		a.step.logsReviews++
-	case c.From == sluice.Signed && a.stepHeadOK:
+	case model.ReviewStale:
 		a.step.staleReviews++
 	default:
 		a.step.parkReviews++
 	}
+}
+
+// reviewRead is why the world saw the worker's step send a row to review
+// (model.WriteRecord.Review): the write c, row the row it answered, and the
+// node's answers in the step.
+func (a *actor) reviewRead(c sluice.Change, row sluice.Operation) string {
+	l := &a.stepLookup
+	switch {
+	case c.Decision != nil:
+		return model.ReviewDecision
+	case c.From == sluice.Broadcast && a.stepLookupOK && l.Txid == row.Envelope.Txid &&
+		l.Status == tron.Included && l.Solid && l.Receipt == tron.ReceiptSuccess:
+		return model.ReviewLogs
+	case c.From == sluice.Signed && a.stepHeadOK:
+		return model.ReviewStale
+	}
+	return model.ReviewParked
 }
 
 // stepPark counts a worker's Park as the worker got its answer.

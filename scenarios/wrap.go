@@ -685,8 +685,12 @@ func (w *world) solidSeen(to sluice.State) int64 {
 // a later rebuild's evidence from.
 func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	w := a.w
-	w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: c.ID, Token: row.Token,
-		Proc: a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(c.To), SolidSeen: w.solidSeen(c.To)})
+	rec := model.WriteRecord{Seq: w.store.LastSeq(), Op: c.ID, Token: row.Token,
+		Proc: a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(c.To), SolidSeen: w.solidSeen(c.To)}
+	if c.To == sluice.Review && a.worker {
+		rec.Review = a.reviewRead(c, row)
+	}
+	w.writes = append(w.writes, rec)
 	if c.Envelope != nil && !w.stored[c.Envelope.Txid] {
 		w.stored[c.Envelope.Txid] = true
 		w.envelopes = append(w.envelopes, row.Envelope)
