@@ -30,25 +30,25 @@ import (
 type middlebox struct {
 	w    *world
 	next http.Handler
+	rec  recorder // the node's answer; one call at a time, as the transport's
 }
 
 // middleboxKinds are the box's answers, as the tape chooses.
 var middleboxKinds = [...]string{"canned", "cached", "stripped", "cut"}
 
-func (m middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := m.w
-	if r.URL.Path != nodehttp.PathLookup || !w.faulty() || !w.s.Chance("middlebox", w.cfg.MiddleboxP) {
-		m.pass(rw, r)
+	if r.URL.Path != nodehttp.PathLookup {
+		m.next.ServeHTTP(rw, r)
+		return
+	}
+	asked, ok := askedTxid(r)
+	if !w.faulty() || !w.s.Chance("middlebox", w.cfg.MiddleboxP) {
+		m.pass(rw, r, asked, ok)
 		return
 	}
 	kind := middleboxKinds[w.s.Choose("middlebox-kind", len(middleboxKinds))]
-	var asked struct {
-		Txid tron.Txid `json:"txid"`
-	}
-	body, _ := io.ReadAll(r.Body)
-	json.Unmarshal(body, &asked) // a malformed request: the node refuses it below
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if (kind == "cached" || kind == "stripped") && (w.boxCache.body == nil || w.boxCache.txid == asked.Txid) {
+	if (kind == "cached" || kind == "stripped") && (w.boxCache.body == nil || w.boxCache.txid == asked) {
 		kind = "canned" // nothing cached about another txid
 	}
 	w.tally["wire-middlebox-"+kind]++
@@ -66,34 +66,37 @@ func (m middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(ans) // sorted keys: the same bytes every run
 		answer(rw, http.StatusOK, b)
 	case "cut":
-		var rec recorder
-		rec.reset()
-		m.next.ServeHTTP(&rec, r)
-		answer(rw, rec.code, rec.body[:len(rec.body)/2])
+		m.rec.reset()
+		m.next.ServeHTTP(&m.rec, r)
+		answer(rw, m.rec.code, m.rec.body[:len(m.rec.body)/2])
 	}
 }
 
-// pass serves r from the node and keeps a lookup's answer for "cached".
-func (m middlebox) pass(rw http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != nodehttp.PathLookup {
-		m.next.ServeHTTP(rw, r)
-		return
-	}
+// askedTxid reads the txid a lookup asks about (ok false for a malformed
+// request, which the node's server refuses), leaving r's body to be read
+// again.
+func askedTxid(r *http.Request) (id tron.Txid, ok bool) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var rec recorder
-	rec.reset()
-	m.next.ServeHTTP(&rec, r)
 	var asked struct {
 		Txid tron.Txid `json:"txid"`
 	}
-	if rec.code == http.StatusOK && json.Unmarshal(body, &asked) == nil {
-		m.w.boxCache.txid, m.w.boxCache.body = asked.Txid, bytes.Clone(rec.body)
+	ok = json.Unmarshal(body, &asked) == nil
+	return asked.Txid, ok
+}
+
+// pass serves a lookup from the node and keeps its answer for "cached".
+func (m *middlebox) pass(rw http.ResponseWriter, r *http.Request, asked tron.Txid, ok bool) {
+	m.rec.reset()
+	m.next.ServeHTTP(&m.rec, r)
+	if m.rec.code == http.StatusOK && ok {
+		c := &m.w.boxCache
+		c.txid, c.body = asked, append(c.body[:0], m.rec.body...)
 	}
-	for k, v := range rec.header {
+	for k, v := range m.rec.header {
 		rw.Header()[k] = v
 	}
-	answer(rw, rec.code, rec.body)
+	answer(rw, m.rec.code, m.rec.body)
 }
 
 // answer writes a JSON answer.

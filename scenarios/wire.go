@@ -50,7 +50,7 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 	}}
 	h := srv.Handler()
 	if w.cfg.MiddleboxP > 0 {
-		h = middlebox{w: w, next: h}
+		h = &middlebox{w: w, next: h}
 	}
 	if w.wireHandler != nil {
 		h = w.wireHandler(h)
