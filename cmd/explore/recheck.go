@@ -86,7 +86,8 @@ type recheckMismatch struct {
 // rerun runs every picked seed again (in parallel, so in another order and
 // beside other seeds than the first time) and returns the seeds that
 // differ, lowest first.
-// watch (from watchSeeds) names each run by its seed for the watchdog.
+// watch makes the watchdog of the re-run (explore's, naming each run by
+// the seed it re-runs).
 func (rs *recheckSet) rerun(cfg scenarios.Config, ro scenarios.Options, parallel int, watch func(seedOf func(k int) uint64) *seedWatch) (int, []recheckMismatch) {
 	seeds := make([]uint64, 0, len(rs.first))
 	for s := range rs.first {

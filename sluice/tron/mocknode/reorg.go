@@ -82,7 +82,7 @@ func (net *Network) Reorg(depth int, fate func(Orphan) Fate) { net.ReorgKeeping(
 // has an orphaned block and for which keep says so stays on the old fork,
 // as a real node that missed the switch does: it stops importing blocks
 // (stalled at its height) and shows the orphaned blocks it had, with their
-// inclusions, receipts and logs, until SetLag or CatchUp brings it back to
+// inclusions, receipts and logs, until SetLag, CatchUp or LeaveFork brings it back to
 // the canonical chain. Below the fork its view is canonical (the solid
 // block never changes). A node already on a stale fork first comes back:
 // it imports the chain as it now stands. keep is asked in node order.
