@@ -227,7 +227,9 @@ var outcomes = []string{"landed", "refused", "invalid", "failed"}
 func (m *Metrics) ObserveAction(a operator.Action) {
 	outcome := "landed"
 	switch {
-	case errors.Is(a.Err, operator.ErrRefused), errors.Is(a.Err, sluice.ErrPayloadMismatch):
+	case errors.Is(a.Err, operator.ErrRefused), errors.Is(a.Err, sluice.ErrPayloadMismatch), operator.StoreRefused(a.Err):
+		// The store's own refusal is answered 409 like the service's:
+		// nothing changed. Counted failed, it would read as an outage.
 		outcome = "refused"
 	case errors.Is(a.Err, operator.ErrInvalid), errors.Is(a.Err, sluice.ErrInvalidOperation):
 		outcome = "invalid"

@@ -411,3 +411,32 @@ func TestRebuildCountedWhenItsParkFails(t *testing.T) {
 		}
 	}
 }
+
+// Goal: an operator action's outcome label says what the operator API
+// answered: a refusal (409, the service's or the store's own: nothing
+// changed) is refused, not failed. Counted failed, a store's refusal reads
+// as an outage on the dashboard while the API told the person on call that
+// nothing changed.
+func TestActionOutcomes(t *testing.T) {
+	m := metrics.New(store.NewMemory(&clock{}, time.Minute))
+	for _, c := range []struct {
+		err     error
+		outcome string
+	}{
+		{nil, "landed"},
+		{fmt.Errorf("cancel: %w", operator.ErrRefused), "refused"},
+		{fmt.Errorf("resolve: %w", sluice.ErrIllegalTransition), "refused"},
+		{fmt.Errorf("resolve: %w", sluice.ErrHoldClosed), "refused"},
+		{fmt.Errorf("resolve: %w", sluice.ErrTxidTaken), "refused"},
+		{fmt.Errorf("credit: %w", sluice.ErrPayloadMismatch), "refused"},
+		{fmt.Errorf("cancel: %w", operator.ErrInvalid), "invalid"},
+		{fmt.Errorf("cancel: %w", operator.ErrNodeUnavailable), "failed"},
+		{errors.New("store unavailable: connection reset"), "failed"},
+	} {
+		before := value(scrape(t, m), "sluice_operator_actions_total", "action=cancel", "outcome="+c.outcome)
+		m.ObserveAction(operator.Action{Kind: operator.Cancel, Err: c.err})
+		if got := value(scrape(t, m), "sluice_operator_actions_total", "action=cancel", "outcome="+c.outcome); got != before+1 {
+			t.Errorf("an action that ended in %v: outcome=%s went from %v to %v, want one more", c.err, c.outcome, before, got)
+		}
+	}
+}

@@ -438,7 +438,7 @@ func writeServiceError(w http.ResponseWriter, err error, notFound string) {
 		writeError(w, http.StatusNotFound, notFound, "")
 	case errors.Is(err, sluice.ErrInvalidOperation):
 		writeError(w, http.StatusUnprocessableEntity, err.Error(), "")
-	case storeRefused(err):
+	case StoreRefused(err):
 		// The store's own checks refused the write: nothing landed, and
 		// asking again changes nothing. A 503 ("may or may not have
 		// landed") would send the person on call to read the operation
@@ -473,9 +473,11 @@ const CodeStoreRefused = "store_refused"
 // it.
 const CodeNodeUnavailable = "node_unavailable"
 
-// storeRefused reports whether err is one of the store's refusals: a write
-// it checked and did not make, as opposed to a failure to reach it.
-func storeRefused(err error) bool {
+// StoreRefused reports whether err is one of the store's refusals: a write
+// it checked and did not make, as opposed to a failure to reach it. The
+// API answers it 409 (CodeStoreRefused), and the metrics count it refused:
+// nothing changed, so it is no outage.
+func StoreRefused(err error) bool {
 	for _, r := range [...]error{sluice.ErrIllegalTransition, sluice.ErrHoldClosed, sluice.ErrHoldAction, sluice.ErrTxidTaken, sluice.ErrInvalidChange} {
 		if errors.Is(err, r) {
 			return true
