@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -67,7 +68,12 @@ func (a Act) Check() error {
 		return &InputError{Field: FieldWhy, Reason: fmt.Sprintf("longer than %d bytes", WhyMax)}
 	}
 	for _, r := range a.Why {
-		if r < ' ' || r == 0x7f || r == '\uFFFD' {
+		// Graphic: letters, marks, numbers, punctuation, symbols and
+		// spaces of any script. Not: controls (C0, DEL and C1, NEL among
+		// them), the line and paragraph separators, and format characters
+		// (bidi overrides, zero widths), which a log viewer may honour as
+		// a line break or a reversal: a forged log line.
+		if !unicode.IsGraphic(r) || r == '\uFFFD' {
 			return &InputError{Field: FieldWhy, Reason: fmt.Sprintf("contains %q: printable UTF-8 text only", r)}
 		}
 	}

@@ -277,6 +277,13 @@ func TestActMustSayWhoAndWhy(t *testing.T) {
 		{operator.Act{Operator: "alice"}, "why"},
 		{operator.Act{Operator: "alice", Why: "  "}, "why"},
 		{operator.Act{Operator: "alice", Why: "ok\nsluice: INFO forged"}, "why"},
+		// Line breaks outside ASCII, which many log viewers and
+		// terminals honour: NEL, the line and paragraph separators.
+		{operator.Act{Operator: "alice", Why: "ok\u0085sluice: INFO forged"}, "why"},
+		{operator.Act{Operator: "alice", Why: "ok\u2028sluice: INFO forged"}, "why"},
+		{operator.Act{Operator: "alice", Why: "ok\u2029sluice: INFO forged"}, "why"},
+		// A right-to-left override shows the text reversed from there on.
+		{operator.Act{Operator: "alice", Why: "refund \u202edetaler"}, "why"},
 	} {
 		_, err := w.svc.Cancel(w.ctx, id, c.act)
 		in, ok := errors.AsType[*operator.InputError](err)
@@ -286,6 +293,12 @@ func TestActMustSayWhoAndWhy(t *testing.T) {
 	}
 	if op := w.get(id); op.State != sluice.Requested {
 		t.Errorf("refused actions changed the row: %s", op.State)
+	}
+	// Text in any script, with its own spaces, is a reason.
+	for _, why := range []string{"ticket 42", "Rückerstattung laut Ticket", "返金\u3000チケット", "no\u00a0break"} {
+		if err := (operator.Act{Operator: "alice", Why: why}).Check(); err != nil {
+			t.Errorf("why %q refused: %v", why, err)
+		}
 	}
 }
 
