@@ -31,6 +31,9 @@ type stepTally struct {
 	parks        int     // parked (the store's Park landed)
 	fenced       int     // a write the store fenced
 	errs         int     // a write that failed otherwise (the world's store faults)
+	// The stuck policy's decisions (sluice_stuck_decisions_total), by
+	// decisionLabels' order: wait, rebuild, cancel, review.
+	decisions [4]int
 }
 
 func (t *stepTally) add(u stepTally) {
@@ -44,6 +47,9 @@ func (t *stepTally) add(u stepTally) {
 	t.parks += u.parks
 	t.fenced += u.fenced
 	t.errs += u.errs
+	for i, n := range u.decisions {
+		t.decisions[i] += n
+	}
 }
 
 // countsSteps: the worker's step writes are held to the step metrics (a
@@ -65,12 +71,28 @@ func (a *actor) stepCAS(c sluice.Change, row sluice.Operation, err error) {
 	if !a.countsSteps() {
 		return
 	}
+	a.stepDecided = a.stepDecided || c.Decision != nil
 	if err != nil {
 		a.stepFailed(err)
 		return
 	}
 	if c.Envelope != nil && !c.RetiredTxid.IsZero() {
 		a.step.rebuilds++
+	}
+	if c.Decision != nil {
+		// The decision landed, and the write says which: a new envelope is
+		// a rebuild, failed a cancel, review a review. Read from the
+		// write, not from the Decision's own Action.
+		switch {
+		case c.To == sluice.Signing && c.Envelope != nil:
+			a.step.decisions[decisionRebuild]++
+		case c.To == sluice.Failed:
+			a.step.decisions[decisionCancel]++
+		case c.To == sluice.Review:
+			a.step.decisions[decisionReview]++
+		default:
+			panic(fmt.Sprintf("scenarios: a worker wrote a stuck policy's decision into %s (from %s)", c.To, c.From))
+		}
 	}
 	switch c.To {
 	case sluice.Review:
@@ -120,6 +142,37 @@ func (a *actor) reviewRead(c sluice.Change, row sluice.Operation) string {
 		return model.ReviewStale
 	}
 	return model.ReviewParked
+}
+
+// The stuck decisions' places in stepTally.decisions; decisionLabels are
+// their labels on sluice_stuck_decisions_total (README, "Metrics").
+const (
+	decisionWait = iota
+	decisionRebuild
+	decisionCancel
+	decisionReview
+)
+
+var decisionLabels = [...]string{decisionWait: "wait", decisionRebuild: "rebuild", decisionCancel: "cancel", decisionReview: "review"}
+
+// countWait counts the step just reported as a wait decision when the
+// world saw the stuck policy asked and no other answer carried out. The
+// policy is asked exactly when a step on a sent row got a solid block and
+// then a lookup of the row's txid that found it neither pending nor in a
+// block (the only other lookup answers: pending, which moves the row or
+// polls, and included, which waits for solidity, confirms, reviews or
+// meets a failed receipt, whose decisions are written). Its answer is a
+// wait unless the step went on to build a replacement (a head block asked:
+// a rebuild, counted when its write lands, or not at all when the node
+// failed it) or tried a write carrying the decision (cancel or review,
+// counted when it lands). A wait is counted whatever followed it (a
+// re-send that failed, a park the store refused): it writes nothing.
+func (a *actor) countWait() {
+	if a.stepSolidOK && a.stepSolidGot && a.stepLookupOK && a.stepLookupGot &&
+		a.stepLookup.Status != tron.Pending && a.stepLookup.Status != tron.Included &&
+		!a.stepHeadAsked && !a.stepDecided {
+		a.step.decisions[decisionWait]++
+	}
 }
 
 // stepPark counts a worker's Park as the worker got its answer.
@@ -176,6 +229,11 @@ func (w *world) checkStepMetrics(when string, fams map[string]*dto.MetricFamily)
 		}
 	}
 	counter("sluice_ledger_chain_mismatches_total", t.logsReviews)
+	for i, action := range decisionLabels {
+		if got, ok := value(fams, "sluice_stuck_decisions_total", "action", action); got != float64(t.decisions[i]) || (!ok && t.decisions[i] != 0) {
+			w.metricsBreak(when, fmt.Sprintf("sluice_stuck_decisions_total{action=%q} is %v (present %v), the node's answers and the workers' writes say %d", action, got, ok, t.decisions[i]))
+		}
+	}
 	var h *dto.Histogram
 	if f := fams["sluice_confirmation_latency_seconds"]; f != nil && len(f.GetMetric()) == 1 {
 		h = f.GetMetric()[0].GetHistogram()

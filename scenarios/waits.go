@@ -32,7 +32,11 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 				SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: d.Reason})
 		}
 	}
+	if a.countsSteps() {
+		a.countWait()
+	}
 	a.stepSolidOK, a.stepLookupOK, a.stepHeadOK = false, false, false
+	a.stepSolidGot, a.stepLookupGot, a.stepHeadAsked, a.stepDecided = false, false, false, false
 	if o.inner != nil {
 		o.inner.Observe(ob)
 	}

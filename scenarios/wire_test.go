@@ -330,6 +330,46 @@ func TestCheckMetricsCatches(t *testing.T) {
 			late.UpdatedAt = late.UpdatedAt.Add(time.Hour)
 			stepObserver{a: a, inner: w.meter}.Observe(sluice.Observation{Before: built(1, sluice.Broadcast), After: late})
 		}, "sluice_confirmation_latency_seconds sums 3660 s, the rows the workers confirmed waited 60 s"},
+		// Stuck decisions: the world reads a wait from the node's answers
+		// in the step (the txid neither pending nor in a block, nothing
+		// rebuilt or written with a decision), the others from the writes.
+		{"decisions as the world saw them", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			o := waitObserver{a: a, inner: stepObserver{a: a, inner: w.meter}}
+			wait := &sluice.Decision{Action: sluice.Wait}
+			unknownLookup(a)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Broadcasting), Decision: wait})
+			unknownLookup(a) // a wait whose re-send's write failed: still a wait
+			a.stepCAS(sluice.Change{From: sluice.Broadcasting, To: sluice.Broadcast}, sluice.Operation{}, errStoreDown)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Broadcasting), Decision: wait, Err: errStoreDown})
+			unknownLookup(a) // a rebuild whose head block failed: no decision counted
+			a.stepHeadAsked = true
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Broadcasting), Wait: time.Second})
+			unknownLookup(a) // a rebuild that landed
+			a.stepHeadAsked = true
+			c := rebuildChange
+			c.Decision = &sluice.Decision{Action: sluice.Rebuild}
+			a.stepCAS(c, sluice.Operation{}, nil)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(2, sluice.Signing), Decision: c.Decision})
+			unknownLookup(a) // a cancel the store failed: no decision counted
+			a.stepCAS(sluice.Change{To: sluice.Failed, Decision: &sluice.Decision{Action: sluice.Cancel}}, sluice.Operation{}, errStoreDown)
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Broadcasting), Err: errStoreDown})
+			unknownLookup(a) // the lookup lost on its way back to the worker
+			a.stepLookupGot = false
+			o.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Broadcasting), Wait: time.Second})
+		}, ""},
+		{"a wait the metrics leave out (independent bug 101)", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			unknownLookup(a)
+			waitObserver{a: a, inner: stepObserver{a: a, inner: w.meter}}.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Broadcasting), Wait: time.Second})
+		}, `sluice_stuck_decisions_total{action="wait"} is 0 (present true), the node's answers and the workers' writes say 1`},
+		{"a cancel reported as a wait", func(w *world, n tron.Node) {
+			a := &actor{w: w, worker: true}
+			unknownLookup(a)
+			d := &sluice.Decision{Action: sluice.Cancel}
+			a.stepCAS(sluice.Change{To: sluice.Failed, Decision: d}, sluice.Operation{}, nil)
+			waitObserver{a: a, inner: stepObserver{a: a, inner: w.meter}}.Observe(sluice.Observation{Before: built(1, sluice.Broadcasting), After: built(1, sluice.Failed), Decision: &sluice.Decision{Action: sluice.Wait}})
+		}, `sluice_stuck_decisions_total{action="cancel"} is 0 (present true), the node's answers and the workers' writes say 1`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, n := newWorld()
@@ -371,6 +411,13 @@ var (
 )
 
 func built(n int, s sluice.State) sluice.Operation { return sluice.Operation{State: s, Builds: n} }
+
+// unknownLookup records, for a's step, a solid block and a lookup that found
+// the txid nowhere, both as the node answered and as the worker got them.
+func unknownLookup(a *actor) {
+	a.stepSolidOK, a.stepSolidGot = true, true
+	a.stepLookup, a.stepLookupOK, a.stepLookupGot = tron.TxInfo{Txid: tron.Txid{7}, Status: tron.Unknown}, true, true
+}
 
 // timeoutNode answers every call with a timeout.
 type timeoutNode struct{}

@@ -44,6 +44,13 @@ type actor struct {
 	stepLookup                tron.TxInfo
 	stepSolidOK, stepLookupOK bool
 	stepHeadOK                bool // the node answered the head block in this step
+	// What the worker itself got in this step (over a wire the records
+	// above are the server's, and an answer can be lost on the way back:
+	// a cut body, a cancelled call): a solid block and a lookup returned
+	// without an error; a head block asked at all; a write carrying a
+	// stuck policy's decision tried, landed or not (step_metrics.go).
+	stepSolidGot, stepLookupGot bool
+	stepHeadAsked, stepDecided  bool
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
@@ -747,6 +754,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.maybeStop()
 	info, err := n.inner.Lookup(ctx, id)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
+	n.a.stepLookupGot = err == nil
 	if err == nil && !n.a.w.cfg.Wire { // over a wire, the server's side records it (servedNode)
 		n.a.stepLookup, n.a.stepLookupOK = info, true
 	}
@@ -767,6 +775,7 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.point()
 	n.a.maybeStop()
+	n.a.stepHeadAsked = true
 	b, err := n.inner.HeadBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.stepHeadOK = n.a.stepHeadOK || err == nil && !n.a.w.cfg.Wire
@@ -780,6 +789,7 @@ func (n node) SolidBlock(ctx context.Context) (tron.Block, error) {
 	n.a.maybeStop()
 	b, err := n.inner.SolidBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
+	n.a.stepSolidGot = err == nil
 	if err == nil && !n.a.w.cfg.Wire {
 		n.a.stepSolid, n.a.stepSolidOK = b, true
 	}
