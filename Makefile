@@ -92,6 +92,11 @@ mutants-ci: explore-bin
 independent-bugs:
 	.ci/independent-bugs.sh
 
+## independent-kill: the kill table of those bugs (testdata/independent-bugs/caught.tsv): each is still caught where it was last measured; PostgreSQL rows need DATABASE_URL; a few minutes
+.PHONY: independent-kill
+independent-kill:
+	.ci/independent-kill.sh
+
 ## bench: Go benchmarks (medians: run with -count and compare with benchstat)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...

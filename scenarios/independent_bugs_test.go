@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,6 +52,109 @@ func TestIndependentBugsApply(t *testing.T) {
 		num, _, _ := strings.Cut(name, "-")
 		if !bytes.Contains(readme, []byte("\n| "+num+" |")) {
 			t.Errorf("%s has no row in testdata/independent-bugs/README.md", name)
+		}
+	}
+}
+
+// Goal: every bug written without the checker has a row in the kill table
+// that .ci/independent-kill.sh checks in CI (testdata/independent-bugs/
+// caught.tsv), and every row is one the script can run: a patch added
+// without a row, or a row naming a world that does not exist, would
+// otherwise check nothing. Whether the row still catches its bug is the
+// script's job (it builds each patch); this test only reads the table.
+func TestIndependentBugsHaveAKillRow(t *testing.T) {
+	dir := filepath.Join("testdata", "independent-bugs")
+	patches, err := filepath.Glob(filepath.Join(dir, "*.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile(filepath.Join(dir, "caught.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := checkKillTable(string(table), patches)
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// checkKillTable returns what is wrong with a caught.tsv text against the
+// patch files it must cover.
+func checkKillTable(table string, patches []string) []string {
+	var problems []string
+	want := map[string]bool{}
+	for _, p := range patches {
+		want[strings.TrimSuffix(filepath.Base(p), ".patch")] = true
+	}
+	seen := map[string]bool{}
+	for i, line := range strings.Split(table, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		where := "caught.tsv line " + strconv.Itoa(i+1)
+		cols := strings.Split(line, "\t")
+		if len(cols) != 3 {
+			problems = append(problems, where+": want 3 tab-separated columns (patch, kind, arguments), got "+strconv.Itoa(len(cols)))
+			continue
+		}
+		name, kind, args := cols[0], cols[1], strings.Fields(cols[2])
+		if !want[name] {
+			problems = append(problems, where+": "+name+" is no patch")
+		}
+		if seen[name] {
+			problems = append(problems, where+": a second row for "+name)
+		}
+		seen[name] = true
+		switch kind {
+		case "world", "postgres", "hang":
+			if len(args) != 2 || !slices.Contains(WorldNames(), args[0]) {
+				problems = append(problems, where+": "+kind+" wants a world and a seed, got "+strconv.Quote(cols[2]))
+				break
+			}
+			if n, err := strconv.Atoi(args[1]); err != nil || n < 1 {
+				problems = append(problems, where+": "+kind+" "+args[0]+": the seed "+strconv.Quote(args[1])+" is not a positive number")
+			}
+		case "test", "race":
+			if len(args) != 2 || !strings.HasPrefix(args[0], "sluicesim/sluice") {
+				problems = append(problems, where+": "+kind+" wants a package of sluice and a -run pattern, got "+strconv.Quote(cols[2]))
+			}
+		case "livecheck", "harmless", "survivor":
+			if len(args) == 0 {
+				problems = append(problems, where+": "+kind+" wants a reason")
+			}
+		default:
+			problems = append(problems, where+": unknown kind "+strconv.Quote(kind))
+		}
+	}
+	for _, p := range patches {
+		name := strings.TrimSuffix(filepath.Base(p), ".patch")
+		if !seen[name] {
+			problems = append(problems, name+" has no row in caught.tsv (measure it: .ci/independent-kill.sh -update PATCH)")
+		}
+	}
+	return problems
+}
+
+// The table's checks themselves can fail: each broken table is refused.
+func TestCheckKillTableRefuses(t *testing.T) {
+	patches := []string{"testdata/independent-bugs/01-a.patch", "testdata/independent-bugs/02-b.patch"}
+	good := "# comment\n01-a\tworld\twire 4\n02-b\ttest\tsluicesim/sluice/store ^TestX$\n"
+	if p := checkKillTable(good, patches); len(p) != 0 {
+		t.Fatalf("a good table refused: %v", p)
+	}
+	for _, bad := range []string{
+		"01-a\tworld\twire 4\n",                                    // 02-b has no row
+		good + "03-c\tworld\twire 1\n",                             // no such patch
+		good + "01-a\tworld\twire 5\n",                             // a second row
+		"01-a\tworld\tnowhere 4\n02-b\ttest\tsluicesim/sluice x\n", // no such world
+		"01-a\tworld\twire 0\n02-b\ttest\tsluicesim/sluice x\n",    // seed 0
+		"01-a\tworld wire 4\n02-b\ttest\tsluicesim/sluice x\n",     // spaces for tabs
+		"01-a\tseen\twire 4\n02-b\ttest\tsluicesim/sluice x\n",     // unknown kind
+		"01-a\tharmless\t\n02-b\ttest\tsluicesim/sluice x\n",       // no reason
+		"01-a\ttest\t./model x\n02-b\ttest\tsluicesim/sluice x\n",  // not sluice's test
+	} {
+		if p := checkKillTable(bad, patches); len(p) == 0 {
+			t.Errorf("table accepted:\n%s", bad)
 		}
 	}
 }
