@@ -180,6 +180,12 @@ type Config struct {
 	// point, that the worker is stopped as a deploy stops it (SIGTERM):
 	// its context is cancelled under the call, and it restarts later.
 	GracefulStopP float64 `json:",omitempty"`
+	// CensusFaultP is the chance, per scrape of a wire world's metrics
+	// before the heal point, that the store fails the scrape's census (a
+	// read timing out under load): the scrape must leave the census
+	// gauges out and count sluice_census_errors_total, never show the
+	// last census as now.
+	CensusFaultP float64 `json:",omitempty"`
 	// RelayP is the chance, every chain gap before the heal point, that a
 	// transaction some node lost (a lost send, an evicted or restarted
 	// pool entry) reaches the chain anyway through a peer.
@@ -307,7 +313,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP, c.GracefulStopP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -605,6 +611,7 @@ func Wire() Config {
 	c.SignerOutageP, c.SignerOutages = Chaos().SignerOutageP, Chaos().SignerOutages
 	c.MiddleboxP = 0.03
 	c.GracefulStopP = 0.003
+	c.CensusFaultP = 0.2
 	return c
 }
 

@@ -246,6 +246,7 @@ func buildCoverage() []Condition {
 	cond("worker:crash-after-send", "a worker crashes after a send and before its next write: the bytes may be out, the row does not say how it went", func(c Config) bool { return c.WorkerFaultP > 0 }, covCrashAfterSend)
 	cond("worker:paused-past-lease", "a worker holding work pauses longer than its lease: a zombie in the making", pausesPastLease, covPausedPastLease)
 	cond("worker:stopped-mid-call", "a worker is stopped (its context cancelled) under a node call, as a deploy stops it", func(c Config) bool { return c.GracefulStopP > 0 }, covNone)
+	cond("metrics:census-failed", "a metrics scrape whose census the store failed: its gauges left out, the error counted", func(c Config) bool { return c.CensusFaultP > 0 && c.Wire }, covNone)
 	cond("node:call-cancelled", "a node call over the wire ends cancelled (the worker was stopped under it): the metrics' canceled label", func(c Config) bool { return c.GracefulStopP > 0 && c.Wire }, covNone)
 	cond("worker:write-fenced", "a zombie's write (CAS, release, park) is refused with ErrFenced: another worker took the lease", workerFaults, covFencedWrite)
 	cond("lease:takeover", "a claim takes a row whose holder never let go of it (its lease lapsed)", func(c Config) bool { return workerFaults(c) || storeFaults(c) }, covNone)
@@ -348,6 +349,7 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 		cancelled += w.wt.fails[call+"/canceled"]
 	}
 	add("node:call-cancelled", cancelled)
+	add("metrics:census-failed", tallied("census-fault"))
 	add("store:failed-before-effect", tallied("store-error-before"))
 	var replayed, conflict, invalid, unfunded, unknown int
 	for _, r := range snap.Intake {

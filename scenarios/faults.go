@@ -123,6 +123,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.GracefulStopP = 0 },
 	},
 	{
+		Name: "census-fault", Doc: "in a wire world, the store fails a metrics scrape's census (a read timing out under load): the scrape must leave the census gauges out and count the error, not show the last census as now",
+		Choices: []string{"census-fault"},
+		Tally:   []string{"census-fault"},
+		Off:     func(c *Config) { c.CensusFaultP = 0 },
+	},
+	{
 		Name: "signer-fail", Doc: "the signer fails (a KMS timeout)",
 		Choices: []string{"signer-fail"},
 		Tally:   []string{"signer-fail"},

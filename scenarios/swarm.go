@@ -129,6 +129,8 @@ func swarmRate(c *Config, fault string) *float64 {
 		return &c.StaleForkP
 	case "graceful-stop":
 		return &c.GracefulStopP
+	case "census-fault":
+		return &c.CensusFaultP
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"sluicesim/sluice"
 	"sluicesim/sluice/metrics"
 	"sluicesim/sluice/tron"
 	"sluicesim/sluice/tron/nodehttp"
@@ -71,8 +72,27 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 // share as one service's instruments do, the first time one needs them.
 func (w *world) meterOnce() {
 	if w.meter == nil {
-		w.meter = metrics.New(w.store)
+		w.meter = metrics.New(censusStore{Store: w.store, w: w})
 	}
+}
+
+// censusStore is the store as the metrics wrapper sees it: before the heal
+// point a scrape's census now and then fails, as a read fails under load
+// (Config.CensusFaultP); the world notes it for the scrape's check
+// (checkMetrics). The metrics read nothing else from the store.
+type censusStore struct {
+	sluice.Store
+	w *world
+}
+
+func (c censusStore) Census(ctx context.Context) (sluice.Census, error) {
+	w := c.w
+	if w.faulty() && w.s.Chance("census-fault", w.cfg.CensusFaultP) {
+		w.tally["census-fault"]++
+		w.censusFailed = true
+		return sluice.Census{}, errStoreDown
+	}
+	return c.Store.Census(ctx)
 }
 
 // handlerTransport is an http.RoundTripper that serves each request with h,

@@ -161,12 +161,27 @@ func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (v 
 // when says which scrape.
 func (w *world) checkMetrics(when string, rows []sluice.Operation) {
 	fams, err := w.scrape()
+	failed := w.censusFailed
+	w.censusFailed = false
 	if err != nil {
 		w.metricsBreak(when, err.Error())
 		return
 	}
 	w.checkNodeMetrics(when, fams)
-	w.checkCensusMetrics(when, fams, rows)
+	if got, ok := value(fams, "sluice_census_errors_total"); !ok || got != float64(w.tally["census-fault"]) {
+		w.metricsBreak(when, fmt.Sprintf("sluice_census_errors_total is %v (present %v), the store failed %d censuses", got, ok, w.tally["census-fault"]))
+	}
+	if failed {
+		// The census failed: its gauges must be left out, not served
+		// from the last census as if it were now.
+		for _, name := range censusGauges {
+			if fams[name] != nil {
+				w.metricsBreak(when, fmt.Sprintf("%s served though the scrape's census failed", name))
+			}
+		}
+	} else {
+		w.checkCensusMetrics(when, fams, rows)
+	}
 	w.checkActionMetrics(when, fams)
 	w.checkStepMetrics(when, fams)
 }
@@ -272,6 +287,9 @@ func (w *world) checkNodeMetrics(when string, fams map[string]*dto.MetricFamily)
 		}
 	}
 }
+
+// censusGauges are the series read from the store's census at each scrape.
+var censusGauges = [...]string{"sluice_withdrawal_queue_depth", "sluice_review_size", "sluice_withdrawals_finished", "sluice_parked_operations", "sluice_stuck_ratio"}
 
 // checkCensusMetrics compares the census gauges of a scrape with rows and
 // the world's own record of parks: a row is parked when its latest record

@@ -383,6 +383,31 @@ func TestCheckMetricsCatches(t *testing.T) {
 			}
 		})
 	}
+	t.Run("census failures", func(t *testing.T) {
+		w := &world{ctx: context.Background(), store: store.NewMemory(fixedClock{}, time.Minute), tally: map[string]int{}}
+		w.meter = metrics.New(failingCensus{w.store})
+		// As censusStore does: the store failed the census, and the world
+		// knows it.
+		w.tally["census-fault"], w.censusFailed = 1, true
+		w.checkMetrics("now", nil)
+		if len(w.metricsBreaks) > 0 {
+			t.Fatalf("a failed census, gauges left out and the error counted: %v", w.metricsBreaks)
+		}
+		// A census that served gauges though it failed (the last one
+		// shown as now): the world's census failed, the metrics' did not.
+		w, _ = newWorld()
+		w.tally = map[string]int{"census-fault": 1}
+		w.censusFailed = true
+		w.checkMetrics("now", nil)
+		for _, want := range []string{"sluice_withdrawal_queue_depth served though the scrape's census failed", "sluice_census_errors_total is 0 (present true), the store failed 1 censuses"} {
+			if !slices.ContainsFunc(w.metricsBreaks, func(v model.Violation) bool { return strings.Contains(v.Message, want) }) {
+				t.Errorf("want a break mentioning %q, got %v", want, w.metricsBreaks)
+			}
+		}
+		if w.censusFailed {
+			t.Error("the check did not reset the scrape's census failure")
+		}
+	})
 	t.Run("census", func(t *testing.T) {
 		w, _ := newWorld()
 		w.checkMetrics("now", nil)
@@ -417,6 +442,13 @@ func built(n int, s sluice.State) sluice.Operation { return sluice.Operation{Sta
 func unknownLookup(a *actor) {
 	a.stepSolidOK, a.stepSolidGot = true, true
 	a.stepLookup, a.stepLookupOK, a.stepLookupGot = tron.TxInfo{Txid: tron.Txid{7}, Status: tron.Unknown}, true, true
+}
+
+// failingCensus is a store whose census always fails.
+type failingCensus struct{ sluice.Store }
+
+func (failingCensus) Census(context.Context) (sluice.Census, error) {
+	return sluice.Census{}, errStoreDown
 }
 
 // timeoutNode answers every call with a timeout.

@@ -261,6 +261,9 @@ type world struct {
 	// meter is the metrics wrapper's instruments in a wire world (nil
 	// until its first node is made).
 	meter *metrics.Metrics
+	// censusFailed: the census of the scrape being checked failed
+	// (censusStore); reset by each check.
+	censusFailed bool
 	// wireHandler and operatorWrap are Options'.
 	wireHandler, operatorWrap func(http.Handler) http.Handler
 	// boxCache is the wire middlebox's last lookup answer passed on, and
