@@ -27,13 +27,18 @@
 //     Transfer log; an uncovered amount REVERTs; SetOutcome forces REVERT,
 //     OUT_OF_ENERGY or another failure. A failed transaction is on chain and
 //     uses up its txid.
+//   - Opt in (Network.SetEnergyPrice), energy bought with TRX: a transfer
+//     uses TransferEnergy at the price of its block, up to its raw data's
+//     fee_limit; one whose limit cannot buy it runs OUT_OF_ENERGY and burns
+//     the whole limit (Inclusion.Burnt), so a fee limit too low costs real
+//     money and a raised one lands.
 //   - Lookup by txid (unknown, pending, included with receipt, logs and
 //     solidity), head and solid block.
 //
 // # What it leaves out on purpose
 //
 // Protobuf (raw data is serialized canonically by package tron; only the
-// determinism of the txid matters), energy, bandwidth and fees (so no
+// determinism of the txid matters), staked energy, bandwidth and its fees (so no
 // BANDWITH_ERROR or CONTRACT_EXE_ERROR of its own: the BandwidthExhausted
 // and ContractStateRefusal faults inject a node's refusal from its own view
 // of the state, and CanRefuseForBandwidth says where a node's checks would

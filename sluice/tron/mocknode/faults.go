@@ -198,6 +198,10 @@ const (
 	// StaleFork: at a reorg, a node stayed on the orphaned fork
 	// (Network.ReorgKeeping).
 	StaleFork
+	// PricedOutOfEnergy: an included transfer ran out of energy because
+	// its fee limit could not buy the energy at the price of its block
+	// (Network.SetEnergyPrice).
+	PricedOutOfEnergy
 
 	eventEnd // one past the last event; not an event
 )
@@ -230,6 +234,8 @@ func (e Event) String() string {
 		return "odd-execution"
 	case StaleFork:
 		return "stale-fork"
+	case PricedOutOfEnergy:
+		return "priced-out-of-energy"
 	}
 	return fmt.Sprintf("event(%d)", int(e))
 }

@@ -64,6 +64,9 @@ type Network struct {
 	sent     int       // messages ever sent; orders messages due at the same time
 
 	exec func(ExecRequest) Execution
+	// energyPrice is what the hot wallet pays for a unit of energy, in
+	// sun burnt (SetEnergyPrice); 0 leaves energy unmodelled.
+	energyPrice int64
 
 	quiet    [][32]byte // the quiet chain's ids as far as this network has asked (quietID)
 	quietOff bool       // the chain has left the quiet chain
@@ -369,6 +372,22 @@ func (net *Network) SetOutcome(id tron.Txid, receipt string) {
 		return
 	}
 	net.outcomes[id] = receipt
+}
+
+// SetEnergyPrice fixes, from now on, what a unit of energy costs the owner
+// of a transfer, in sun of TRX burnt: the owner has no energy staked, so a
+// transfer buys its TransferEnergy at this price, up to its raw data's
+// fee_limit. A transfer whose fee limit cannot buy it runs out of energy on
+// chain (OUT_OF_ENERGY, no token moved) and burns its whole fee limit, as
+// TRON does. sun 0 (the default) models no energy: every transfer has
+// what it needs. Blocks already due are produced at the old price first;
+// a transaction re-included after a reorg pays the price of its new block.
+func (net *Network) SetEnergyPrice(sun int64) {
+	if sun < 0 {
+		panic(fmt.Sprintf("mocknode: SetEnergyPrice(%d): a price is not negative", sun))
+	}
+	net.advance()
+	net.energyPrice = sun
 }
 
 func (net *Network) head() tron.Block { return net.blocks.last().hdr }

@@ -91,6 +91,14 @@ type Inclusion struct {
 	// Execution is what the execution hook chose; the zero Execution (the
 	// exact one) for every inclusion when no hook is installed.
 	Execution Execution `json:",omitzero"`
+	// FeeLimit is the fee_limit of the transaction's raw data, as the
+	// bytes on chain say (not as any store recorded it). Burnt is the TRX,
+	// in sun, the transaction burnt for energy at the network's energy
+	// price (SetEnergyPrice): its whole fee limit when it ran out of
+	// energy, and 0 when energy is not modelled or a forced receipt
+	// (SetOutcome) decided the inclusion.
+	FeeLimit int64 `json:",omitempty"`
+	Burnt    int64 `json:",omitempty"`
 }
 
 // Debited is how many units really left from in this inclusion.
