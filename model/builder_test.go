@@ -14,6 +14,7 @@ package model
 // take the clean snapshot and break exactly one thing in it.
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -208,6 +209,7 @@ type opb struct {
 	id    sluice.OperationID
 	token sluice.FencingToken
 	proc  string // the incarnation holding the latest claim
+	fee   int64  // the fee limit of the envelopes it builds next (0: 30 TRX)
 }
 
 func (o *opb) row() *sluice.Operation { return o.b.row(o.id) }
@@ -551,7 +553,7 @@ func (o *opb) envelope(n int) sluice.Envelope {
 		RefBlockHash:  refHash,
 		Expiration:    o.b.head(o.b.now).Time.Add(window).UnixMilli(),
 		Timestamp:     o.b.now.UnixMilli(),
-		FeeLimit:      30_000_000,
+		FeeLimit:      cmp.Or(o.fee, 30_000_000),
 		Memo:          fmt.Appendf(nil, "sluice:%s:%d", o.id, n),
 		Contract: tron.TriggerSmartContract{
 			Owner:    hotWallet,
@@ -617,7 +619,8 @@ func (o *opb) include(receipt string) *opb {
 	b := o.b
 	blk := b.s.Blocks[b.head(b.now).Number+1]
 	row := o.row()
-	in := mocknode.Inclusion{Txid: o.txid(), BlockNumber: blk.Number, BlockTime: blk.Time, Receipt: receipt, Owner: hotWallet}
+	in := mocknode.Inclusion{Txid: o.txid(), BlockNumber: blk.Number, BlockTime: blk.Time, Receipt: receipt, Owner: hotWallet,
+		FeeLimit: row.Envelope.Raw.FeeLimit}
 	if receipt == tron.ReceiptSuccess {
 		in.Transfer = tron.Transfer{Contract: tron.USDTContract, From: hotWallet, To: row.Request.To, Amount: uint64(row.Request.Amount)}
 		in.TransferOK = true

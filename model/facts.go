@@ -91,6 +91,9 @@ const (
 	FactNodeLag     FactKind = "node-lag" // N: blocks behind; Answer: which node
 	FactReorg       FactKind = "reorg"    // N: depth
 	FactShortage    FactKind = "shortage" // Answer: trx or energy; Dur: until topped up
+	// FactEnergyPrice: the energy price changed. N: sun a unit; Dur: how
+	// long a spike lasts (0 for the fall back).
+	FactEnergyPrice FactKind = "energy-price"
 	// FactOddExecution: a transfer succeeded other than as asked, or is
 	// reported otherwise. Answer: the kind.
 	FactOddExecution FactKind = "odd-execution"
@@ -105,7 +108,7 @@ var FactKinds = []FactKind{
 	FactCrash, FactStop, FactPause, FactPauseBeforeWrite, FactWake, FactClockJump, FactSlowAnswer, FactStall, FactSignerFails,
 	FactStoreError, FactStoreStall,
 	FactInsert, FactGet, FactClaim, FactLeaseExpired, FactCAS, FactRelease, FactPark, FactResolve, FactFencedStop,
-	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg, FactShortage, FactOddExecution,
+	FactBroadcast, FactLookup, FactRelay, FactNodeRestart, FactEvict, FactMissedSlots, FactNodeLag, FactReorg, FactShortage, FactEnergyPrice, FactOddExecution,
 	FactOperator, FactClientPost, FactLivenessBudget,
 }
 
@@ -185,6 +188,11 @@ func (f Fact) Text() string {
 		return "REORG: the last " + strconv.Itoa(f.N) + " blocks orphaned"
 	case FactShortage:
 		return "HOT WALLET short of " + f.Answer + " for " + f.Dur.String()
+	case FactEnergyPrice:
+		if f.Dur == 0 {
+			return "ENERGY PRICE back to " + strconv.Itoa(f.N) + " sun"
+		}
+		return "ENERGY PRICE up to " + strconv.Itoa(f.N) + " sun for " + f.Dur.String()
 	case FactOddExecution:
 		return "ODD EXECUTION of " + f.Txid + ": " + f.Answer
 	case FactClientPost:

@@ -15,6 +15,7 @@ const (
 	Conservation         = "conservation"
 	Funds                = "funds"
 	NoOperationalFailure = "no-operational-failure"
+	FeeLimits            = "fee-limits"
 	IntakeUniqueness     = "intake-uniqueness"
 	AuditLog             = "audit-log"
 	OneWriter            = "one-writer"
@@ -52,6 +53,8 @@ var Invariants = []Invariant{
 		func(s *Snapshot, _ *checking) []Violation { return CheckFunds(s) }},
 	{NoOperationalFailure, "no operation fails for a shortage of ours (a refusal for bandwidth, energy or the contract's state, a failed receipt, a park): such operations park and, past their bounds, go to review (and only past them: ParkLimit parks in its life or a spell of ParkFor, by the world's records of the parks, for every review the world read in the worker's step as the park bounds'); failed means an operator's cancel, bytes refused for themselves, or the stuck policy's cancel of a transaction the chain never took; and nothing parks but for such a shortage, seen by the parking worker since its claim (a busy or unreachable node only delays), and each park waits as the policy says (doubling within a spell from RetryAmbiguous, capped at ParkBackoffMax, jitter at most as much again)",
 		func(s *Snapshot, _ *checking) []Violation { return CheckNoOperationalFailure(s) }},
+	{FeeLimits, "no transaction lands with a fee limit above FeeLimitMax, and no withdrawal runs out of energy at a fee limit at or below one it already ran out of energy at (below FeeLimitMax): a limit that could not buy the energy, sent again, burns TRX for nothing (by the fee limits and receipts on chain)",
+		func(s *Snapshot, _ *checking) []Violation { return CheckFeeLimits(s) }},
 	{IntakeUniqueness, "one row per operation id holding its creator's payload; replays return it, another payload under a used id is refused and changes nothing",
 		func(s *Snapshot, _ *checking) []Violation { return CheckIntakeUniqueness(s) }},
 	{AuditLog, "every event is a legal transition (the model's own table), the log replays to the row, tokens never go back, every rebuild's evidence is re-derived and holds against the chain, every rebuild keeps the stuck policy (a txid proven dead by a lookup only once RebuildAfter has passed since the first write-ahead and before CancelAfter, by the cited solid block's time; never more rebuilds than the policy allows; and no wait the world saw where the policy rebuilds, cancels or reviews), every txid went on the wire after its write-ahead (the store's clock against the node's), every confirmation landed with its block already solid",

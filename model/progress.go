@@ -347,6 +347,12 @@ type Outcomes struct {
 	// ReviewBy names each review by its verified justification, as
 	// FailedBy does for failures.
 	ReviewBy []Tally `json:"review_by,omitempty"`
+	// Burnt is the TRX, in sun, the chain's inclusions burnt for energy
+	// (a world that prices energy; 0 elsewhere), and BurntOutOfEnergy the
+	// part of it burnt by transactions that ran out of energy and moved
+	// nothing.
+	Burnt            int64 `json:"burnt_sun,omitempty"`
+	BurntOutOfEnergy int64 `json:"burnt_out_of_energy_sun,omitempty"`
 }
 
 // Add sums o and p (FailedBy merged by reason).
@@ -358,6 +364,7 @@ func (o Outcomes) Add(p Outcomes) Outcomes {
 		Parked:   o.Parked + p.Parked,
 		FailedBy: MergeTallies(o.FailedBy, p.FailedBy),
 		ReviewBy: MergeTallies(o.ReviewBy, p.ReviewBy),
+		Burnt:    o.Burnt + p.Burnt, BurntOutOfEnergy: o.BurntOutOfEnergy + p.BurntOutOfEnergy,
 	}
 }
 
@@ -382,7 +389,11 @@ func (o Outcomes) String() string {
 	if o.Parked > 0 {
 		s += fmt.Sprintf(", %d parked on the way", o.Parked)
 	}
-	return s + fmt.Sprintf(", %d rejected, %d open", o.Rejected, o.Open)
+	s += fmt.Sprintf(", %d rejected, %d open", o.Rejected, o.Open)
+	if o.Burnt > 0 {
+		s += fmt.Sprintf("; %s burnt for energy, %s of it by transactions that ran out of energy", trx(o.Burnt), trx(o.BurntOutOfEnergy))
+	}
+	return s
 }
 
 // CountOutcomes reads a snapshot's outcomes.
@@ -439,6 +450,12 @@ func CountOutcomes(s *Snapshot) Outcomes {
 	}
 	for _, r := range sortedKeys(reviews) {
 		o.ReviewBy = append(o.ReviewBy, Tally{Kind: r, Count: reviews[r]})
+	}
+	for _, in := range s.Inclusions {
+		o.Burnt += in.Burnt
+		if in.Receipt == tron.ReceiptOutOfEnergy {
+			o.BurntOutOfEnergy += in.Burnt
+		}
 	}
 	return o
 }

@@ -66,6 +66,10 @@ type Snapshot struct {
 	// RetryAmbiguous), each later one as long as the spell has lasted,
 	// capped by ParkBackoffMax, plus jitter. Zero: not judged.
 	ParkRetry, ParkBackoffMax time.Duration
+	// FeeLimitMax is the most the owner agreed to burn on one transfer's
+	// energy (the core's FeeLimitMax as the world set it); zero: the cap
+	// is not judged.
+	FeeLimitMax int64
 
 	// The ledger. Deposits is the world's own record of every credit it
 	// made (ground truth: what the customers put in). Accounts and Holds

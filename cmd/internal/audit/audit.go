@@ -36,12 +36,18 @@ type Checker struct {
 // standing in for the parks a run's observer sees (parksOf); a failed
 // operation is terminal, so none of its txids is ever left to the next
 // audit.
+//
+// fee-limits reads the fee limit each inclusion's bytes carry from the
+// node's ground truth, and FeeLimitMax from the configuration `sluice
+// serve` runs with; an inclusion left to the next audit can only hide a
+// finding, never make one.
 var Live = []Checker{
 	{model.TxidOwnership, model.CheckTxidOwnership, false},
 	{model.AtMostOnce, model.CheckAtMostOnce, false},
 	{model.Conservation, model.CheckConservation, false},
 	{model.Funds, model.CheckFunds, true},
 	{model.NoOperationalFailure, model.CheckNoOperationalFailure, false},
+	{model.FeeLimits, model.CheckFeeLimits, false},
 	{model.AuditLog, model.CheckAuditLog, false},
 }
 

@@ -35,6 +35,7 @@ func Snapshot(ops []sluice.Operation, events []sluice.Event, truth nodehttp.Trut
 		Stuck:        cfg.Stuck,
 		ParkLimit:    cfg.ParkLimit,
 		ParkFor:      cfg.ParkFor,
+		FeeLimitMax:  cfg.FeeLimitMax,
 		Operations:   ops,
 		Events:       events,
 		Wire:         truth.Wire,
