@@ -465,7 +465,7 @@ func indexView(r *Run) *indexPage {
 		for _, m := range r.Mutants {
 			if m.Uncaught == "" {
 				catchable++
-				if m.Verdict == "killed" {
+				if m.Verdict == "killed" || m.Verdict == "killed-late" {
 					killed++
 				}
 			}

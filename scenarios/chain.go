@@ -159,10 +159,12 @@ func (w *world) chainLoop(p *sim.Proc) {
 	for {
 		p.Sleep(w.cfg.ChainGaps[w.s.Choose("chain-gap", len(w.cfg.ChainGaps))].D())
 		if !w.faulty() {
-			// Healed: a node left on a stale fork comes back.
+			// Healed: a node left on a stale fork comes back, and the
+			// energy price falls back.
 			for i := range w.cfg.Nodes {
 				w.net.Node(i).LeaveFork()
 			}
+			w.energyBack()
 			return
 		}
 		if w.cfg.LagP > 0 {
@@ -189,6 +191,9 @@ func (w *world) chainLoop(p *sim.Proc) {
 			name := [...]string{shortTRX: "trx", shortEnergy: "energy"}[w.shortKind]
 			w.tally["wallet-short-"+name]++
 			w.fact(model.Fact{Kind: model.FactShortage, Dur: d, Answer: name})
+		}
+		if w.cfg.EnergySpikeP > 0 {
+			w.energyMarket()
 		}
 		if w.cfg.ReorgP > 0 && w.s.Chance("reorg", w.cfg.ReorgP) {
 			depth := 1 + w.s.Choose("reorg-depth", w.cfg.ReorgDepthMax)
@@ -294,6 +299,13 @@ var stranger = tron.AddressFromBytes20([20]byte{0x57, 0x4a, 0x9e, 0x12, 1, 2, 3,
 // no USDT, whatever they say.
 var foreignToken = tron.AddressFromBytes20([20]byte{0xf0, 0x4e, 0x19, 0x70, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 
+// oddExecution is one kind of odd execution: its tally name, and what the
+// execution hook answers for a request.
+type oddExecution struct {
+	name string
+	make func(q mocknode.ExecRequest) mocknode.Execution
+}
+
 // oddExecutions is the menu of transfers that succeed other than as asked,
 // or are reported other than as they were. Every one but extra-log must
 // keep the core from confirming (and from failing: tokens may have moved);
@@ -301,10 +313,7 @@ var foreignToken = tron.AddressFromBytes20([20]byte{0xf0, 0x4e, 0x19, 0x70, 1, 2
 // still confirm. A lie always reports logs a careful reader rejects: a node
 // that reports the exact payment for one that did not happen is not a fault
 // any processor can see, so the world never tells it.
-var oddExecutions = []struct {
-	name string
-	make func(q mocknode.ExecRequest) mocknode.Execution
-}{
+var oddExecutions = []oddExecution{
 	{"no-transfer", func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{NoTransfer: true} }},
 	{"fee", func(q mocknode.ExecRequest) mocknode.Execution {
 		// USDT's fee-on-transfer: basis points of the amount, at least one
@@ -335,10 +344,23 @@ var oddExecutions = []struct {
 	}},
 }
 
-// oddExecutionTallies are the tally kinds of oddExecutions, one per kind.
+// wideExecutions is oddExecutions with the lie a world asks for with
+// WideLogs.
+var wideExecutions = append(oddExecutions[:len(oddExecutions):len(oddExecutions)], oddExecution{"lie-wide-value", func(q mocknode.ExecRequest) mocknode.Execution {
+	// Nothing left the hot wallet; the node reports the payment's log
+	// with 1 in the value's byte 15: 2^128 + the amount, whose low 64
+	// bits are the amount (a node or proxy that mangles a word, another
+	// token's uint256 value).
+	l := q.Log()
+	l.Data = append([]byte(nil), l.Data...)
+	l.Data[15] = 1
+	return mocknode.Execution{NoTransfer: true, Lie: true, Logs: []tron.Log{l}}
+}})
+
+// oddExecutionTallies are the tally kinds of wideExecutions, one per kind.
 func oddExecutionTallies() []string {
-	out := make([]string, len(oddExecutions))
-	for i, k := range oddExecutions {
+	out := make([]string, len(wideExecutions))
+	for i, k := range wideExecutions {
 		out[i] = "odd-execution-" + k.name
 	}
 	return out
@@ -350,7 +372,11 @@ func (w *world) execution(q mocknode.ExecRequest) mocknode.Execution {
 	if !w.faulty() || !w.s.Chance("odd-execution", w.cfg.OddExecutionP) {
 		return mocknode.Execution{}
 	}
-	k := oddExecutions[w.s.Choose("odd-execution-kind", len(oddExecutions))]
+	menu := oddExecutions
+	if w.cfg.WideLogs {
+		menu = wideExecutions
+	}
+	k := menu[w.s.Choose("odd-execution-kind", len(menu))]
 	w.tally["odd-execution-"+k.name]++
 	if w.s.Tracing() {
 		w.fact(model.Fact{Kind: model.FactOddExecution, Txid: q.Txid.Short(), Answer: k.name})
@@ -363,3 +389,34 @@ func (w *world) execution(q mocknode.ExecRequest) mocknode.Execution {
 // on chain, uses up its txid and moves no token: proof of death like any
 // failed receipt.
 var otherReceipts = []string{"OUT_OF_TIME", "TRANSFER_FAILED", "BAD_JUMP_DESTINATION", "ILLEGAL_OPERATION", "UNKNOWN"}
+
+// energyMarket, at a chain gap before the heal point, ends a spike of the
+// energy price whose spell is over and, with no spike on, now and then
+// starts one (EnergySpikeP).
+func (w *world) energyMarket() {
+	if w.energySpiked && !w.s.Now().Before(w.energyUntil) {
+		w.energyBack()
+	}
+	if w.energySpiked || !w.s.Chance("energy-spike", w.cfg.EnergySpikeP) {
+		return
+	}
+	price := w.cfg.EnergySpikes[w.s.Choose("energy-spike-price", len(w.cfg.EnergySpikes))]
+	d := w.cfg.EnergySpells[w.s.Choose("energy-spike-len", len(w.cfg.EnergySpells))].D()
+	w.energySpiked, w.energyUntil = true, w.s.Now().Add(d)
+	// What a block's transfers pay changes: it does not commute with a send.
+	w.s.Touch("chain", true)
+	w.net.SetEnergyPrice(price)
+	w.tally["energy-spike"]++
+	w.fact(model.Fact{Kind: model.FactEnergyPrice, N: int(price), Dur: d})
+}
+
+// energyBack ends a spike of the energy price, if one is on.
+func (w *world) energyBack() {
+	if !w.energySpiked {
+		return
+	}
+	w.energySpiked = false
+	w.s.Touch("chain", true)
+	w.net.SetEnergyPrice(w.cfg.EnergyPrice)
+	w.fact(model.Fact{Kind: model.FactEnergyPrice, N: int(w.cfg.EnergyPrice)})
+}

@@ -160,6 +160,12 @@ type Config struct {
 	// another token, a node that reports no log or a log twice), or that
 	// another contract adds a log beside an exact transfer.
 	OddExecutionP float64 `json:",omitempty"`
+	// WideLogs adds lie-wide-value to that menu: nothing moves, and the
+	// node reports the exact payment's Transfer log with its 32-byte value
+	// 2^128 above the amount (a log a reader of only its low bytes takes
+	// for the payment). A world without it keeps the menu, and the tapes,
+	// it was measured with.
+	WideLogs bool `json:",omitempty"`
 	// OtherReceipts: a failed receipt drawn as REVERT is, on the tape,
 	// REVERT or one of the other failure receipts TRON gives (OUT_OF_TIME,
 	// TRANSFER_FAILED, ...: otherReceipts).
@@ -197,6 +203,22 @@ type Config struct {
 	// treasury tops it up when the spell ends, and at the heal point.
 	ShortageP float64    `json:",omitempty"`
 	Shortages []Duration `json:",omitempty"`
+	// EnergyPrice, if set, is what a unit of energy costs the hot wallet,
+	// in sun of TRX burnt (it stakes none): every transfer buys its energy
+	// up to its fee limit, and one whose limit cannot buy it runs out of
+	// energy on chain and burns the whole limit
+	// (mocknode.Network.SetEnergyPrice). 0 models no energy price: the
+	// fee limit then never decides a receipt.
+	EnergyPrice int64 `json:",omitempty"`
+	// EnergySpikeP is the chance, every chain gap before the heal point,
+	// that the price jumps to one of EnergySpikes for one of EnergySpells
+	// (the USDT contract's dynamic energy factor rising under load, or a
+	// price change by proposal). It falls back to EnergyPrice when the
+	// spell is over, at the first chain gap after it, and at the heal
+	// point.
+	EnergySpikeP float64    `json:",omitempty"`
+	EnergySpikes []int64    `json:",omitempty"`
+	EnergySpells []Duration `json:",omitempty"`
 	// OperatorEvery, if set, runs an operator process that reads the
 	// queue (review and parked operations) this often and acts on it
 	// through the real operator service: retry, cancel, resolve as paid.
@@ -307,13 +329,29 @@ func (c Config) Validate() error {
 	if c.ShortageP > 0 && len(c.Shortages) == 0 {
 		return fmt.Errorf("world %s: ShortageP %v needs a Shortages menu", c.Name, c.ShortageP)
 	}
+	if c.EnergyPrice < 0 {
+		return fmt.Errorf("world %s: EnergyPrice %d is negative", c.Name, c.EnergyPrice)
+	}
+	if c.EnergySpikeP > 0 {
+		switch {
+		case c.EnergyPrice == 0:
+			return fmt.Errorf("world %s: EnergySpikeP %v needs an EnergyPrice to fall back to", c.Name, c.EnergySpikeP)
+		case len(c.EnergySpikes) == 0 || len(c.EnergySpells) == 0:
+			return fmt.Errorf("world %s: EnergySpikeP %v needs EnergySpikes and EnergySpells menus", c.Name, c.EnergySpikeP)
+		}
+		for _, p := range c.EnergySpikes {
+			if p <= 0 {
+				return fmt.Errorf("world %s: energy spike price %d is not positive", c.Name, p)
+			}
+		}
+	}
 	if c.SignerOutageP > 0 && len(c.SignerOutages) == 0 {
 		return fmt.Errorf("world %s: SignerOutageP %v needs a SignerOutages menu", c.Name, c.SignerOutageP)
 	}
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP, c.EnergySpikeP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -586,6 +624,7 @@ func Logs() Config {
 	c.Name = "logs"
 	c.Withdrawals = 30
 	c.OddExecutionP = 0.15
+	c.WideLogs = true
 	return c
 }
 
@@ -600,6 +639,8 @@ func Logs() Config {
 func Wire() Config {
 	c := Logs()
 	c.Name = "wire"
+	// The menu of odd executions wire's kill rows were measured with.
+	c.WideLogs = false
 	c.Wire = true
 	c.OtherReceipts = true
 	c.DepositEvery = Duration(8 * time.Second)
@@ -612,6 +653,32 @@ func Wire() Config {
 	c.MiddleboxP = 0.03
 	c.GracefulStopP = 0.003
 	c.CensusFaultP = 0.2
+	return c
+}
+
+// Fees is chaos whose hot wallet buys its energy with TRX, at a price that
+// spikes: now and then, for one to five minutes, a transfer costs more than
+// the starting fee limit. A transaction whose fee limit cannot buy the
+// energy runs out of energy on chain and burns its whole limit; the rebuild
+// must raise the limit (doubling it, up to FeeLimitMax) and never send again
+// a limit that already ran out. In the other worlds a receipt never depends
+// on the fee limit (they force OUT_OF_ENERGY on a transaction, whatever its
+// limit), so nothing there reads a fee limit at all.
+func Fees() Config {
+	c := chaosBase()
+	c.Name = "fees"
+	c.Withdrawals = 30
+	// 210 sun a unit (TRON's price in 2024): a transfer costs 13.65 TRX,
+	// under the starting limit of 40. Three rebuilds double it to 80 and
+	// 160, then reach the 240 ceiling (not 320): the spikes below need
+	// one raise, two, the ceiling itself, or more than it allows.
+	c.EnergyPrice = 210
+	c.Sluice.FeeLimit = 40_000_000
+	c.Sluice.Stuck.Rebuilds = 3
+	c.EnergySpikeP = 0.25
+	// 65, 130, 227.5 and 325 TRX a transfer.
+	c.EnergySpikes = []int64{1_000, 2_000, 3_500, 5_000}
+	c.EnergySpells = durations(time.Minute, 3*time.Minute, 5*time.Minute)
 	return c
 }
 
@@ -636,7 +703,7 @@ func Ledger() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire}
+var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

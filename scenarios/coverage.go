@@ -265,6 +265,9 @@ func buildCoverage() []Condition {
 	cond("chain:odd-execution", "a transfer succeeds other than as asked, or is reported otherwise", func(c Config) bool { return c.OddExecutionP > 0 }, covNone)
 	cond("wallet:short-of-trx", "a broadcast is refused because the hot wallet has no TRX for bandwidth", func(c Config) bool { return c.ShortageP > 0 }, covNone)
 	cond("wallet:short-of-energy", "a transaction is first sent while the hot wallet has no energy: it runs out of energy on chain", func(c Config) bool { return c.ShortageP > 0 }, covNone)
+	cond("chain:priced-out-of-energy", "a transaction's fee limit cannot buy its energy at its block's price: it runs out of energy on chain and burns the whole limit", func(c Config) bool { return c.EnergySpikeP > 0 }, covNone)
+	cond("fees:raised-limit-paid", "a transfer pays with a fee limit above the starting one: raised after running out of energy (priced, or forced by a shortage or a failed receipt)", func(c Config) bool { return c.EnergySpikeP > 0 || c.ShortageP > 0 || c.ReceiptFailP > 0 }, covNone)
+	cond("fees:paid-at-ceiling", "a transfer pays with its fee limit at FeeLimitMax: raised to the ceiling, not past it", func(c Config) bool { return c.EnergySpikeP > 0 }, covNone)
 	cond("worker:parked", "a worker parks an operation after operational trouble", func(c Config) bool { return c.SignerFailP > 0 || c.BroadcastLieP > 0 || c.ShortageP > 0 }, covNone)
 	// The store.
 	cond("store:failed-before-effect", "a store call fails before it reaches the store: nothing happened", storeFaults, covNone)
@@ -342,6 +345,18 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 	}
 	add("wallet:short-of-trx", tallied("wallet-short-trx-refusal"))
 	add("wallet:short-of-energy", tallied("wallet-short-energy-tx"))
+	add("chain:priced-out-of-energy", tallied("chain-priced-out-of-energy"))
+	raised, ceiling := 0, 0
+	for _, in := range snap.Inclusions {
+		if in.TransferOK && in.FeeLimit > w.cfg.Sluice.FeeLimit {
+			raised++
+			if in.FeeLimit == w.cfg.Sluice.FeeLimitMax {
+				ceiling++
+			}
+		}
+	}
+	add("fees:raised-limit-paid", raised)
+	add("fees:paid-at-ceiling", ceiling)
 	add("worker:parked", len(snap.Parks))
 	add("worker:stopped-mid-call", tallied("worker-stop"))
 	cancelled := 0

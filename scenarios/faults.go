@@ -147,6 +147,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.ShortageP = 0 },
 	},
 	{
+		Name: "energy-price", Doc: "the energy price spikes for a spell (the USDT contract's dynamic energy factor, a price proposal): a transaction whose fee limit cannot buy its energy runs out of energy on chain and burns the whole limit",
+		Choices: []string{"energy-spike", "energy-spike-price", "energy-spike-len"},
+		Tally:   []string{"energy-spike"}, NodeTally: "chain-priced-out-of-energy",
+		Off: func(c *Config) { c.EnergySpikeP = 0 },
+	},
+	{
 		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid (in wire, now and then by the wrong txid), or nothing",
 		Choices: []string{"operator-act", "operator-txid"},
 		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "operator-wrong-txid-refused", "operator-unavailable"},

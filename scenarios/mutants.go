@@ -334,6 +334,22 @@ var coreMutants = []Mutant{
 		Breaks:      "the worker carries on after a fenced write as if it had landed",
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a, sluice.ErrFenced} },
 	},
+	{
+		Name:   "fee-limit-never-raised",
+		Breaks: "a rebuild after OUT_OF_ENERGY keeps the fee limit that ran out: the doubling is lost",
+		World:  "fees",
+		// The core's ceiling is its starting limit, so min(2*limit, max)
+		// never raises it; fee-limits judges with the world's own ceiling.
+		configure: func(c *Config) { c.Sluice.FeeLimitMax = c.Sluice.FeeLimit },
+	},
+	{
+		Name:   "fee-limit-cap-ignored",
+		Breaks: "a rebuild after OUT_OF_ENERGY doubles the fee limit past FeeLimitMax",
+		World:  "fees",
+		// The core's ceiling is ten times the world's: fees' third raise
+		// goes to 320 TRX where the world's ceiling stops it at 240.
+		configure: func(c *Config) { c.Sluice.FeeLimitMax *= 10 },
+	},
 }
 
 // OnStore reports whether the mutant breaks the store a worker or intake

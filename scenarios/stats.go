@@ -75,7 +75,7 @@ func chainFault(e mocknode.Event) (fault, atZero bool) {
 	switch e {
 	case mocknode.MissedSlot, mocknode.PoolRestart, mocknode.PoolEvict, mocknode.OverrideReceipt:
 		return true, true
-	case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost, mocknode.StaleFork:
+	case mocknode.Reorged, mocknode.TxOrphaned, mocknode.GossipLost, mocknode.StaleFork, mocknode.PricedOutOfEnergy:
 		return true, false
 	}
 	return false, false

@@ -11,7 +11,11 @@ import (
 // the in-memory one: the same seed gives the same trace, byte for byte
 // (every event, every choice, the verdict), so every check the simulator
 // makes of the memory store it makes of PostgreSQL's SQL, migrations and
-// trigger too. Method: chaos and zombies seeds traced on both stores.
+// trigger too. Method: chaos and zombies seeds traced on both stores, and
+// chaos seeds as explore runs them (each drawing its world: swarm), whose
+// backlogs make a claim choose among more rows than it takes (blind bug
+// 105, PostgreSQL claiming by not_before before seq, differs from the
+// memory store on swarm seed 1 and on no plain one here).
 // Needs DATABASE_URL (make test starts a private cluster); under CI=true
 // its absence is a failure.
 func TestPostgresStoreGivesTheSameTraces(t *testing.T) {
@@ -19,10 +23,12 @@ func TestPostgresStoreGivesTheSameTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	swarm := Chaos()
+	swarm.Swarm = true
 	for _, c := range []struct {
 		world Config
 		seed  uint64
-	}{{Chaos(), 1}, {Zombies(), 1}, {Zombies(), 2}} {
+	}{{Chaos(), 1}, {Zombies(), 1}, {Zombies(), 2}, {swarm, 1}, {swarm, 2}} {
 		mem := Run(c.world, c.seed, Options{Tracing: true})
 		onPG := Run(c.world, c.seed, Options{Tracing: true, Stores: pg})
 		if onPG.Failure != "" || len(onPG.Violations) > 0 {

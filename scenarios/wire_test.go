@@ -35,9 +35,12 @@ const wireSeeds = 12
 // service's method) to the same accounts. Both without
 // the operator, whose API (operator_http.go) reads a row again after each
 // action and so makes a run of its own. The wired run without its
-// middlebox and its graceful stops, faults only a wire has.
+// middlebox and its graceful stops, faults only a wire has, and with logs'
+// wide-value lie, which wire's own tapes leave out: its 32-byte value must
+// cross the wire as the node gave it too.
 func TestWireIsTransparent(t *testing.T) {
 	direct, wired := Logs(), Wire()
+	wired.WideLogs = direct.WideLogs
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0
 	wired.MiddleboxP, wired.GracefulStopP = 0, 0
 	direct.OtherReceipts, direct.DepositEvery = true, wired.DepositEvery

@@ -322,6 +322,10 @@ type world struct {
 	// The hot wallet's current shortage (chain.go) and when it is topped up.
 	shortKind  int
 	shortUntil time.Time
+	// The energy price's spike (EnergySpikeP), while spiked, lasts until
+	// energyUntil.
+	energySpiked bool
+	energyUntil  time.Time
 	// The signer's outage (SignerOutageP) lasts until signerBack.
 	signerBack time.Time
 
@@ -470,6 +474,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	if cfg.OddExecutionP > 0 {
 		w.net.SetExecution(w.execution)
 	}
+	if cfg.EnergyPrice > 0 {
+		w.net.SetEnergyPrice(cfg.EnergyPrice)
+	}
 	w.handler = w.newHandler(!keepTape)
 	if o.wrapHandler != nil {
 		w.handler = o.wrapHandler(w.handler)
@@ -483,7 +490,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	for slot := range cfg.Workers {
 		w.spawnWorker(slot, 0)
 	}
-	if cfg.ChainEvents || cfg.LagP > 0 || cfg.ReorgP > 0 || cfg.ShortageP > 0 {
+	if cfg.ChainEvents || cfg.LagP > 0 || cfg.ReorgP > 0 || cfg.ShortageP > 0 || cfg.EnergySpikeP > 0 {
 		s.Spawn("chain", w.chainLoop)
 	}
 	if cfg.RelayP > 0 {
@@ -737,6 +744,7 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		ParkFor:        oracle.Sluice.ParkFor,
 		ParkRetry:      oracle.Sluice.RetryAmbiguous,
 		ParkBackoffMax: oracle.Sluice.ParkBackoffMax,
+		FeeLimitMax:    oracle.Sluice.FeeLimitMax,
 		Deposits:       w.deposits,
 		LateDeposits:   w.lateDeposits,
 		Accounts:       ss.Accounts,

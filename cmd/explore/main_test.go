@@ -505,3 +505,22 @@ func (s leaseBreakingStore) Claim(ctx context.Context, worker sluice.WorkerID, l
 	}
 	return s.Store.Claim(ctx, worker, limit)
 }
+
+// A kill later than the seed recorded for it is reported, and leaves the
+// table inconclusive (3), only under the settings the records are of.
+func TestKilledLateIsInconclusive(t *testing.T) {
+	r := recordedKills["check-then-insert"]
+	if killedLate("check-then-insert", r, true) || !killedLate("check-then-insert", r+1, true) {
+		t.Errorf("recorded %d: a kill at %d counts late %v, at %d %v; want false, true",
+			r, r, killedLate("check-then-insert", r, true), r+1, killedLate("check-then-insert", r+1, true))
+	}
+	if killedLate("check-then-insert", r+1, false) {
+		t.Error("a late kill under other settings (another seed start, strategy, store or swarm) is judged")
+	}
+	if c := killTableExit([]killRow{{Verdict: verdictKilled}, {Verdict: verdictKilledLate, Recorded: 3, SeedsToKill: 9}}, false); c != exitInconclusive {
+		t.Errorf("a late kill exits %d, want 3", c)
+	}
+	if note := survivorNote(killRow{Verdict: verdictKilledLate, Recorded: 3, SeedsToKill: 9}); !strings.Contains(note, "LATE: killed at seed 9, later than the 3 recorded") {
+		t.Errorf("the late kill's note: %q", note)
+	}
+}

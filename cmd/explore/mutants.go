@@ -94,6 +94,8 @@ func firstKill(cfg scenarios.Config, ro scenarios.Options, start uint64, budget,
 // makes the table inconclusive (killTableExit).
 func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	began := time.Now()
+	// The recorded seeds to kill are of these settings only.
+	recorded := o.seedStart == 1 && o.strategy == "random" && o.storeKind == "memory" && o.swarm == swarmAuto
 	table := killTable{Budget: budget, SeedStart: o.seedStart, Baseline: map[string]int{}}
 	var kills []uint64
 	worldsUsed := map[string]bool{}
@@ -123,6 +125,9 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 				row.Verdict = verdictKilledListed
 			}
 			row.KillingSeed, row.SeedsToKill = seed, seed-o.seedStart+1
+			if m.Uncaught == "" && killedLate(m.Name, row.SeedsToKill, recorded) {
+				row.Verdict = verdictKilledLate
+			}
 			for _, v := range res.Violations {
 				if !slices.Contains(row.Invariants, v.Invariant) {
 					row.Invariants = append(row.Invariants, v.Invariant)
@@ -174,6 +179,9 @@ func mutants(o *options, budget int, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nkilled %d of %d catchable mutants; seeds to first kill: median %d, worst %d\n",
 		table.Killed-countVerdict(table.Rows, verdictKilledListed), table.Catchable, table.MedianKill, table.WorstKill)
+	if late := countVerdict(table.Rows, verdictKilledLate); late > 0 {
+		fmt.Fprintf(stdout, "LATE: %d mutant(s) killed later than the seed recorded for them (below): the checker got slower at them\n", late)
+	}
 	if short := countVerdict(table.Rows, verdictBudgetTooSmall); short > 0 {
 		fmt.Fprintf(stdout, "INCONCLUSIVE: %d mutant(s) survived a budget below the seeds their first kill took when recorded; -seeds %d judges them all\n",
 			short, table.BudgetNeeded)
