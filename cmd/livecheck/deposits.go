@@ -71,6 +71,10 @@ type depositor struct {
 	attempts  int
 	repeated  int
 	conflicts int // refs sent again with other numbers, refused
+	// invalid counts credits sent with a malformed operator name and
+	// answered 422 for it: nothing credited, and the metrics must count
+	// each as outcome "invalid" (not refused, not failed).
+	invalid int
 }
 
 // lateAmounts counts late's withdrawals and gives the deposit that makes
@@ -104,6 +108,14 @@ func (d *depositor) run(ctx context.Context, span time.Duration, each money.Amou
 		c := sluice.Credit{Ref: fmt.Sprintf("Late-Dep-%d", k+1), Customer: late, Amount: each}
 		d.deposit(ctx, c)
 		switch k {
+		case 0:
+			// A deposit pipeline misconfigured: its operator name has a
+			// space and a '!', which no action may carry. Refused for
+			// it, with nothing credited (funds holds the accounts to the
+			// deposits made).
+			bad := c
+			bad.Ref = "Late-Bad-Operator"
+			d.badOperator(ctx, bad)
 		case 1:
 			// An answered deposit sent again: the same ref and numbers,
 			// nothing new (200, credited false).
@@ -133,7 +145,24 @@ type creditAnswer struct {
 // send posts c once: the status (0: no answer) and the answer read. A 409
 // is an answer only when conflict is set (a ref sent with other numbers).
 func (d *depositor) send(ctx context.Context, c sluice.Credit, conflict bool) (int, creditAnswer) {
-	body, _ := json.Marshal(map[string]string{"operator": "livecheck", "why": "deposit arrived",
+	code, b := d.post(ctx, c, "livecheck")
+	if code == 0 {
+		return 0, creditAnswer{}
+	}
+	var a creditAnswer
+	if code == http.StatusOK || code == http.StatusCreated {
+		if err := json.Unmarshal(b, &a); err != nil {
+			d.fail("POST /v1/credits %s: %d with a body that is not the API's JSON: %.200q", c.Ref, code, b)
+		}
+	} else if code != http.StatusServiceUnavailable && (!conflict || code != http.StatusConflict) {
+		d.fail("POST /v1/credits %s: %d %.200q: a deposit is answered 201, 200 for a repeat, or 503", c.Ref, code, b)
+	}
+	return code, a
+}
+
+// post sends c once as operator: the status (0: no answer) and the body.
+func (d *depositor) post(ctx context.Context, c sluice.Credit, operator string) (int, []byte) {
+	body, _ := json.Marshal(map[string]string{"operator": operator, "why": "deposit arrived",
 		"ref": c.Ref, "customer": string(c.Customer), "amount": c.Amount.String()})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url+"/v1/credits", bytes.NewReader(body))
 	if err != nil {
@@ -146,22 +175,40 @@ func (d *depositor) send(ctx context.Context, c sluice.Credit, conflict bool) (i
 	d.mu.Unlock()
 	resp, err := d.hc.Do(req)
 	if err != nil {
-		return 0, creditAnswer{}
+		return 0, nil
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return 0, creditAnswer{}
+		return 0, nil
 	}
-	var a creditAnswer
-	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
-		if err := json.Unmarshal(b, &a); err != nil {
-			d.fail("POST /v1/credits %s: %d with a body that is not the API's JSON: %.200q", c.Ref, resp.StatusCode, b)
+	return resp.StatusCode, b
+}
+
+// badOperator sends c as an operator whose name no action may carry
+// until it is answered: it must be a 422 naming the operator field.
+func (d *depositor) badOperator(ctx context.Context, c sluice.Credit) {
+	for attempt := 0; attempt < 40 && ctx.Err() == nil; attempt++ {
+		if !pause(ctx, attempt) {
+			return
 		}
-	} else if resp.StatusCode != http.StatusServiceUnavailable && (!conflict || resp.StatusCode != http.StatusConflict) {
-		d.fail("POST /v1/credits %s: %d %.200q: a deposit is answered 201, 200 for a repeat, or 503", c.Ref, resp.StatusCode, b)
+		code, b := d.post(ctx, c, "live check!")
+		if code == 0 || code == http.StatusServiceUnavailable {
+			continue // unanswered: the refusal must come with an answer
+		}
+		var e struct {
+			Field string `json:"field"`
+		}
+		if code != http.StatusUnprocessableEntity || json.Unmarshal(b, &e) != nil || e.Field != "operator" {
+			d.fail("POST /v1/credits %s by operator %q: %d %.200q, want 422 naming the operator field", c.Ref, "live check!", code, b)
+			return
+		}
+		d.mu.Lock()
+		d.invalid++
+		d.mu.Unlock()
+		return
 	}
-	return resp.StatusCode, a
+	d.fail("POST /v1/credits %s by a malformed operator: never answered in 40 attempts", c.Ref)
 }
 
 func (d *depositor) fail(format string, args ...any) {
@@ -300,6 +347,9 @@ func (d *depositor) problems(t *tally) []string {
 	}
 	if d.conflicts < 2 {
 		out = append(out, fmt.Sprintf("%d of 2 refs sent again with other numbers were answered", d.conflicts))
+	}
+	if d.invalid < 1 {
+		out = append(out, "the credit by a malformed operator name was not refused as invalid")
 	}
 	// Counted outcomes: money arriving during the run must both be waited
 	// for and used, or the run did not test it (with a few of late's

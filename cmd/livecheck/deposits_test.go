@@ -74,6 +74,16 @@ func TestDepositsJudged(t *testing.T) {
 			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"credited":false`), []byte(`"credited":true`), 1))
 			return true
 		}, "want 200 credited=false (a repeat)"},
+		// Independent bug 107's effect at the API: a malformed operator
+		// name answered as the store's refusal.
+		{"a malformed operator refused as a conflict", func(w http.ResponseWriter, r *http.Request, body []byte, real http.Handler) bool {
+			if !bytes.Contains(body, []byte(`"live check!"`)) {
+				return false
+			}
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"error":"refused","code":"store_refused"}` + "\n"))
+			return true
+		}, "want 422 naming the operator field"},
 		// Independent bug 83's effect: a ref credited before is taken as
 		// a repeat whatever customer it now names.
 		{"a conflicting ref taken as a repeat", func(w http.ResponseWriter, r *http.Request, body []byte, real http.Handler) bool {
@@ -121,6 +131,9 @@ func TestDepositsJudged(t *testing.T) {
 			}
 			if c.wrong != "" {
 				return
+			}
+			if d.invalid != 1 {
+				t.Errorf("%d credits by a malformed operator refused as invalid, want 1", d.invalid)
 			}
 			if len(d.made) != lateDeposits || d.repeated != 1 || d.conflicts != 2 {
 				t.Fatalf("%d deposits made, %d repeated, %d conflicting refused; want %d, 1 and 2", len(d.made), d.repeated, d.conflicts, lateDeposits)

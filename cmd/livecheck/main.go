@@ -62,6 +62,11 @@ type config struct {
 	// transaction (the node process's -mock-drop-every), which then dies
 	// unsent: its withdrawal is rebuilt only on a proof of death.
 	dropEvery int
+	// race builds cmd/sluice with the race detector: every process then
+	// reports a data race it meets in its log, and any report fails the
+	// run (the logs are read either way: a binary built without it never
+	// writes one).
+	race bool
 }
 
 func defaults() config {
@@ -104,10 +109,18 @@ func main() {
 	fs.StringVar(&cfg.restartCmd, "restart-postgres-cmd", cfg.restartCmd, "the command (sh -c) that restarts PostgreSQL and returns once it accepts connections; the default restarts the cluster of .ci/postgres.sh named by SLUICE_PG_DIR")
 	fs.IntVar(&cfg.dropEvery, "drop-every", 0, "the mock node refuses (SERVER_BUSY) every send of each K-th new transaction, which expires unsent; its withdrawal must be proven dead over HTTP and rebuilt (0: none). A death takes the expiration (60 s) and margin (30 s): give -liveness-budget and -settle room")
 	fs.IntVar(&cfg.crashPG, "crash-postgres", 0, "crash PostgreSQL this many times while the clients post and the workers work, taking turns with the restarts: a server process is SIGKILLed right after a commit lands, and the server resets (its WAL buffers lost) and recovers; nothing a commit acknowledged may be lost. Only the cluster of .ci/postgres.sh named by SLUICE_PG_DIR, on this machine")
+	fs.BoolVar(&cfg.race, "race", false, "build cmd/sluice with the race detector (go build -race): a data race any process meets under the live load fails the run; not with -sluice, whose binary is built already")
 	fs.Parse(os.Args[1:])
 	cfg.databaseURL = os.Getenv("DATABASE_URL")
 	if cfg.databaseURL == "" {
 		fmt.Fprintln(os.Stderr, `livecheck: DATABASE_URL is unset (start a cluster with: eval "$(.ci/postgres.sh start)")`)
+		os.Exit(2)
+	}
+	if cfg.race && cfg.sluiceBin != "" {
+		// The binary given was built already, with or without the race
+		// detector: a -race that cannot take effect must not pass for one
+		// that did.
+		fmt.Fprintln(os.Stderr, "livecheck: -race builds cmd/sluice with the race detector; with -sluice, build the binary with go build -race yourself and drop -race")
 		os.Exit(2)
 	}
 	if err := cfg.checkRestart(); err != nil {
@@ -183,6 +196,7 @@ type report struct {
 	durability  []outageCommits // each outage's durability probe
 	outages     []time.Duration // each restart or crash, from its command to the first query answered
 	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
+	races       []string        // the race detector's reports in the processes' logs (-race), one line each
 	// audit is what sluice audit's checks found in the same database and
 	// chain: the live invariants and the reconciliation of every solid
 	// block. Nil in a report no audit was run for.
@@ -225,6 +239,9 @@ func (r *report) failures(cfg config) []string {
 	var out []string
 	for _, v := range r.violations {
 		out = append(out, "violation: "+v.String())
+	}
+	for _, race := range r.races {
+		out = append(out, "data race: "+race)
 	}
 	if r.audit != nil {
 		for _, v := range r.audit.Violations {
@@ -283,6 +300,16 @@ func (r *report) failures(cfg config) []string {
 	default:
 		for _, p := range r.metrics.problems() {
 			out = append(out, "metrics: "+p)
+		}
+		if r.deposits != nil {
+			// The depositor's credits by a malformed operator name were
+			// answered 422: invalid input, which a dashboard must not
+			// read as the store refusing, or as an outage.
+			if r.metrics.actions == nil {
+				out = append(out, "metrics: no scrape at the end got through to read "+metricActions)
+			} else if got, want := r.metrics.actions["credit/invalid"], float64(r.deposits.invalid); got != want {
+				out = append(out, fmt.Sprintf("metrics: %s{action=\"credit\",outcome=\"invalid\"} is %v, but %v credits by a malformed operator name were answered 422", metricActions, got, want))
+			}
 		}
 	}
 	return out
@@ -360,7 +387,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}
 	bin := cfg.sluiceBin
 	if bin == "" {
-		if bin, err = buildSluice(ctx, dir); err != nil {
+		if bin, err = buildSluice(ctx, dir, cfg.race); err != nil {
 			return nil, err
 		}
 	}
@@ -736,6 +763,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	got := <-metricsDone
 	if got.s != nil {
 		logf("metrics scraped at %s: %d confirmations in the API process's histogram", got.s.at.Round(time.Second), got.s.count)
+		// The depositor is done: its actions are all counted by now.
+		got.s.actions = mw.actionsAtEnd(ctx)
 	}
 
 	// Stop the workers, so that the database and the chain hold still, then
@@ -784,6 +813,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if got.err != nil {
 		rep.metricsErr = got.err.Error()
 	}
+	rep.races = dataRaces(ps.list())
 	for _, op := range ops {
 		rep.withdrawals++
 		rep.byState[op.State]++

@@ -27,6 +27,9 @@ const (
 	metricStuck      = "sluice_stuck_ratio"
 	metricReview     = "sluice_review_size"
 	metricMismatches = "sluice_ledger_chain_mismatches_total"
+	// metricActions counts the operator API's actions by action and
+	// outcome: the depositor's credits are held to it.
+	metricActions = "sluice_operator_actions_total"
 	// depositLagPrefix: any family named so would be a deposit lag, which
 	// sluice does not measure (deposits are operators' credits, there is no
 	// chain watcher) and says it omits.
@@ -52,16 +55,18 @@ type scrape struct {
 	depth map[string]float64
 	// The histogram: its count and sum, and the p95 read from its buckets
 	// as Prometheus's histogram_quantile reads it.
-	count       uint64
-	sum         float64
-	p95         float64
-	stuck       float64
-	review      float64
-	mismatches  float64
-	depositLag  []string // families that would be a deposit lag (none, as documented)
-	missing     []string // of the six, those absent
-	confirmedDB int      // rows confirmed in the database, counted right after the scrape
-	rowsDB      int      // rows stored, counted right after the scrape
+	count      uint64
+	sum        float64
+	p95        float64
+	stuck      float64
+	review     float64
+	mismatches float64
+	depositLag []string // families that would be a deposit lag (none, as documented)
+	missing    []string // of the six, those absent
+	// actions is metricActions by "action/outcome" (absent: no series).
+	actions     map[string]float64
+	confirmedDB int // rows confirmed in the database, counted right after the scrape
+	rowsDB      int // rows stored, counted right after the scrape
 	// auth is what the operator listener answered a scrape without a token
 	// and one with a wrong token (want 401 and 403).
 	noToken, wrongToken int
@@ -74,7 +79,23 @@ func parseScrape(r io.Reader) (*scrape, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the scrape does not parse: %w", err)
 	}
-	s := &scrape{depth: map[string]float64{}}
+	s := &scrape{depth: map[string]float64{}, actions: map[string]float64{}}
+	if f := fams[metricActions]; f != nil {
+		for _, m := range f.GetMetric() {
+			var action, outcome string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "action":
+					action = l.GetValue()
+				case "outcome":
+					outcome = l.GetValue()
+				}
+			}
+			if m.GetCounter() != nil {
+				s.actions[action+"/"+outcome] = m.GetCounter().GetValue()
+			}
+		}
+	}
 	gauge := func(name string) float64 {
 		f := fams[name]
 		if f == nil || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetGauge() == nil {
@@ -331,4 +352,21 @@ func (w *metricsWatch) watch(ctx context.Context, final <-chan struct{}) (*scrap
 		return nil, err
 	}
 	return kept, nil
+}
+
+// actionsAtEnd scrapes once more for the operator actions, after every
+// action the run makes has been answered (the kept scrape may be from
+// before some of them), retrying past a PostgreSQL restart as the final
+// scrape does; nil when no scrape got through.
+func (w *metricsWatch) actionsAtEnd(ctx context.Context) map[string]float64 {
+	for try := 0; try <= 60 && ctx.Err() == nil; try++ {
+		if s, ok, err := w.once(ctx); ok && err == nil {
+			return s.actions
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
 }

@@ -235,16 +235,60 @@ func waitHealthy(ctx context.Context, p *proc, url string, within time.Duration)
 	}
 }
 
-// buildSluice compiles cmd/sluice into dir with the go tool on PATH (or $GO).
-func buildSluice(ctx context.Context, dir string) (string, error) {
+// buildSluice compiles cmd/sluice into dir with the go tool on PATH (or
+// $GO), with the race detector if race.
+func buildSluice(ctx context.Context, dir string, race bool) (string, error) {
 	goTool := os.Getenv("GO")
 	if goTool == "" {
 		goTool = "go"
 	}
 	out := filepath.Join(dir, "sluice")
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out, "sluicesim/cmd/sluice")
+	args := []string{"build", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(ctx, goTool, append(args, "sluicesim/cmd/sluice")...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building cmd/sluice: %w\n%s", err, b)
 	}
 	return out, nil
+}
+
+// list is every child added so far.
+func (ps *procs) list() []*proc {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return append([]*proc(nil), ps.all...)
+}
+
+// raceHeader opens each report the race detector writes (and the process
+// carries on: halt_on_error is off by default).
+const raceHeader = "WARNING: DATA RACE"
+
+// dataRaces reads every child's log for the race detector's reports: one
+// line for each process with any, naming the first report's access (the
+// access, then the function that made it) and how many reports it wrote.
+func dataRaces(ps []*proc) []string {
+	var out []string
+	for _, p := range ps {
+		b, err := os.ReadFile(p.logPath)
+		if err != nil {
+			continue
+		}
+		text := string(b)
+		n := strings.Count(text, raceHeader)
+		if n == 0 {
+			continue
+		}
+		// The report's next lines: "Read at 0x... by goroutine N:", then
+		// the function that made the access.
+		rest := text[strings.Index(text, raceHeader)+len(raceHeader):]
+		lines := strings.SplitN(strings.TrimLeft(rest, "\n"), "\n", 3)
+		first := strings.TrimSpace(lines[0])
+		if len(lines) > 1 {
+			first += " " + strings.TrimSpace(lines[1])
+		}
+		out = append(out, fmt.Sprintf("%s (log %s): %d reports; the first: %s", p.name, p.logPath, n, first))
+	}
+	return out
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Goal: a race detector's report in any process's log fails the run, named
+// by the process and the access that raced; a log without one adds nothing.
+func TestDataRacesFailTheRun(t *testing.T) {
+	dir := t.TempDir()
+	logs := map[string]string{
+		"api": "serving\n==================\nWARNING: DATA RACE\nRead at 0x00c000123 by goroutine 41:\n  sluicesim/sluice/tron/nodehttp.serialized.Lookup()\n      /src/serialized.go:30 +0x44\n\nPrevious write at ...\n==================\nmore\n" +
+			"==================\nWARNING: DATA RACE\nWrite at 0x00c000999 by goroutine 7:\n  sluicesim/sluice/tron/mocknode.(*Network).advance()\n==================\n",
+		"w1": "worker w1 ticks\nworker w1 ticks\n",
+	}
+	var ps []*proc
+	for _, name := range []string{"api", "w1"} {
+		p := &proc{name: name, logPath: filepath.Join(dir, name+".log")}
+		if err := os.WriteFile(p.logPath, []byte(logs[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	races := dataRaces(ps)
+	if len(races) != 1 || !strings.HasPrefix(races[0], "api (log ") ||
+		!strings.Contains(races[0], "2 reports; the first: Read at 0x00c000123 by goroutine 41: sluicesim/sluice/tron/nodehttp.serialized.Lookup()") {
+		t.Fatalf("dataRaces = %q, want one line naming api, its 2 reports and the first racing read", races)
+	}
+	rep := &report{races: races, tally: &tally{}}
+	found := false
+	for _, f := range rep.failures(defaults()) {
+		found = found || strings.HasPrefix(f, "data race: api")
+	}
+	if !found {
+		t.Errorf("failures %q do not name the race", rep.failures(defaults()))
+	}
+	if got := dataRaces(ps[1:]); len(got) != 0 {
+		t.Errorf("a log without a report gave %q", got)
+	}
+}
+
+// Goal: the operator actions the scrape counts are held to the
+// depositor's: a credit refused for a malformed operator name is invalid
+// input, and a metric that counts it as refused (independent bug 107) fails
+// the run. Method: the scrape's text as sluice serves it.
+func TestInvalidCreditsCountedInvalid(t *testing.T) {
+	for _, c := range []struct {
+		outcome string
+		fails   bool
+	}{{"invalid", false}, {"refused", true}} {
+		text := "# TYPE sluice_operator_actions_total counter\n" +
+			`sluice_operator_actions_total{action="credit",outcome="landed"} 5` + "\n" +
+			`sluice_operator_actions_total{action="credit",outcome="` + c.outcome + `"} 1` + "\n"
+		s, err := parseScrape(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &report{tally: &tally{}, metrics: s, deposits: &depositor{invalid: 1}}
+		found := false
+		for _, f := range rep.failures(defaults()) {
+			found = found || strings.Contains(f, `sluice_operator_actions_total{action="credit",outcome="invalid"} is 0, but 1 credits`)
+		}
+		if found != c.fails {
+			t.Errorf("the credit counted %s: failed %v, want %v (%q)", c.outcome, found, c.fails, rep.failures(defaults()))
+		}
+	}
+}
