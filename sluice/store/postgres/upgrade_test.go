@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -96,10 +97,11 @@ func applyUpTo(t *testing.T, pool *pgxpool.Pool, v int) {
 // other row (in flight or in review) gets a held hold of its amount, and
 // the legacy account is credited with exactly their sum (one credit), so
 // it balances with nothing to withdraw. A row already sent takes its first
-// send time from its first write-ahead event. Method: four rows written by
-// raw SQL on version 4, each with its log (broadcast, requested, confirmed,
-// review), then Migrate; then the store finishes them: the broadcast row
-// confirms (settled), the requested one is rejected (released), the review
+// send time from its first write-ahead event, also when it was rebuilt and
+// has several. Method: five rows written by raw SQL on version 4, each with
+// its log (broadcast, requested, confirmed, review, and broadcast again
+// after a rebuild), then Migrate; then the store finishes them: the
+// broadcast rows confirm (settled), the requested one is rejected (released), the review
 // is cancelled by an operator (released), and the confirmed one stays a
 // brick. The legacy account balances after every step.
 func TestMigrateUpgradesVersion4WithOperationsInFlight(t *testing.T) {
@@ -109,11 +111,17 @@ func TestMigrateUpgradesVersion4WithOperationsInFlight(t *testing.T) {
 	if _, err := pool.Exec(ctx, `SELECT 1 FROM accounts`); err == nil {
 		t.Fatal("on version 4 the accounts table exists already: this test no longer upgrades anything")
 	}
+	// Row 5 was rebuilt before the upgrade: two write-aheads, and its
+	// first send is the first of them, not the last (the stuck policy
+	// measures waiting from it).
+	rebuilt := append(slices.Clone(pathTo[sluice.Broadcast]), sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast)
 	rows := []struct {
 		n      int
 		amount money.Amount
 		state  sluice.State
-	}{{1, 1_000_001, sluice.Broadcast}, {2, 2_000_000, sluice.Requested}, {3, 3_000_000, sluice.Confirmed}, {4, 4_000_000, sluice.Review}}
+		path   []sluice.State // nil: pathTo[state]
+	}{{1, 1_000_001, sluice.Broadcast, nil}, {2, 2_000_000, sluice.Requested, nil}, {3, 3_000_000, sluice.Confirmed, nil}, {4, 4_000_000, sluice.Review, nil},
+		{5, 5_000_000, sluice.Broadcast, rebuilt}}
 	const sentAt = 1_700_000_000_123_456_789
 	for _, r := range rows {
 		id := string(opID(r.n))
@@ -124,7 +132,11 @@ func TestMigrateUpgradesVersion4WithOperationsInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		prev := sluice.Requested
-		for i, st := range pathTo[r.state] {
+		path := r.path
+		if path == nil {
+			path = pathTo[r.state]
+		}
+		for i, st := range path {
 			if _, err := pool.Exec(ctx, `UPDATE operations SET state = $2::op_state, token = 1 WHERE id = $1`, id, st.String()); err != nil {
 				t.Fatalf("on version 4, %s step to %s: %v", id, st, err)
 			}
@@ -142,7 +154,7 @@ func TestMigrateUpgradesVersion4WithOperationsInFlight(t *testing.T) {
 	clock := &storetest.Clock{}
 	s := New(pool, Options{Lease: time.Minute, Clock: clock})
 	const legacy sluice.CustomerID = "legacy:pre-0005"
-	want := sluice.Account{Customer: legacy, Held: 1_000_001 + 2_000_000 + 4_000_000, Deposited: 1_000_001 + 2_000_000 + 4_000_000}
+	want := sluice.Account{Customer: legacy, Held: 1_000_001 + 2_000_000 + 4_000_000 + 5_000_000, Deposited: 1_000_001 + 2_000_000 + 4_000_000 + 5_000_000}
 	checkAccount := func(when string) {
 		t.Helper()
 		got, err := s.Account(ctx, legacy)
@@ -176,14 +188,17 @@ func TestMigrateUpgradesVersion4WithOperationsInFlight(t *testing.T) {
 	if op, _ := s.Get(ctx, opID(1)); !op.FirstSentAt.Equal(time.Unix(0, sentAt+3)) {
 		t.Errorf("the broadcast row's FirstSentAt = %s, want its first write-ahead's time %s", op.FirstSentAt, time.Unix(0, sentAt+3).UTC())
 	}
+	if op, _ := s.Get(ctx, opID(5)); !op.FirstSentAt.Equal(time.Unix(0, sentAt+3)) {
+		t.Errorf("the rebuilt row's FirstSentAt = %s, want its first write-ahead's time %s, not its last's", op.FirstSentAt, time.Unix(0, sentAt+3).UTC())
+	}
 	if op, _ := s.Get(ctx, opID(2)); !op.FirstSentAt.IsZero() {
 		t.Errorf("the requested row's FirstSentAt = %s, want zero (never sent)", op.FirstSentAt)
 	}
 
 	// The store finishes them.
 	claimed, err := s.Claim(ctx, "w2", 10)
-	if err != nil || len(claimed) != 2 {
-		t.Fatalf("Claim after the upgrade = %d rows, %v; want the two in flight", len(claimed), err)
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("Claim after the upgrade = %d rows, %v; want the three in flight", len(claimed), err)
 	}
 	for _, op := range claimed {
 		to, a := sluice.Confirmed, sluice.HoldSettle

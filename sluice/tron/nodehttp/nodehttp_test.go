@@ -210,6 +210,13 @@ func TestErrors(t *testing.T) {
 	if _, err := c3.SolidBlock(context.Background()); err == nil || errors.Is(err, tron.ErrTimeout) || !strings.Contains(err.Error(), "502") {
 		t.Errorf("node failing behind the server: %v; want a 502 that is not a timeout", err)
 	}
+	// A send that failed behind the server is a failure, not a timeout,
+	// whatever it may have done: the caller's metrics tell the two apart.
+	tx := tron.Transaction{Raw: tron.RawData{Expiration: 1, Timestamp: 1, FeeLimit: 1,
+		Contract: tron.TriggerSmartContract{Owner: hot, Contract: tron.USDTContract, Data: tron.EncodeTransfer(alice, 1)}}}
+	if _, err := c3.Broadcast(context.Background(), tx); err == nil || errors.Is(err, tron.ErrTimeout) || !strings.Contains(err.Error(), "502") {
+		t.Errorf("node failing a send behind the server: %v; want a 502 that is not a timeout", err)
+	}
 	if _, err := c3.Truth(context.Background()); err == nil {
 		t.Errorf("truth from a server without Truth: no error")
 	}
