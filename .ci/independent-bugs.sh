@@ -14,8 +14,9 @@
 # service and handler, the sluice command; the wire world runs all but the
 # store and the command in the simulator) also runs the live check (make livecheck: real processes,
 # SIGKILLed workers, PostgreSQL restarted and crashed when SLUICE_PG_DIR
-# names the cluster, about 90 s; and make livecheck-quiet when it does,
-# about 3 minutes); it is not
+# names the cluster, about 90 s; make livecheck-race, the same with every
+# process built with the race detector, about 90 s; and make
+# livecheck-quiet when SLUICE_PG_DIR names the cluster, about 3 minutes); it is not
 # deterministic, so a pass is one run's. Slow (minutes per bug); not part of
 # make test (which checks that every patch still applies). Usage:
 # .ci/independent-bugs.sh [PATCH...]
@@ -25,7 +26,7 @@ patches=("$@")
 if [ ${#patches[@]} -eq 0 ]; then patches=("$repo"/scenarios/testdata/independent-bugs/*.patch); fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000")
+worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000" "fees 1000")
 
 # neverReached prints the coverage conditions an explore output names as
 # expected and never reached, one per line.
@@ -128,6 +129,11 @@ for patch in "${patches[@]}"; do
 				line="$line; livecheck passes"
 			else
 				line="$line; livecheck FAILS ($(failReason "$out"))"
+			fi
+			if out=$(cd "$dir" && make -s livecheck-race 2>&1); then
+				line="$line; livecheck-race passes"
+			else
+				line="$line; livecheck-race FAILS ($(failReason "$out"))"
 			fi
 			if [ -z "${SLUICE_PG_DIR:-}" ]; then
 				line="$line; livecheck-quiet: NOT RUN (SLUICE_PG_DIR unset)"

@@ -16,6 +16,13 @@
 #                  never let go): explore's seed watchdog exits 4
 #   test PKG RUN   sluice's own tests catch it: go test -run RUN PKG fails
 #   race PKG RUN   only the race detector does: go test -race reports a race
+#   checker PKG RUN  a test of the checker's own (not sluice's) catches it:
+#                  go test -run RUN PKG fails (e.g. the PostgreSQL store's
+#                  traces held byte for byte to the memory store's)
+#   live TARGET    make TARGET (livecheck or livecheck-race, without
+#                  PostgreSQL's restarts and crashes; needs DATABASE_URL)
+#                  reports a FAIL: line: a live check that catches the bug
+#                  in every run, about 90 s
 #   livecheck WHY  only the live check does (real processes, PostgreSQL
 #                  crashed); it takes minutes and is not deterministic, so
 #                  it is not run here (make independent-bugs runs it)
@@ -71,7 +78,7 @@ firstTest() {
 search() {
 	local name=$1 spec w budget lo hi
 	for lo in 1 21 201; do
-		for spec in "wire 1000" "chaos 1000" "nodes 1000" "logs 1000" "storefaults 1000" "zombies 1000" "reorgs 1000" "ledger 1000" "laggy 3000" "pair 2000" "calm 200"; do
+		for spec in "wire 1000" "chaos 1000" "nodes 1000" "logs 1000" "fees 1000" "storefaults 1000" "zombies 1000" "reorgs 1000" "ledger 1000" "laggy 3000" "pair 2000" "calm 200"; do
 			set -- $spec
 			w=$1 budget=$2
 			case $lo in 1) hi=20 ;; 21) hi=200 ;; *) hi=$budget ;; esac
@@ -148,9 +155,11 @@ check() {
 		echo "$out" | tail -n 5 | sed 's/^/    /'
 		return 1
 		;;
-	test)
+	test | checker)
+		local whose="sluice's"
+		[ "$kind" = checker ] && whose="the checker's"
 		if t=$(cd "$dir" && go test -count=1 -run "$b" "$a" 2>&1); then
-			echo "$name: SURVIVES sluice's test $a -run '$b'"
+			echo "$name: SURVIVES $whose test $a -run '$b'"
 			return 1
 		fi
 		if ! grep -q -- '^--- FAIL: ' <<<"$t"; then
@@ -159,7 +168,7 @@ check() {
 			echo "$t" | tail -n 5 | sed 's/^/    /'
 			return 1
 		fi
-		echo "$name: caught by sluice's test $a -run '$b'"
+		echo "$name: caught by $whose test $a -run '$b'"
 		;;
 	race)
 		t=$(cd "$dir" && go test -count=1 -race -run "$b" "$a" 2>&1)
@@ -168,6 +177,23 @@ check() {
 			return 0
 		fi
 		echo "$name: SURVIVES the race detector in $a -run '$b' (it is not deterministic: run it again before -update)"
+		return 1
+		;;
+	live)
+		# A live check that fails the bug in every run (not one whose catch
+		# hangs on timing, as 42's does): its make target, without
+		# PostgreSQL's restarts and crashes, must report a FAIL: line.
+		if [ -z "${DATABASE_URL:-}" ]; then
+			echo "$name: NOT CHECKED: a live row needs DATABASE_URL (.ci/postgres.sh start)"
+			return 1
+		fi
+		t=$(cd "$dir" && LIVECHECK_PG_RESTARTS=0 LIVECHECK_PG_CRASHES=0 timeout 900 make -s "$a" 2>&1)
+		if grep -q '^FAIL: ' <<<"$t"; then
+			echo "$name: caught by make $a: $(grep -m1 '^FAIL: ' <<<"$t" | cut -c1-160)"
+			return 0
+		fi
+		echo "$name: SURVIVES make $a (it is not deterministic: run it again before changing the row)"
+		echo "$t" | tail -n 3 | sed 's/^/    /'
 		return 1
 		;;
 	livecheck)

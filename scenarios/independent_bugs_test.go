@@ -118,6 +118,14 @@ func checkKillTable(table string, patches []string) []string {
 			if len(args) != 2 || !strings.HasPrefix(args[0], "sluicesim/sluice") {
 				problems = append(problems, where+": "+kind+" wants a package of sluice and a -run pattern, got "+strconv.Quote(cols[2]))
 			}
+		case "checker":
+			if len(args) != 2 || !strings.HasPrefix(args[0], "sluicesim/") || strings.HasPrefix(args[0], "sluicesim/sluice") {
+				problems = append(problems, where+": checker wants a package of the checker's (not sluice's) and a -run pattern, got "+strconv.Quote(cols[2]))
+			}
+		case "live":
+			if len(args) != 1 || (args[0] != "livecheck" && args[0] != "livecheck-race") {
+				problems = append(problems, where+": live wants livecheck or livecheck-race, got "+strconv.Quote(cols[2]))
+			}
 		case "livecheck", "harmless", "survivor":
 			if len(args) == 0 {
 				problems = append(problems, where+": "+kind+" wants a reason")
@@ -143,15 +151,17 @@ func TestCheckKillTableRefuses(t *testing.T) {
 		t.Fatalf("a good table refused: %v", p)
 	}
 	for _, bad := range []string{
-		"01-a\tworld\twire 4\n",                                    // 02-b has no row
-		good + "03-c\tworld\twire 1\n",                             // no such patch
-		good + "01-a\tworld\twire 5\n",                             // a second row
-		"01-a\tworld\tnowhere 4\n02-b\ttest\tsluicesim/sluice x\n", // no such world
-		"01-a\tworld\twire 0\n02-b\ttest\tsluicesim/sluice x\n",    // seed 0
-		"01-a\tworld wire 4\n02-b\ttest\tsluicesim/sluice x\n",     // spaces for tabs
-		"01-a\tseen\twire 4\n02-b\ttest\tsluicesim/sluice x\n",     // unknown kind
-		"01-a\tharmless\t\n02-b\ttest\tsluicesim/sluice x\n",       // no reason
-		"01-a\ttest\t./model x\n02-b\ttest\tsluicesim/sluice x\n",  // not sluice's test
+		"01-a\tworld\twire 4\n",                                                     // 02-b has no row
+		good + "03-c\tworld\twire 1\n",                                              // no such patch
+		good + "01-a\tworld\twire 5\n",                                              // a second row
+		"01-a\tworld\tnowhere 4\n02-b\ttest\tsluicesim/sluice x\n",                  // no such world
+		"01-a\tworld\twire 0\n02-b\ttest\tsluicesim/sluice x\n",                     // seed 0
+		"01-a\tworld wire 4\n02-b\ttest\tsluicesim/sluice x\n",                      // spaces for tabs
+		"01-a\tseen\twire 4\n02-b\ttest\tsluicesim/sluice x\n",                      // unknown kind
+		"01-a\tharmless\t\n02-b\ttest\tsluicesim/sluice x\n",                        // no reason
+		"01-a\ttest\t./model x\n02-b\ttest\tsluicesim/sluice x\n",                   // not sluice's test
+		"01-a\tchecker\tsluicesim/sluice/store x\n02-b\ttest\tsluicesim/sluice x\n", // sluice's, not the checker's
+		"01-a\tlive\tlivecheck-quiet\n02-b\ttest\tsluicesim/sluice x\n",             // not a deterministic live check
 	} {
 		if p := checkKillTable(bad, patches); len(p) == 0 {
 			t.Errorf("table accepted:\n%s", bad)
