@@ -63,6 +63,12 @@ GATE_WIRE_SEEDS ?= 2000
 gate-wire: explore-bin
 	$(EXPLORE_BIN) -world wire -seeds $(GATE_WIRE_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-wire.json
 
+## gate-fees: the same for the fees world (energy bought with TRX at a price that spikes: fee limits that run out, raised, and never sent again)
+GATE_FEES_SEEDS ?= 2000
+.PHONY: gate-fees
+gate-fees: explore-bin
+	$(EXPLORE_BIN) -world fees -seeds $(GATE_FEES_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-fees.json
+
 ## fresh: chaos seeds from a random start, never run before (the start is printed, and in fresh.json); a failure is kept in testdata/regressions; fails on any violation or a determinism re-check mismatch
 FRESH_SEEDS ?= 10000
 .PHONY: fresh
@@ -83,7 +89,7 @@ explore-pg:
 mutants:
 	$(GO) run ./cmd/explore -mutants -seeds 10000
 
-## mutants-ci: the kill table with CI's budget (above every recorded seeds-to-kill); fails if a catchable mutant survives
+## mutants-ci: the kill table with CI's budget (above every recorded seeds-to-kill); fails if a catchable mutant survives, or dies later than its recorded seed
 mutants-ci: explore-bin
 	$(EXPLORE_BIN) -mutants -seeds 2000 -json mutants.json
 
@@ -138,6 +144,12 @@ livecheck:
 	@if [ -z "$$DATABASE_URL" ]; then echo "livecheck: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
 	@if [ "$(LIVECHECK_PG_RESTARTS)$(LIVECHECK_PG_CRASHES)" != 00 ] && [ -z "$$SLUICE_PG_DIR" ]; then echo "livecheck: it restarts PostgreSQL $(LIVECHECK_PG_RESTARTS) times and crashes it $(LIVECHECK_PG_CRASHES) times, which only a cluster of .ci/postgres.sh allows (SLUICE_PG_DIR is unset); start one with: eval \"\$$(.ci/postgres.sh start)\", or run with LIVECHECK_PG_RESTARTS=0 LIVECHECK_PG_CRASHES=0"; exit 1; fi
 	$(GO) run ./cmd/livecheck -restart-postgres $(LIVECHECK_PG_RESTARTS) -crash-postgres $(LIVECHECK_PG_CRASHES) $(LIVECHECK_FLAGS)
+
+## livecheck-race: the live check with cmd/sluice built with the race detector (no PostgreSQL restarts or crashes: those are livecheck's): a data race any process meets under the live load (workers' goroutines, the API's and the mock node's handlers) fails it (independent bug 106)
+.PHONY: livecheck-race
+livecheck-race:
+	@if [ -z "$$DATABASE_URL" ]; then echo "livecheck-race: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
+	$(GO) run ./cmd/livecheck -race -restart-postgres 0 -crash-postgres 0 $(LIVECHECK_FLAGS)
 
 ## livecheck-quiet: the live check in a quiet hour: 100 withdrawals from 2 clients, one worker process, PostgreSQL crashed LIVECHECK_QUIET_CRASHES times right after a commit lands, nothing acknowledged may be lost; and the node refuses every send of each 20th new transaction, which dies unsent and must be proven dead over HTTP before its withdrawal is rebuilt (independent bug 40). Under load another session's commit flushes an asynchronous one before a crash can take it; only a quiet moment shows a store that answers commits before they are durable (independent bug 42)
 .PHONY: livecheck-quiet
