@@ -231,7 +231,10 @@ func (m *Metrics) ObserveAction(a operator.Action) {
 		// The store's own refusal is answered 409 like the service's:
 		// nothing changed. Counted failed, it would read as an outage.
 		outcome = "refused"
-	case errors.Is(a.Err, operator.ErrInvalid), errors.Is(a.Err, sluice.ErrInvalidOperation):
+	case errors.Is(a.Err, operator.ErrInvalid), errors.Is(a.Err, sluice.ErrInvalidOperation), errors.Is(a.Err, sluice.ErrNotFound):
+		// Answered 415, 422 or 404: the request was malformed or named no
+		// operation, and nothing changed. Counted failed, an operator's
+		// typo of an id would read as an outage.
 		outcome = "invalid"
 	case a.Err != nil:
 		outcome = "failed"

@@ -430,6 +430,9 @@ func TestActionOutcomes(t *testing.T) {
 		{fmt.Errorf("resolve: %w", sluice.ErrTxidTaken), "refused"},
 		{fmt.Errorf("credit: %w", sluice.ErrPayloadMismatch), "refused"},
 		{fmt.Errorf("cancel: %w", operator.ErrInvalid), "invalid"},
+		// An id that names no operation (a 404): nothing changed, and no
+		// outage either.
+		{fmt.Errorf("cancel 0f0f: %w", sluice.ErrNotFound), "invalid"},
 		{fmt.Errorf("cancel: %w", operator.ErrNodeUnavailable), "failed"},
 		{errors.New("store unavailable: connection reset"), "failed"},
 	} {

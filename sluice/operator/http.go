@@ -213,21 +213,23 @@ func (h *handler) action(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	id, ok := pathID(w, r)
-	if !ok {
+	act := Action{Kind: kind}
+	id, err := intake.ParseOperationID(r.PathValue("id"))
+	if err != nil {
+		h.invalid(w, act, http.StatusUnprocessableEntity, FieldOperationID, "must be a UUID (8-4-4-4-12 hex digits)")
 		return
 	}
+	act.ID = id
 	fields := []string{FieldOperator, FieldWhy}
 	if kind == ResolvePaid {
 		fields = append(fields, FieldTxid)
 	}
-	vals, ok := readBody(w, r, fields)
+	vals, ok := h.readBody(w, r, act, fields)
 	if !ok {
 		return
 	}
 	a := Act{Operator: vals[FieldOperator], Why: vals[FieldWhy]}
 	var op sluice.Operation
-	var err error
 	switch kind {
 	case Retry:
 		op, err = h.svc.Retry(r.Context(), id, a)
@@ -236,7 +238,8 @@ func (h *handler) action(w http.ResponseWriter, r *http.Request) {
 	case ResolvePaid:
 		txid, perr := tron.ParseTxid(vals[FieldTxid])
 		if perr != nil {
-			writeError(w, http.StatusUnprocessableEntity, "txid: want 64 hex digits, the txid that paid", FieldTxid)
+			act.Operator, act.Why = a.Operator, a.Why
+			h.invalid(w, act, http.StatusUnprocessableEntity, FieldTxid, "want 64 hex digits, the txid that paid")
 			return
 		}
 		op, err = h.svc.ResolvePaid(r.Context(), id, txid, a)
@@ -257,17 +260,19 @@ func (h *handler) credit(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	vals, ok := readBody(w, r, []string{FieldOperator, FieldWhy, FieldRef, FieldCustomer, FieldAmount})
+	act := Action{Kind: Credit}
+	vals, ok := h.readBody(w, r, act, []string{FieldOperator, FieldWhy, FieldRef, FieldCustomer, FieldAmount})
 	if !ok {
 		return
 	}
 	c := sluice.Credit{Ref: vals[FieldRef], Customer: sluice.CustomerID(vals[FieldCustomer])}
+	act.Operator, act.Why, act.Credit = vals[FieldOperator], vals[FieldWhy], c
 	switch {
 	case sluice.ValidCreditRef(c.Ref) != "":
-		writeError(w, http.StatusUnprocessableEntity, "ref: "+sluice.ValidCreditRef(c.Ref)+"; want 1 to 128 bytes of printable text: the deposit's own id, which makes a retry safe", FieldRef)
+		h.invalid(w, act, http.StatusUnprocessableEntity, FieldRef, sluice.ValidCreditRef(c.Ref)+"; want 1 to 128 bytes of printable text: the deposit's own id, which makes a retry safe")
 		return
 	case c.Customer.Valid() != "":
-		writeError(w, http.StatusUnprocessableEntity, "customer: "+c.Customer.Valid(), FieldCustomer)
+		h.invalid(w, act, http.StatusUnprocessableEntity, FieldCustomer, c.Customer.Valid())
 		return
 	}
 	amount, err := money.Parse(vals[FieldAmount])
@@ -276,7 +281,7 @@ func (h *handler) credit(w http.ResponseWriter, r *http.Request) {
 		if pe, ok := errors.AsType[*money.ParseError](err); ok {
 			reason = pe.Reason
 		}
-		writeError(w, http.StatusUnprocessableEntity, "amount: "+reason, FieldAmount)
+		h.invalid(w, act, http.StatusUnprocessableEntity, FieldAmount, reason)
 		return
 	}
 	c.Amount = amount
@@ -290,6 +295,26 @@ func (h *handler) credit(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, creditView{Ref: c.Ref, Credited: credited, Account: viewAccount(acct)})
+}
+
+// invalid answers an action whose request the handler refused for its
+// input before the service saw it (status 415 or 422, field naming what),
+// and tells the service's observer, as the service does for the input it
+// refuses itself: whichever layer reads a field, a malformed action is
+// logged and counted invalid, so the count of invalid actions is the count
+// of actions answered 415, 422 or 404, and says nothing of the code's
+// layers.
+func (h *handler) invalid(w http.ResponseWriter, act Action, status int, field, reason string) {
+	e := &InputError{Field: field, Reason: reason}
+	msg := e.Error()
+	if field == "" {
+		msg = reason
+	}
+	writeError(w, status, msg, field)
+	act.Err = e
+	if h.svc.Observer != nil {
+		h.svc.Observer.ObserveAction(act)
+	}
 }
 
 func (h *handler) account(w http.ResponseWriter, r *http.Request) {
@@ -327,27 +352,28 @@ func pathID(w http.ResponseWriter, r *http.Request) (sluice.OperationID, bool) {
 	return id, true
 }
 
-// readBody reads the body as one JSON object whose keys are exactly fields
-// (each once) and whose values are strings, answering 415 or 422 and
-// returning false otherwise. encoding/json alone would match keys without
-// regard to case, keep the last of two duplicates and ignore trailing data:
-// each lets a request mean something other than what its reader sees.
-func readBody(w http.ResponseWriter, r *http.Request, fields []string) (map[string]string, bool) {
+// readBody reads an action's body as one JSON object whose keys are
+// exactly fields (each once) and whose values are strings, answering 415
+// or 422 (counted as act, invalid) and returning false otherwise.
+// encoding/json alone would match keys without regard to case, keep the
+// last of two duplicates and ignore trailing data: each lets a request
+// mean something other than what its reader sees.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request, act Action, fields []string) (map[string]string, bool) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, params, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" || params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8") {
-			writeError(w, http.StatusUnsupportedMediaType, "Content-Type "+strconv.Quote(truncate(ct))+" not supported; use application/json", "")
+			h.invalid(w, act, http.StatusUnsupportedMediaType, "", "Content-Type "+strconv.Quote(truncate(ct))+" not supported; use application/json")
 			return nil, false
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, BodyMax))
 	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, "body: unreadable or over "+strconv.Itoa(BodyMax)+" bytes", FieldBody)
+		h.invalid(w, act, http.StatusUnprocessableEntity, FieldBody, "unreadable or over "+strconv.Itoa(BodyMax)+" bytes")
 		return nil, false
 	}
 	vals, ierr := decodeObject(body, fields)
 	if ierr != nil {
-		writeError(w, http.StatusUnprocessableEntity, ierr.Error(), ierr.Field)
+		h.invalid(w, act, http.StatusUnprocessableEntity, ierr.Field, ierr.Reason)
 		return nil, false
 	}
 	return vals, true

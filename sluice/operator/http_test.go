@@ -179,13 +179,25 @@ func TestHandler(t *testing.T) {
 		{"unknown path", http.MethodGet, "/v2/queue", "", http.StatusNotFound, "", "no such endpoint"},
 		{"unclean path", http.MethodGet, "/v1//queue", "", http.StatusTemporaryRedirect, "", "/v1/queue"},
 		{"POST metrics", http.MethodPost, "/metrics", "", http.StatusMethodNotAllowed, "", "use GET"},
+		{"cancel as a form", http.MethodPost, path + "/cancel", "", http.StatusUnsupportedMediaType, "", "not supported"},
+		{"credit as a form", http.MethodPost, "/v1/credits", "", http.StatusUnsupportedMediaType, "", "not supported"},
+		{"credit bad operator", http.MethodPost, "/v1/credits", `{"operator":"on call","why":"b","ref":"r","customer":"c","amount":"5"}`, http.StatusUnprocessableEntity, "operator", "not a letter"},
+		{"credit no customer", http.MethodPost, "/v1/credits", `{"operator":"a","why":"b","ref":"r","customer":"","amount":"5"}`, http.StatusUnprocessableEntity, "customer", "customer"},
 	} {
-		code, body, _ := do(t, h, c.method, c.path, c.body, "")
+		before := len(w.acts)
+		var code int
+		var body map[string]any
+		if strings.HasSuffix(c.name, "as a form") {
+			code, body = doForm(t, h, c.path)
+		} else {
+			code, body, _ = do(t, h, c.method, c.path, c.body, "")
+		}
 		msg, _ := body["error"].(string)
 		field, _ := body["field"].(string)
 		if code != c.status || field != c.field || !strings.Contains(msg, c.says) {
 			t.Errorf("%s: %d %v, want %d on field %q saying %q", c.name, code, body, c.status, c.field, c.says)
 		}
+		checkHeard(t, c.name, c.method, c.path, code, w.acts[before:])
 	}
 	if n := len(w.events(id)); n != events || !w.get(id).Parked() {
 		t.Errorf("refused requests changed the operation: %d events (was %d), parked=%v", n, events, w.get(id).Parked())
@@ -201,6 +213,65 @@ func TestHandler(t *testing.T) {
 	}
 	if e := w.events(id); e[len(e)-1].Worker != sluice.WorkerID(sluice.OperatorPrefix+"alice") {
 		t.Errorf("retry event by %q, want operator:alice", e[len(e)-1].Worker)
+	}
+}
+
+// doForm posts a form body (not JSON) to path with the token.
+func doForm(t *testing.T, h http.Handler, path string) (int, map[string]any) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("operator=alice&why=x"))
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatalf("POST %s as a form: body %q is not a JSON object: %v", path, rec.Body.String(), err)
+	}
+	return rec.Code, m
+}
+
+// checkHeard holds what the service's observer (logs, metrics) heard of
+// one request to its answer, by the rule a dashboard reads: a POST to an
+// action (retry, cancel, resolve, credit) is heard once, whatever layer
+// answered it: invalid for a 415, 422 or 404, refused for a 409; nothing
+// else is an action, and is not heard.
+func checkHeard(t *testing.T, name, method, path string, code int, heard []operator.Action) {
+	t.Helper()
+	kind := ""
+	switch rest, isOp := strings.CutPrefix(path, "/v1/operations/"); {
+	case method != http.MethodPost:
+	case path == "/v1/credits":
+		kind = "credit"
+	case isOp && strings.Count(rest, "/") == 1:
+		if k := rest[strings.IndexByte(rest, '/')+1:]; k == "retry" || k == "cancel" || k == "resolve" {
+			kind = k
+		}
+	}
+	var want error
+	switch code {
+	case http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+		want = operator.ErrInvalid
+	case http.StatusNotFound:
+		want = sluice.ErrNotFound
+	case http.StatusConflict:
+		want = operator.ErrRefused
+	}
+	switch {
+	case kind == "" || want == nil:
+		if len(heard) != 0 {
+			t.Errorf("%s: answered %d, not an action's refusal, yet the observer heard %d actions: %+v", name, code, len(heard), heard)
+		}
+	case len(heard) != 1:
+		t.Errorf("%s: a %s answered %d was heard %d times by the observer, want once (logs and metrics count it)", name, kind, code, len(heard))
+	case heard[0].Kind.String() != kind:
+		t.Errorf("%s: the observer heard a %s, want a %s", name, heard[0].Kind, kind)
+	case code == http.StatusConflict && heard[0].Err != nil:
+		// A 409 is a refusal of one kind or another (the service's, a
+		// payload mismatch, the store's); metrics' own test tells them
+		// apart.
+	case !errors.Is(heard[0].Err, want):
+		t.Errorf("%s: answered %d, the observer heard the error %v, want one that is %v", name, code, heard[0].Err, want)
 	}
 }
 
