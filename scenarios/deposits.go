@@ -197,6 +197,7 @@ func (o *operatorScript) credit(c sluice.Credit) (answered, credited bool) {
 		operator.FieldOperator: "sim", operator.FieldWhy: "deposit",
 		operator.FieldRef: c.Ref, operator.FieldCustomer: string(c.Customer), operator.FieldAmount: c.Amount.String(),
 	}
+	o.slip("/v1/credits", body)
 	code, resp := o.do(http.MethodPost, "/v1/credits", body)
 	what := "POST /v1/credits " + c.Ref
 	switch code {
@@ -241,6 +242,7 @@ func (o *operatorScript) creditConflict(c sluice.Credit) (refused bool) {
 		operator.FieldOperator: "sim", operator.FieldWhy: "deposit",
 		operator.FieldRef: c.Ref, operator.FieldCustomer: string(c.Customer), operator.FieldAmount: c.Amount.String(),
 	}
+	o.slip("/v1/credits", body)
 	code, resp := o.do(http.MethodPost, "/v1/credits", body)
 	what := "POST /v1/credits " + c.Ref + " with other numbers"
 	switch code {

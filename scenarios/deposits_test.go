@@ -111,7 +111,9 @@ func TestDepositsHeldToTheDepositor(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 10; seed++ {
 				clear(seen)
-				res := Run(Wire(), seed, Options{operatorWrap: requestRewriter(rewrite)})
+				// Without slips: a slip carries its credit's ref, and
+				// would be the request the rewrite takes for the first.
+				res := Run(Wire(), seed, Options{operatorWrap: requestRewriter(rewrite), noSlips: true})
 				for _, v := range res.Violations {
 					if v.Invariant == model.Funds {
 						t.Logf("seed %d: %s", seed, v.Message)

@@ -88,6 +88,11 @@ func (o *operatorScript) do(method, path string, body any) (int, []byte) {
 		}
 		ctype = "application/json"
 	}
+	return o.doRaw(method, path, b, ctype)
+}
+
+// doRaw is do with the body's bytes and Content-Type as given.
+func (o *operatorScript) doRaw(method, path string, b []byte, ctype string) (int, []byte) {
 	req := o.in.build(o.w.ctx, method, path, b, ctype)
 	req.Header["Authorization"] = o.auth[:1:1]
 	o.rec.reset()
@@ -145,11 +150,6 @@ type (
 		Error string `json:"error"`
 		Field string `json:"field"`
 		Code  string `json:"code"`
-	}
-	opAct struct {
-		Operator string `json:"operator"`
-		Why      string `json:"why"`
-		Txid     string `json:"txid,omitempty"`
 	}
 )
 
@@ -478,11 +478,18 @@ func (o *operatorScript) unavailable(what string, code int, body []byte) {
 func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	w := o.w
 	path := "/v1/operations/" + it.OperationID + "/" + kind
-	req := opAct{Operator: "sim", Why: "on call"}
+	req := map[string]string{operator.FieldOperator: "sim", operator.FieldWhy: "on call"}
 	wrong := false
 	if kind == "resolve" {
-		req.Txid = w.operatorTxid(it, items)
-		wrong = req.Txid != it.Txid
+		// None if the queue showed none: the request is then malformed
+		// itself (it lacks the txid), and made without a slip before it.
+		if t := w.operatorTxid(it, items); t != "" {
+			req[operator.FieldTxid] = t
+			o.slip(path, req)
+		}
+		wrong = req[operator.FieldTxid] != it.Txid
+	} else {
+		o.slip(path, req)
 	}
 	code, body := o.do(http.MethodPost, path, req)
 	what := "POST " + path
@@ -496,7 +503,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		case got.OperationID != it.OperationID:
 			o.broke(what, code, body, "the answer is about %q", got.OperationID)
 		case wrong:
-			o.broke(what, code, body, "resolved as paid by txid %s, which is not the operation's (the queue shows %s)", req.Txid, it.Txid)
+			o.broke(what, code, body, "resolved as paid by txid %s, which is not the operation's (the queue shows %s)", req[operator.FieldTxid], it.Txid)
 		case want != "" && got.State != want:
 			o.broke(what, code, body, "a %s that landed leaves it %s, not %s", kind, got.State, want)
 		}
@@ -505,7 +512,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		// moved it on by then (to review past the park bounds, say). A
 		// cancel's and a resolution's states are final.
 		w.tally["operator-"+kind]++
-	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && req.Txid == "":
+	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && req[operator.FieldTxid] == "":
 		answer = fmt.Sprintf("%d %s", code, o.refusal(what, code, body))
 		if code == http.StatusUnprocessableEntity {
 			var e opError
@@ -526,7 +533,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	}
 	if w.s.Tracing() {
 		if wrong {
-			kind += " by the wrong txid " + req.Txid
+			kind += " by the wrong txid " + req[operator.FieldTxid]
 		}
 		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(sluice.OperationID(it.OperationID)), Answer: kind + ": " + answer})
 	}
@@ -585,7 +592,9 @@ func (o *operatorScript) customerCancel() {
 	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
 	path := "/v1/operations/" + string(op.ID) + "/cancel"
 	what := "POST " + path
-	code, body := o.do(http.MethodPost, path, opAct{Operator: "sim", Why: "the customer asked to stop it"})
+	req := map[string]string{operator.FieldOperator: "sim", operator.FieldWhy: "the customer asked to stop it"}
+	o.slip(path, req)
+	code, body := o.do(http.MethodPost, path, req)
 	answer := "done"
 	switch code {
 	case http.StatusOK:

@@ -191,7 +191,8 @@ func (w *world) checkMetrics(when string, rows []sluice.Operation) {
 var actionLabels = [...]string{"retry", "cancel", "resolve", "credit"}
 
 // answered counts the operator API's answer code to a POST to path: a 409
-// is a refusal (nothing changed), a 503 a failure.
+// is a refusal (nothing changed), a 503 a failure, a 415, 422 or 404 an
+// invalid request (malformed, or naming no operation: nothing changed).
 func (w *world) answered(path string, code int) {
 	label := "credit"
 	if path != "/v1/credits" {
@@ -205,6 +206,8 @@ func (w *world) answered(path string, code int) {
 		w.refusedActs[i]++
 	case code == http.StatusServiceUnavailable:
 		w.failedActs[i]++
+	case code == http.StatusUnprocessableEntity, code == http.StatusUnsupportedMediaType, code == http.StatusNotFound:
+		w.invalidActs[i]++
 	}
 }
 
@@ -236,7 +239,7 @@ func (w *world) checkActionMetrics(when string, fams map[string]*dto.MetricFamil
 		for _, o := range [...]struct {
 			outcome, answer string
 			want            int
-		}{{"refused", "409", w.refusedActs[i]}, {"failed", "503", w.failedActs[i]}} {
+		}{{"refused", "409", w.refusedActs[i]}, {"failed", "503", w.failedActs[i]}, {"invalid", "415, 422 or 404", w.invalidActs[i]}} {
 			if got, ok := value(fams, "sluice_operator_actions_total", "action", action, "outcome", o.outcome); !ok || got != float64(o.want) {
 				w.metricsBreak(when, fmt.Sprintf("sluice_operator_actions_total{action=%q,outcome=%q} is %v (present %v), the API answered %d %s", action, o.outcome, got, ok, o.want, o.answer))
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -247,10 +248,20 @@ func TestCheckMetricsCatches(t *testing.T) {
 		{"refusals and failures as the API answered them", func(w *world, n tron.Node) {
 			w.answered("/v1/operations/x/cancel", http.StatusConflict)
 			w.answered("/v1/credits", http.StatusServiceUnavailable)
-			w.answered("/v1/operations/x/resolve", http.StatusUnprocessableEntity) // the handler's: never the service's
+			w.answered("/v1/operations/x/resolve", http.StatusUnprocessableEntity) // the handler's refusal, heard as the service's
+			w.answered("/v1/operations/x/retry", http.StatusNotFound)
 			w.meter.ObserveAction(operator.Action{Kind: operator.Cancel, Err: operator.ErrRefused})
 			w.meter.ObserveAction(operator.Action{Kind: operator.Credit, Err: errStoreDown})
+			w.meter.ObserveAction(operator.Action{Kind: operator.ResolvePaid, Err: &operator.InputError{Field: operator.FieldTxid, Reason: "want 64 hex digits"}})
+			w.meter.ObserveAction(operator.Action{Kind: operator.Retry, Err: fmt.Errorf("retry: %w", sluice.ErrNotFound)})
 		}, ""},
+		{"malformed input counted as refused (independent bug 107)", func(w *world, n tron.Node) {
+			w.answered("/v1/credits", http.StatusUnprocessableEntity)
+			w.meter.ObserveAction(operator.Action{Kind: operator.Credit, Err: errors.Join(operator.ErrRefused, &operator.InputError{Field: operator.FieldOperator, Reason: "not a letter"})})
+		}, `sluice_operator_actions_total{action="credit",outcome="invalid"} is 0 (present true), the API answered 1 415, 422 or 404`},
+		{"a malformed request the metrics never heard", func(w *world, n tron.Node) {
+			w.answered("/v1/operations/x/cancel", http.StatusUnsupportedMediaType)
+		}, `sluice_operator_actions_total{action="cancel",outcome="invalid"} is 0 (present true), the API answered 1 415, 422 or 404`},
 		{"a refusal counted as a failure", func(w *world, n tron.Node) {
 			w.answered("/v1/operations/x/retry", http.StatusConflict)
 			w.meter.ObserveAction(operator.Action{Kind: operator.Retry, Err: errStoreDown})

@@ -113,6 +113,9 @@ type Options struct {
 	// operatorWrap, for tests, wraps the operator API's handler a wire
 	// world's operator talks to (operator_http.go).
 	operatorWrap func(http.Handler) http.Handler
+	// noSlips, for tests, has the wire world's person on call make no
+	// slips (operator_slips.go).
+	noSlips bool
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -283,7 +286,11 @@ type world struct {
 	steps stepTally
 	// refusedActs and failedActs count the operator API's 409 and 503
 	// answers to actions, by the action's metric label (wire_metrics.go).
-	refusedActs, failedActs [len(actionLabels)]int
+	// invalidActs counts its 415, 422 and 404 answers to them, slips
+	// among them (operator_slips.go), and slipsMade the slips made.
+	refusedActs, failedActs, invalidActs [len(actionLabels)]int
+	slipsMade                            int
+	noSlips                              bool // Options'
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -442,7 +449,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.wireHandler, w.operatorWrap = o.wireHandler, o.operatorWrap
+	w.wireHandler, w.operatorWrap, w.noSlips = o.wireHandler, o.operatorWrap, o.noSlips
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}
