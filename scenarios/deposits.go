@@ -33,8 +33,12 @@ import (
 
 // lateCustomer is the customer funded only by late deposits. Its id has
 // capitals: customer ids are case-sensitive (sluice.CustomerID), and every
-// other customer's is lower-case.
-const lateCustomer sluice.CustomerID = "Late-Cust"
+// other customer's is lower-case. It also has every end of the alphabet's
+// ranges (a z A Z 0 9) and every punctuation allowed: a rule that refuses
+// one of them (independent bug 114 refused 'z') refuses its deposits and
+// withdrawals, which the depositor and the clients send as valid. The
+// name changes no schedule: it sorts where "Late-Cust" did.
+const lateCustomer sluice.CustomerID = "Late-Cust.az_AZ:09"
 
 // depositorName is the depositor process.
 const depositorName = "depositor"
