@@ -378,6 +378,9 @@ func runPostClient(p *sim.Proc) {
 		w.clients--
 	}()
 	p.Sleep(c.arrive)
+	if post.label != "" && !w.noLengthLie { // a hostile client: its lie first (length_probe.go)
+		c.probeLength()
+	}
 	answered := false
 	for attempt := 0; attempt <= w.cfg.ClientRetries && !answered; attempt++ {
 		if attempt > 0 {

@@ -223,8 +223,8 @@ var Faults = []Fault{
 		Off: func(c *Config) { c.RejectEvery = 0 },
 	},
 	{
-		Name: "hostile-posts", Doc: "a request from the hostile-client generator",
-		Tally: []string{"client-hostile"}, Benign: true,
+		Name: "hostile-posts", Doc: "a request from the hostile-client generator, after a lie about its length (a Content-Length of 2^62 over a short body cut short, answered 400)",
+		Tally: []string{"client-hostile", "client-length-lie"}, Benign: true,
 		Off: func(c *Config) { c.HostileEvery = 0 }, Exhaustive: true,
 	},
 }

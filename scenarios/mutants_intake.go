@@ -104,9 +104,16 @@ func rewriteBody(f func([]byte) []byte) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Body != nil {
 				body, err := io.ReadAll(r.Body)
-				if err == nil {
-					body = f(body)
+				if err != nil {
+					// A body cut short stays cut short, its length
+					// as declared: the mutant breaks one field's
+					// reading, not the handler's reading of a body
+					// whose connection closed early.
+					r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{err}))
+					h.ServeHTTP(w, r)
+					return
 				}
+				body = f(body)
 				r.Body = io.NopCloser(bytes.NewReader(body))
 				r.ContentLength = int64(len(body))
 			}
@@ -114,6 +121,11 @@ func rewriteBody(f func([]byte) []byte) func(http.Handler) http.Handler {
 		})
 	}
 }
+
+// failingReader fails every read with its error.
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 // rewriteField applies f to one string field of a JSON object body, and
 // leaves every other body byte for byte as it was (a body it cannot read,

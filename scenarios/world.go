@@ -116,6 +116,9 @@ type Options struct {
 	// noSlips, for tests, has the wire world's person on call make no
 	// slips (operator_slips.go).
 	noSlips bool
+	// noLengthLie, for tests, has hostile clients skip their lie about a
+	// body's length (length_probe.go).
+	noLengthLie bool
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -290,7 +293,7 @@ type world struct {
 	// among them (operator_slips.go), and slipsMade the slips made.
 	refusedActs, failedActs, invalidActs [len(actionLabels)]int
 	slipsMade                            int
-	noSlips                              bool // Options'
+	noSlips, noLengthLie                 bool // Options'
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -449,7 +452,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.wireHandler, w.operatorWrap, w.noSlips = o.wireHandler, o.operatorWrap, o.noSlips
+	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}
