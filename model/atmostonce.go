@@ -78,10 +78,11 @@ func CheckAtMostOnce(s *Snapshot) []Violation {
 			v.Message = fmt.Sprintf("op %s is in review with %d successful transfers, want at most one: %s",
 				id, len(paid), describeInclusions(paid))
 			vs = append(vs, v)
-		case !confirmed && !review && len(paid) > 0 && (row == nil || Terminal(row.State) || !s.BudgetExhausted):
-			// A run cut short by the step budget may stop between a
-			// payment and its confirmation (liveness reports the cut); a
-			// row the automation is done with has no such excuse.
+		case !confirmed && !review && len(paid) > 0 && (row == nil || Terminal(row.State) || !s.cutShort()):
+			// A run cut short (its step budget spent, or a process
+			// failed) may stop between a payment and its confirmation
+			// (liveness or the failure reports the cut); a row the
+			// automation is done with has no such excuse.
 			v.Message = fmt.Sprintf("op %s is %s but moved tokens on chain: %s",
 				id, state, describeInclusions(paid))
 			vs = append(vs, v)

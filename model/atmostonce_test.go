@@ -126,36 +126,43 @@ func TestCheckAtMostOnceSolidFailurePlusSuccess(t *testing.T) {
 	}
 }
 
-// Goal: a run cut short by the step budget is not charged with the states
-// a payment passes through on its way (sent and paid, not yet confirmed),
-// which liveness reports as the cut; a terminal row that paid is charged
-// all the same, and so is the total in a run that was not cut. Method:
-// op 8 paid while broadcast, with and without the budget spent; then op 8
-// failed after paying, with the budget spent.
-func TestBudgetCutExcusesOnlyPaymentsInFlight(t *testing.T) {
+// Goal: a run cut short, by the step budget or by a failed process, is not
+// charged with the states a payment passes through on its way (sent and
+// paid, not yet confirmed), which liveness or the failure reports as the
+// cut; a terminal row that paid is charged all the same, and so is the
+// total in a run that was not cut. Method: op 8 paid while broadcast, the
+// run not cut, cut by the budget, and cut by a failure; then op 8 failed
+// after paying, in a run cut either way.
+func TestCutExcusesOnlyPaymentsInFlight(t *testing.T) {
 	inFlight := func(b *builder) {
 		o := b.create(8, 8_000_000, "c1").claim().build()
 		o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptSuccess)
 	}
-	for _, cut := range []bool{false, true} {
+	for _, c := range []struct {
+		name            string
+		budget, failure bool
+	}{{"not cut", false, false}, {"budget spent", true, false}, {"a process failed", false, true}} {
 		b := clean(t)
 		inFlight(b)
-		b.s.BudgetExhausted = cut
+		b.s.BudgetExhausted, b.s.Failed = c.budget, c.failure
+		cut := c.budget || c.failure
 		vs := Check(&b.s)
 		got := map[string]bool{}
 		for _, v := range vs {
 			got[v.Invariant] = true
 		}
-		if got[AtMostOnce] == cut || got[Conservation] == cut || cut && !got[Liveness] {
-			t.Errorf("paid while broadcast, budget spent %v: at-most-once %v, conservation %v, liveness %v; want %v, %v, and liveness if spent:\n%s",
-				cut, got[AtMostOnce], got[Conservation], got[Liveness], !cut, !cut, describe(vs))
+		if got[AtMostOnce] == cut || got[Conservation] == cut || c.budget && !got[Liveness] {
+			t.Errorf("paid while broadcast, %s: at-most-once %v, conservation %v, liveness %v; want %v, %v, and liveness if the budget was spent:\n%s",
+				c.name, got[AtMostOnce], got[Conservation], got[Liveness], !cut, !cut, describe(vs))
 		}
 	}
-	b := clean(t)
-	failedThatPaid(b)
-	b.s.BudgetExhausted = true
-	if vs := CheckAtMostOnce(&b.s); len(vs) == 0 {
-		t.Error("a failed op that paid passed at-most-once because the run's budget was spent")
+	for _, failure := range []bool{false, true} {
+		b := clean(t)
+		failedThatPaid(b)
+		b.s.BudgetExhausted, b.s.Failed = !failure, failure
+		if vs := CheckAtMostOnce(&b.s); len(vs) == 0 {
+			t.Errorf("a failed op that paid passed at-most-once because the run was cut short (by a failure: %v)", failure)
+		}
 	}
 }
 

@@ -119,10 +119,11 @@ func CheckConservation(s *Snapshot) []Violation {
 
 	if overflow {
 		vs = append(vs, Violation{Invariant: Conservation, Message: "a sum of amounts overflows uint64: the totals cannot be compared"})
-	} else if onChain != accounted && !s.BudgetExhausted {
+	} else if onChain != accounted && !s.cutShort() {
 		// The totals balance only once every payment has settled: a run
-		// cut short by the step budget may stop with money in flight, and
-		// liveness reports the cut.
+		// cut short (its step budget spent, or a process failed) may stop
+		// with money in flight, and liveness or the failure reports the
+		// cut.
 		vs = append(vs, Violation{Invariant: Conservation, Message: fmt.Sprintf(
 			"%d units left the hot wallet on chain but confirmed operations (and what moved under review) account for %d (difference %s)",
 			onChain, accounted, difference(onChain, accounted))})

@@ -16,7 +16,9 @@ import (
 // (whether End is past its deadline, or the run stopped short of it and so
 // gave up early), or if it became terminal only after its deadline. A zero
 // LivenessBudget sets no deadline: terminal by End is all that is asked. A run
-// whose step budget ran out (BudgetExhausted) is a violation in itself.
+// whose step budget ran out (BudgetExhausted) is a violation in itself. A run
+// that stopped because a process failed (Failed) is the failure's to report:
+// only operations already past their deadline are charged.
 func CheckLiveness(s *Snapshot) []Violation {
 	s = withMemo(s)
 	var vs []Violation
@@ -77,6 +79,12 @@ func livenessOf(s *Snapshot, op *sluice.Operation, terminalAt *time.Time) (Viola
 	deadline := start.Add(s.LivenessBudget)
 
 	if !Terminal(op.State) {
+		if s.Failed && (!budget || s.End.Before(deadline)) {
+			// A process failed and the run stopped there: the failure is
+			// reported, and an operation it cut off before its deadline
+			// has done nothing wrong yet.
+			return Violation{}, false
+		}
 		switch {
 		case !budget:
 			v.Message = fmt.Sprintf("op %s is still %s at end (builds %d, %s; no liveness budget set)",

@@ -40,6 +40,14 @@ func TestCheckLivenessCatches(t *testing.T) {
 			},
 		},
 		{
+			name: "a process failed after an op's deadline", op: opID(8), mention: "past its deadline",
+			break_: func(b *builder) {
+				b.create(8, 8_000_000, "c1").claim().step(sluice.Validated, nil)
+				b.s.End = t0.Add(time.Hour)
+				b.s.Failed = true
+			},
+		},
+		{
 			name: "budget exhausted", op: "", mention: "step budget ran out",
 			break_: func(b *builder) { b.s.BudgetExhausted = true },
 		},
@@ -52,6 +60,24 @@ func TestCheckLivenessCatches(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, Liveness, CheckLiveness, c) })
+	}
+}
+
+// Goal: a run that stopped because a process failed does not charge the
+// operations it cut off before their deadline (the failure is reported, and
+// reads as one bug rather than one per operation in flight), while the same
+// cut with no failure is charged. Method: op 8 validated, the run ending a
+// minute before its deadline, with and without Failed.
+func TestLivenessLeavesAFailedRunsCutToTheFailure(t *testing.T) {
+	for _, failed := range []bool{false, true} {
+		b := clean(t)
+		b.create(8, 8_000_000, "c1").claim().step(sluice.Validated, nil)
+		b.s.End = t0.Add(budget - time.Minute)
+		b.s.Failed = failed
+		got := CheckLiveness(&b.s)
+		if charged := len(got) > 0; charged == failed {
+			t.Errorf("failed %v: %d violations, want them only when no process failed:\n%s", failed, len(got), describe(got))
+		}
 	}
 }
 

@@ -107,16 +107,26 @@ type Snapshot struct {
 	// LivenessBudget is how long after Healed every accepted operation had
 	// to become terminal (an operation created after Healed gets the budget
 	// from its creation). BudgetExhausted is set when the simulator's step
-	// budget ran out before the run settled.
+	// budget ran out before the run settled. Failed is set when a process
+	// failed (a panic, a divergence from a replayed tape) and the run
+	// stopped there: the world reports that failure itself, and the checks
+	// that ask for a settled run excuse what was in flight, as for the
+	// budget, so that one bug does not read as three.
 	//
 	// Healed, End and the store's clock (Event.At, Operation.CreatedAt) must
 	// be the same timeline: simulation time.
 	Healed, End     time.Time
 	LivenessBudget  time.Duration
 	BudgetExhausted bool
+	Failed          bool
 
 	memo *memo // the checkers' own, on their copy only (withMemo)
 }
+
+// cutShort reports whether the run stopped before it settled: its step
+// budget ran out, or a process failed. Money may then be in flight (sent
+// and paid, not yet confirmed) without anything being wrong.
+func (s *Snapshot) cutShort() bool { return s.BudgetExhausted || s.Failed }
 
 // WaitRecord is one wait the stuck policy decided, with what the worker's
 // step read from the chain (the world's record of the node's answers, not

@@ -537,7 +537,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		return res
 	}
 	res.Tally = w.faultTally()
-	snap := w.snapshot(errors.Is(err, sim.ErrBudget), oracle, res.Tally)
+	snap := w.snapshot(err, oracle, res.Tally)
 	var checkBegan time.Time
 	if o.Now != nil {
 		checkBegan = o.Now()
@@ -731,7 +731,8 @@ func (w *world) conduct(p *sim.Proc) {
 // snapshot is what the checkers see. The configuration they judge with is
 // the world's as named (oracle), not as a mutant rewrote it for the core:
 // a core that ignores its configured margin must be caught against it.
-func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tally) *model.Snapshot {
+// err is how the simulator's run ended (nil when it settled).
+func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.Snapshot {
 	ss := w.store.Snapshot()
 	faultFree := true
 	for _, t := range tally {
@@ -777,6 +778,7 @@ func (w *world) snapshot(budgetExhausted bool, oracle Config, tally []model.Tall
 		Healed:          w.healAt,
 		End:             w.s.Now(),
 		LivenessBudget:  w.cfg.LivenessBudget.D(),
-		BudgetExhausted: budgetExhausted,
+		BudgetExhausted: errors.Is(err, sim.ErrBudget),
+		Failed:          err != nil && !errors.Is(err, sim.ErrBudget),
 	}
 }
