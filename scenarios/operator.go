@@ -38,6 +38,7 @@ func (w *world) operatorLoop(p *sim.Proc) {
 		Store: storeView{a}, Node: on, HotWallet: w.hot,
 		Clock: clock{a}, Config: w.cfg.Sluice,
 	}
+	looks := w.newLooker(a, svc)
 	var script *operatorScript
 	if w.cfg.Wire {
 		// Through the operator API's HTTP handler, as people on call
@@ -66,9 +67,13 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			act := operator.Act{Operator: "sim", Why: "on call"}
 			var err error
 			kind := w.operatorAct()
-			switch kind {
-			case "":
+			if kind == "" {
 				continue
+			}
+			// The person opens the operation's page first
+			// (operator_look.go).
+			looks.look(string(op.ID))
+			switch kind {
 			case "retry":
 				_, err = svc.Retry(w.ctx, op.ID, act)
 			case "cancel":

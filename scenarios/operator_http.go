@@ -44,12 +44,14 @@ const operatorPage = 3
 // operatorScript is the on-call person's script: the handler, the request
 // and answer it reuses, and what it read of the queue this round.
 type operatorScript struct {
-	w    *world
-	a    *actor
-	h    http.Handler
-	in   inbound
-	rec  recorder
-	auth [1]string // the Authorization header's one value
+	w *world
+	a *actor
+	h http.Handler
+	// looks opens an operation's page before each action (operator_look.go).
+	looks *looker
+	in    inbound
+	rec   recorder
+	auth  [1]string // the Authorization header's one value
 	// listed: the ids the queue's pages listed this round, in order.
 	listed []string
 }
@@ -71,7 +73,7 @@ func (w *world) newOperatorScript(a *actor, svc *operator.Service) *operatorScri
 	if w.operatorWrap != nil {
 		h = w.operatorWrap(h)
 	}
-	o := &operatorScript{w: w, a: a, h: h}
+	o := &operatorScript{w: w, a: a, h: h, looks: w.newLooker(a, svc)}
 	o.auth[0] = "Bearer " + operatorToken
 	return o
 }
@@ -478,6 +480,7 @@ func (o *operatorScript) unavailable(what string, code int, body []byte) {
 func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	w := o.w
 	path := "/v1/operations/" + it.OperationID + "/" + kind
+	o.looks.look(it.OperationID)
 	req := map[string]string{operator.FieldOperator: "sim", operator.FieldWhy: "on call"}
 	wrong := false
 	if kind == "resolve" {

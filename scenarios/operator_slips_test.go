@@ -13,18 +13,7 @@ import (
 // the seed without them, and every kind of slip is made and refused.
 func TestSlipsKeepTheSchedule(t *testing.T) {
 	slips := map[string]bool{}
-	for seed := uint64(1); seed <= 6; seed++ {
-		with := Run(Wire(), seed, Options{TapeDigest: true, Tracing: true})
-		without := Run(Wire(), seed, Options{TapeDigest: true, noSlips: true})
-		if len(with.Violations) > 0 || len(without.Violations) > 0 {
-			t.Fatalf("wire seed %d: violations %v (with slips), %v (without)", seed, with.Violations, without.Violations)
-		}
-		if with.Steps != without.Steps || with.TapeDigest != without.TapeDigest {
-			t.Errorf("wire seed %d: %d steps, tape %x with slips; %d steps, tape %x without: a slip moved the schedule", seed, with.Steps, with.TapeDigest, without.Steps, without.TapeDigest)
-		}
-		if !reflect.DeepEqual(without.Outcomes, with.Outcomes) {
-			t.Errorf("wire seed %d: the outcomes differ with slips:\n%+v\nwithout:\n%+v", seed, with.Outcomes, without.Outcomes)
-		}
+	for _, with := range probeKeepsTheSchedule(t, Wire, 6, "slips", func(o *Options) { o.noSlips = true }) {
 		for _, e := range with.Trace.Events {
 			for _, s := range append(append(actionSlips[:], creditSlips[:]...), resolveSlip) {
 				if strings.Contains(e.Text, "("+s.name+")") {
@@ -44,26 +33,56 @@ func TestSlipsKeepTheSchedule(t *testing.T) {
 // and costs the world nothing else: chaos seeds with the lie make the same
 // steps, draw the same tape and end with the same outcomes as without it.
 func TestLengthLieKeepsTheSchedule(t *testing.T) {
-	lies := 0
-	for seed := uint64(1); seed <= 4; seed++ {
-		with := Run(Chaos(), seed, Options{TapeDigest: true})
-		without := Run(Chaos(), seed, Options{TapeDigest: true, noLengthLie: true})
-		if len(with.Violations) > 0 || len(without.Violations) > 0 {
-			t.Fatalf("chaos seed %d: violations %v (with the lie), %v (without)", seed, with.Violations, without.Violations)
-		}
-		if with.Steps != without.Steps || with.TapeDigest != without.TapeDigest {
-			t.Errorf("chaos seed %d: %d steps, tape %x with the lie; %d steps, tape %x without: the lie moved the schedule", seed, with.Steps, with.TapeDigest, without.Steps, without.TapeDigest)
-		}
-		if !reflect.DeepEqual(without.Outcomes, with.Outcomes) {
-			t.Errorf("chaos seed %d: the outcomes differ with the lie:\n%+v\nwithout:\n%+v", seed, with.Outcomes, without.Outcomes)
-		}
-		for _, tl := range with.Tally {
-			if tl.Kind == "client-length-lie" {
-				lies += tl.Count
-			}
-		}
-	}
-	if lies == 0 {
+	if tallyOfAll(probeKeepsTheSchedule(t, Chaos, 4, "the length lie", func(o *Options) { o.noLengthLie = true }), "client-length-lie") == 0 {
 		t.Error("no hostile client of chaos seeds 1 to 4 lied about its length")
 	}
+}
+
+// Goal: the person on call's look at an operation's page before acting
+// costs the world nothing but its own checks (operator_look.go): wire
+// seeds (the operator API's script) and chaos and nodes seeds (the
+// service's methods) with the looks make the same steps, draw the same
+// tape and end with the same outcomes as without them, and looks are made.
+func TestLooksKeepTheSchedule(t *testing.T) {
+	for _, world := range []func() Config{Wire, Chaos, Nodes} {
+		if tallyOfAll(probeKeepsTheSchedule(t, world, 4, "the looks", func(o *Options) { o.noLooks = true }), "operator-look") == 0 {
+			t.Errorf("no %s seed of 1 to 4 looked at an operation's page", world().Name)
+		}
+	}
+}
+
+// probeKeepsTheSchedule runs seeds 1 to n of a world with a probe and
+// without it (off turns it off), and fails the test when either run has a
+// violation, or the probe moved the schedule (other steps or another tape)
+// or the outcomes. It returns the runs with the probe, traced.
+func probeKeepsTheSchedule(t *testing.T, world func() Config, n uint64, probe string, off func(*Options)) []*Result {
+	t.Helper()
+	var withs []*Result
+	for seed := uint64(1); seed <= n; seed++ {
+		cfg := world()
+		with := Run(cfg, seed, Options{TapeDigest: true, Tracing: true})
+		o := Options{TapeDigest: true}
+		off(&o)
+		without := Run(cfg, seed, o)
+		if len(with.Violations) > 0 || len(without.Violations) > 0 {
+			t.Fatalf("%s seed %d: violations %v (with %s), %v (without)", cfg.Name, seed, with.Violations, probe, without.Violations)
+		}
+		if with.Steps != without.Steps || with.TapeDigest != without.TapeDigest {
+			t.Errorf("%s seed %d: %d steps, tape %x with %s; %d steps, tape %x without: %s moved the schedule", cfg.Name, seed, with.Steps, with.TapeDigest, probe, without.Steps, without.TapeDigest, probe)
+		}
+		if !reflect.DeepEqual(without.Outcomes, with.Outcomes) {
+			t.Errorf("%s seed %d: the outcomes differ with %s:\n%+v\nwithout:\n%+v", cfg.Name, seed, probe, with.Outcomes, without.Outcomes)
+		}
+		withs = append(withs, with)
+	}
+	return withs
+}
+
+// tallyOfAll sums tallyOf over runs.
+func tallyOfAll(runs []*Result, kind string) int {
+	n := 0
+	for _, r := range runs {
+		n += tallyOf(r, kind)
+	}
+	return n
 }

@@ -119,6 +119,9 @@ type Options struct {
 	// noLengthLie, for tests, has hostile clients skip their lie about a
 	// body's length (length_probe.go).
 	noLengthLie bool
+	// noLooks, for tests, has the wire world's person on call act without
+	// opening the operation's page first (operator_look.go).
+	noLooks bool
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -293,7 +296,7 @@ type world struct {
 	// among them (operator_slips.go), and slipsMade the slips made.
 	refusedActs, failedActs, invalidActs [len(actionLabels)]int
 	slipsMade                            int
-	noSlips, noLengthLie                 bool // Options'
+	noSlips, noLengthLie, noLooks        bool // Options'
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -452,7 +455,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie
+	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}
