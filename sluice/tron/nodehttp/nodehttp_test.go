@@ -3,6 +3,7 @@ package nodehttp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -250,3 +251,64 @@ func (failNode) HeadBlock(context.Context) (tron.Block, error) {
 func (failNode) SolidBlock(context.Context) (tron.Block, error) {
 	return tron.Block{}, errors.New("down")
 }
+
+// Goal: every call's failure behind the server reaches the client as what
+// it was, whichever call failed: a node's timeout as tron.ErrTimeout (the
+// server's 504), any other failure as an error that is not a timeout (a
+// 502). The caller's metrics and its patience tell the two apart, so a
+// handler that maps one call's failures by hand shows a slow node as a
+// broken one. (Independent bug 122 answered every failed lookup 502.)
+// Method: a node that fails every call with the same error, each call
+// through the server and client, for a timeout (bare and wrapped, as the
+// mock node wraps it) and for a plain error.
+func TestFailuresKeepTheirClassAcrossTheWire(t *testing.T) {
+	tx := tron.Transaction{Raw: tron.RawData{Expiration: 1, Timestamp: 1, FeeLimit: 1,
+		Contract: tron.TriggerSmartContract{Owner: hot, Contract: tron.USDTContract, Data: tron.EncodeTransfer(alice, 1)}}}
+	calls := []struct {
+		name string
+		call func(*Client) error
+	}{
+		{"broadcast", func(c *Client) error { _, err := c.Broadcast(context.Background(), tx); return err }},
+		{"lookup", func(c *Client) error { _, err := c.Lookup(context.Background(), tron.Txid{1}); return err }},
+		{"head block", func(c *Client) error { _, err := c.HeadBlock(context.Background()); return err }},
+		{"solid block", func(c *Client) error { _, err := c.SolidBlock(context.Background()); return err }},
+	}
+	for _, f := range []struct {
+		name    string
+		err     error
+		timeout bool
+	}{
+		{"a timeout", tron.ErrTimeout, true},
+		{"a wrapped timeout", fmt.Errorf("node 2: lookup: %w", tron.ErrTimeout), true},
+		{"a plain error", errors.New("connection reset by peer"), false},
+	} {
+		srv := &Server{Node: func(string) tron.Node { return sameFailure{f.err} }}
+		hs := httptest.NewServer(srv.Handler())
+		c, err := NewClient(hs.URL, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range calls {
+			err := call.call(c)
+			switch {
+			case err == nil:
+				t.Errorf("%s behind the server, %s: no error", f.name, call.name)
+			case errors.Is(err, tron.ErrTimeout) != f.timeout:
+				t.Errorf("%s behind the server, %s: %v; a timeout on the client's side: %v, want %v", f.name, call.name, err, errors.Is(err, tron.ErrTimeout), f.timeout)
+			}
+		}
+		hs.Close()
+	}
+}
+
+// sameFailure fails every call with err.
+type sameFailure struct{ err error }
+
+func (s sameFailure) Broadcast(context.Context, tron.Transaction) (tron.BroadcastResult, error) {
+	return tron.BroadcastResult{}, s.err
+}
+func (s sameFailure) Lookup(context.Context, tron.Txid) (tron.TxInfo, error) {
+	return tron.TxInfo{}, s.err
+}
+func (s sameFailure) HeadBlock(context.Context) (tron.Block, error)  { return tron.Block{}, s.err }
+func (s sameFailure) SolidBlock(context.Context) (tron.Block, error) { return tron.Block{}, s.err }
