@@ -68,6 +68,7 @@ func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	case "cut":
 		m.rec.reset()
 		m.next.ServeHTTP(&m.rec, r)
+		w.served.boxed = true
 		answer(rw, m.rec.code, m.rec.body[:len(m.rec.body)/2])
 	}
 }

@@ -68,6 +68,52 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 	return tallied{w: w, inner: w.meter.Node(c)}
 }
 
+// served is what the node behind a wire's server did with the call under
+// way: whether the server reached it, and its error. A call crosses the
+// wire in one step (no yield point between the caller and the node), so
+// one record serves the world.
+type served struct {
+	reached bool
+	err     error
+	// boxed: the middlebox rewrote the node's answer on its way back.
+	boxed bool
+}
+
+// failureClass is how the README's metrics name a failed node call: a
+// timeout, a cancelled call, or any other error ("" for none).
+func failureClass(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, tron.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	default:
+		return "error"
+	}
+}
+
+// crossed checks that a node call's failure crossed the wire as what it
+// was: when the node behind the server failed the call and nothing
+// rewrote the answer on its way, the caller must be handed a failure of
+// the same class, the server's status carrying it (a node's timeout is the
+// server's 504, the client's tron.ErrTimeout). A timeout that arrives as a
+// plain error, or an error as a timeout, is counted under the wrong label
+// by the metrics wrapper: the dashboard shows a slow node as a broken one.
+// The classes are the world's reading of what the node did (servedNode),
+// not of what the client decoded.
+func (w *world) crossed(call string, err error) {
+	sv := w.served
+	w.served = served{}
+	if !sv.reached || sv.boxed || sv.err == nil {
+		return
+	}
+	if node, got := failureClass(sv.err), failureClass(err); node != got {
+		w.metricsBreak("on a "+call+" call", fmt.Sprintf("the node behind the server failed it with a %s (%v), and the metrics wrapper was handed %q (%v): the failure changed its class crossing the wire", node, sv.err, got, err))
+	}
+}
+
 // meterOnce builds the world's metrics, which the processes of a wire world
 // share as one service's instruments do, the first time one needs them.
 func (w *world) meterOnce() {
@@ -163,11 +209,14 @@ type servedNode struct {
 }
 
 func (s servedNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
-	return s.inner.Broadcast(ctx, tx)
+	res, err := s.inner.Broadcast(ctx, tx)
+	s.a.w.served = served{reached: true, err: err}
+	return res, err
 }
 
 func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	info, err := s.inner.Lookup(ctx, id)
+	s.a.w.served = served{reached: true, err: err}
 	if err == nil {
 		s.a.stepLookup, s.a.stepLookupOK = info, true
 	}
@@ -176,12 +225,14 @@ func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, erro
 
 func (s servedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
 	b, err := s.inner.HeadBlock(ctx)
+	s.a.w.served = served{reached: true, err: err}
 	s.a.stepHeadOK = s.a.stepHeadOK || err == nil
 	return b, err
 }
 
 func (s servedNode) SolidBlock(ctx context.Context) (tron.Block, error) {
 	b, err := s.inner.SolidBlock(ctx)
+	s.a.w.served = served{reached: true, err: err}
 	if err == nil {
 		s.a.stepSolid, s.a.stepSolidOK = b, true
 	}

@@ -52,6 +52,7 @@ type tallied struct {
 }
 
 func (w *world) tally1(call string, err error) {
+	w.crossed(call, err)
 	if w.wt.calls == nil {
 		w.wt = wireTally{calls: map[string]int{}, fails: map[string]int{}}
 	}

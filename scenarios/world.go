@@ -285,6 +285,9 @@ type world struct {
 	// disagreements with it (wire_metrics.go).
 	wt            wireTally
 	metricsBreaks []model.Violation
+	// served: what the node behind a wire's server did with the call
+	// under way (wire.go's crossed).
+	served served
 	// creditAcct is the account the store returned to the latest credit
 	// (the depositor holds the API's answer to it).
 	creditAcct sluice.Account
