@@ -112,23 +112,13 @@ func TestWireCarriesTheNodeCalls(t *testing.T) {
 // turn the server's 504s into 502s on the way out, and want a metrics
 // violation naming the crossing within wire seeds 1 to 40 (a node's
 // timeout reaches the server's answer in about one seed of 40: a failover
-// balancer absorbs most); and none without the rewrite on the same seeds.
+// balancer absorbs most).
 func TestFailuresCrossTheWireAsTheyWere(t *testing.T) {
-	as502 := Options{wireHandler: func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			var rec recorder
-			rec.reset()
-			h.ServeHTTP(&rec, r)
-			for k, v := range rec.header {
-				rw.Header()[k] = v
-			}
-			if rec.code == http.StatusGatewayTimeout {
-				rec.code = http.StatusBadGateway
-			}
-			rw.WriteHeader(rec.code)
-			rw.Write(rec.body)
-		})
-	}}
+	as502 := nodeAnswers(func(_ *http.Request, rec *recorder) {
+		if rec.code == http.StatusGatewayTimeout {
+			rec.code = http.StatusBadGateway
+		}
+	})
 	caught := 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		for _, v := range Run(Wire(), seed, as502).Violations {
@@ -144,26 +134,15 @@ func TestFailuresCrossTheWireAsTheyWere(t *testing.T) {
 	t.Logf("%d of 40 seeds caught it", caught)
 }
 
-// TestWireManglingIsCaught: a wire that loses the logs of SUCCESS answers
-// (as a decoder that dropped them would) changes the runs' outcomes (the
-// schedule may well stay the same: a review is one write, as a
-// confirmation is) and is reported by the invariants, which hold every
-// review to the chain's truth.
-func TestWireManglingIsCaught(t *testing.T) {
-	o := Options{wireHandler: func(h http.Handler) http.Handler {
+// nodeAnswers is a run's options whose wire rewrites the node server's
+// answers with edit on their way to the client (the status, the body).
+func nodeAnswers(edit func(r *http.Request, rec *recorder)) Options {
+	return Options{wireHandler: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != nodehttp.PathLookup {
-				h.ServeHTTP(rw, r)
-				return
-			}
 			var rec recorder
 			rec.reset()
 			h.ServeHTTP(&rec, r)
-			var ans map[string]any
-			if err := json.Unmarshal(rec.body, &ans); err == nil && ans["receipt"] == "SUCCESS" {
-				delete(ans, "logs")
-				rec.body, _ = json.Marshal(ans)
-			}
+			edit(r, &rec)
 			for k, v := range rec.header {
 				rw.Header()[k] = v
 			}
@@ -171,6 +150,21 @@ func TestWireManglingIsCaught(t *testing.T) {
 			rw.Write(rec.body)
 		})
 	}}
+}
+
+// TestWireManglingIsCaught: a wire that loses the logs of SUCCESS answers
+// (as a decoder that dropped them would) changes the runs' outcomes (the
+// schedule may well stay the same: a review is one write, as a
+// confirmation is) and is reported by the invariants, which hold every
+// review to the chain's truth.
+func TestWireManglingIsCaught(t *testing.T) {
+	o := nodeAnswers(func(r *http.Request, rec *recorder) {
+		var ans map[string]any
+		if r.URL.Path == nodehttp.PathLookup && json.Unmarshal(rec.body, &ans) == nil && ans["receipt"] == "SUCCESS" {
+			delete(ans, "logs")
+			rec.body, _ = json.Marshal(ans)
+		}
+	})
 	caught := 0
 	direct, wired := Logs(), Wire()
 	direct.OperatorEvery, wired.OperatorEvery = 0, 0 // as above
@@ -530,18 +524,12 @@ func (timeoutNode) SolidBlock(context.Context) (tron.Block, error) {
 // must break the metrics (a logs review counted where the node's answer was
 // not solid).
 func TestStepRecordIsTheNodes(t *testing.T) {
-	misread := Options{wireHandler: func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			var rec recorder
-			rec.reset()
-			h.ServeHTTP(&rec, r)
-			if r.URL.Path == nodehttp.PathLookup {
-				rec.body = bytes.Replace(rec.body, []byte(`"receipt":"SUCCESS"`), []byte(`"receipt":"SUCCESS","solid":true`), 1)
-				rec.body = bytes.Replace(rec.body, []byte(`"solid":true,"receipt":"SUCCESS","solid":true`), []byte(`"solid":true,"receipt":"SUCCESS"`), 1)
-			}
-			answer(rw, rec.code, rec.body)
-		})
-	}}
+	misread := nodeAnswers(func(r *http.Request, rec *recorder) {
+		if r.URL.Path == nodehttp.PathLookup {
+			rec.body = bytes.Replace(rec.body, []byte(`"receipt":"SUCCESS"`), []byte(`"receipt":"SUCCESS","solid":true`), 1)
+			rec.body = bytes.Replace(rec.body, []byte(`"solid":true,"receipt":"SUCCESS","solid":true`), []byte(`"solid":true,"receipt":"SUCCESS"`), 1)
+		}
+	})
 	for seed := uint64(1); seed <= 20; seed++ {
 		for _, v := range Run(Wire(), seed, misread).Violations {
 			if v.Invariant == MetricsInvariant && strings.Contains(v.Message, `cause="logs"`) {
