@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -57,14 +56,8 @@ func (w *world) tally1(call string, err error) {
 		w.wt = wireTally{calls: map[string]int{}, fails: map[string]int{}}
 	}
 	w.wt.calls[call]++
-	switch {
-	case err == nil:
-	case errors.Is(err, tron.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		w.wt.fails[call+"/timeout"]++
-	case errors.Is(err, context.Canceled):
-		w.wt.fails[call+"/canceled"]++
-	default:
-		w.wt.fails[call+"/error"]++
+	if class := failureClass(err); class != "" {
+		w.wt.fails[call+"/"+class]++
 	}
 }
 
