@@ -339,12 +339,7 @@ func (w *world) latestOfTheLog(it opItem) string {
 // block, whose time is at or past the expiration plus the margin), never
 // by Evidence.Proves.
 func evidenceShown(e sluice.Evidence) opEvidence {
-	text := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.UTC().Format(time.RFC3339Nano)
-	}
+	text := apiTime
 	v := opEvidence{Txid: e.Txid.String(), Lookup: e.Lookup.String(), Margin: e.Margin.String(),
 		SolidNumber: e.SolidNumber, SolidTime: text(e.SolidTime), LookupSolid: e.LookupSolid,
 		Receipt: e.Receipt, BlockNumber: e.BlockNumber}
@@ -355,6 +350,15 @@ func evidenceShown(e sluice.Evidence) opEvidence {
 		v.Proves = e.Lookup == tron.Unknown && e.LookupSolid >= e.SolidNumber && !e.SolidTime.Before(e.Expiration.Add(e.Margin))
 	}
 	return v
+}
+
+// apiTime is a time as the operator API writes it (RFC 3339 in UTC, to the
+// nanosecond), "" for none: the script's own reading of the README.
+func apiTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // waitedOfTheLog says how an item's "waited" differs from the time since

@@ -114,12 +114,7 @@ func (l *looker) look(id string) {
 
 // pageOfTheRow says how a page differs from the row it shows, or "".
 func pageOfTheRow(p lookPage, row sluice.Operation) string {
-	text := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.UTC().Format(time.RFC3339Nano)
-	}
+	text := apiTime
 	txid := txidOrEmpty(row)
 	for _, c := range []struct {
 		field     string
