@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -122,13 +123,16 @@ func checkParkBackoff(s *Snapshot) []Violation {
 	// Parks and writes are both in the order they landed: walk them
 	// together, keeping each operation's newest write Seq so far.
 	type spell struct {
-		first, prev ReleaseRecord
+		first, prev int // indices in s.Parks (a map's large values are allocated one by one)
 	}
-	spells := make(map[sluice.OperationID]spell)
-	lastWrite := make(map[sluice.OperationID]int64)
+	// Sized once: no more operations than parks (growing them was most of
+	// this check's allocations).
+	spells := make(map[sluice.OperationID]spell, len(s.Parks))
+	lastWrite := make(map[sluice.OperationID]int64, len(s.Parks))
 	next := 0
 	var vs []Violation
-	for _, p := range s.Parks {
+	for i := range s.Parks {
+		p := &s.Parks[i]
 		for ; next < len(s.Writes) && s.Writes[next].Seq <= p.Seq; next++ {
 			if _, parked := spells[s.Writes[next].Op]; parked {
 				lastWrite[s.Writes[next].Op] = s.Writes[next].Seq
@@ -136,19 +140,20 @@ func checkParkBackoff(s *Snapshot) []Violation {
 		}
 		sp, ok := spells[p.Op]
 		least := s.ParkRetry
-		if !ok || lastWrite[p.Op] > sp.prev.Seq {
-			sp = spell{first: p} // a transition since the last park: a new spell
+		if !ok || lastWrite[p.Op] > s.Parks[sp.prev].Seq {
+			sp = spell{first: i} // a transition since the last park: a new spell
 		} else {
-			least = max(least, sp.prev.At.Add(sp.prev.After).Sub(sp.first.At))
+			prev := &s.Parks[sp.prev]
+			least = max(least, prev.At.Add(prev.After).Sub(s.Parks[sp.first].At))
 		}
-		sp.prev = p
+		sp.prev = i
 		spells[p.Op] = sp
 		least = min(least, s.ParkBackoffMax)
 		switch {
 		case p.After < least:
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s for %s, but its spell of parks wants at least %s (it began %s, the first waits %s, each later one as long as the spell has lasted, capped at %s)",
-				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, least, sp.first.At.Format(time.RFC3339Nano), s.ParkRetry, s.ParkBackoffMax)})
+				p.Op, p.Proc, p.At.Format(time.RFC3339Nano), p.After, least, s.Parks[sp.first].At.Format(time.RFC3339Nano), s.ParkRetry, s.ParkBackoffMax)})
 		case p.After > 2*s.ParkBackoffMax:
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s for %s, more than twice ParkBackoffMax %s: the backoff is capped (jitter adds at most as much again)",
@@ -175,20 +180,19 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 		return nil
 	}
 	ix := j.ix
-	parksOf := make(map[sluice.OperationID][]int)
 	for i := range s.Parks {
 		if s.Parks[i].At.IsZero() {
 			// Not the world's record of a park (a live audit counts them
 			// from the rows): no instant to place it by.
 			return nil
 		}
-		parksOf[s.Parks[i].Op] = append(parksOf[s.Parks[i].Op], i)
 	}
+	byOp := groupIndices(len(s.Parks), func(i int) sluice.OperationID { return s.Parks[i].Op }, cmp.Compare[sluice.OperationID])
 	var vs []Violation
 	for _, slot := range ix.byID {
 		evs := ix.eventsOf(slot)
 		id := ix.ids[slot]
-		parks := parksOf[id]
+		parks := byOp.of(id)
 		if len(parks) == 0 {
 			continue
 		}
@@ -233,6 +237,43 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 		}
 	}
 	return vs
+}
+
+// groups is the indices of a run's records sorted stably by a key: each
+// key's records in one slice, in the order they were recorded. (A map of
+// slices makes a slice a key: that was most of the judge's allocations.)
+type groups[K any] struct {
+	order []int
+	key   func(int) K
+	cmp   func(K, K) int
+}
+
+func groupIndices[K any](n int, key func(int) K, cmp func(K, K) int) groups[K] {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	// Ties by index: each key's records in the order they were recorded
+	// (quicker than a stable sort).
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp(key(a), key(b)); c != 0 {
+			return c
+		}
+		return a - b
+	})
+	return groups[K]{order, key, cmp}
+}
+
+func compareTxids(a, b tron.Txid) int { return bytes.Compare(a[:], b[:]) }
+
+// of is the indices of k's records, in the order they were recorded.
+func (g groups[K]) of(k K) []int {
+	lo, _ := slices.BinarySearchFunc(g.order, k, func(i int, k K) int { return g.cmp(g.key(i), k) })
+	hi := lo
+	for hi < len(g.order) && g.cmp(g.key(g.order[hi]), k) == 0 {
+		hi++
+	}
+	return g.order[lo:hi:hi]
 }
 
 // reviewRead is the world's reading of the write with event Seq seq
@@ -290,6 +331,11 @@ func checkParks(s *Snapshot, j *judge) []Violation {
 			claims[k] = i
 		}
 	}
+	// The world's failed signings, by txid: each park reads only its own
+	// operation's (a chaos run has hundreds of parks and of failed
+	// signings; every park reading every failure was most of the judge).
+	// (Made on the first park the wire and the chain leave unexplained.)
+	var failed groups[tron.Txid]
 	var vs []Violation
 	for _, p := range s.Parks {
 		i := claims[claimKey{p.Op, p.Token}]
@@ -300,7 +346,7 @@ func checkParks(s *Snapshot, j *judge) []Violation {
 		}
 		start := s.Claims[i].At
 		txids := j.own.of(p.Op)
-		if parkJustified(s, j, p, txids, refused, start) {
+		if parkJustified(s, j, p, txids, refused, &failed, start) {
 			continue
 		}
 		vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
@@ -312,7 +358,7 @@ func checkParks(s *Snapshot, j *judge) []Violation {
 
 // parkJustified says whether a shortage of ours explains park p, whose
 // spell of work began at start (see checkParks).
-func parkJustified(s *Snapshot, j *judge, p ReleaseRecord, txids []tron.Txid, refused map[tron.Txid][]int, start time.Time) bool {
+func parkJustified(s *Snapshot, j *judge, p ReleaseRecord, txids []tron.Txid, refused map[tron.Txid][]int, failed *groups[tron.Txid], start time.Time) bool {
 	within := func(at time.Time) bool { return !at.Before(start) && !at.After(p.At) }
 	for _, t := range txids {
 		for _, i := range refused[t] {
@@ -326,9 +372,14 @@ func parkJustified(s *Snapshot, j *judge, p ReleaseRecord, txids []tron.Txid, re
 			}
 		}
 	}
-	for _, f := range s.SignerFailures {
-		if f.Proc == p.Proc && within(f.At) && slices.Contains(txids, f.Txid) {
-			return true
+	if failed.order == nil {
+		*failed = groupIndices(len(s.SignerFailures), func(i int) tron.Txid { return s.SignerFailures[i].Txid }, compareTxids)
+	}
+	for _, t := range txids {
+		for _, i := range failed.of(t) {
+			if f := &s.SignerFailures[i]; f.Proc == p.Proc && within(f.At) {
+				return true
+			}
 		}
 	}
 	return false
