@@ -116,17 +116,19 @@ func (o *operatorScript) broke(what string, code int, body []byte, format string
 // The answers' JSON as the script reads it: only the fields it acts on.
 type (
 	opItem struct {
-		OperationID string   `json:"operation_id"`
-		State       string   `json:"state"`
-		Txid        string   `json:"txid"`
-		Parked      bool     `json:"parked"`
-		Waited      string   `json:"waited"`
-		Actions     []string `json:"actions"`
-		Decision    *struct {
-			Action, Reason string
-			Rebuilds       int
-		} `json:"decision"`
-		Evidence *opEvidence `json:"evidence"`
+		OperationID string      `json:"operation_id"`
+		State       string      `json:"state"`
+		Txid        string      `json:"txid"`
+		Parked      bool        `json:"parked"`
+		Waited      string      `json:"waited"`
+		Actions     []string    `json:"actions"`
+		Decision    *opDecision `json:"decision"`
+		Evidence    *opEvidence `json:"evidence"`
+	}
+	// opDecision is an item's newest decision as the API shows it.
+	opDecision struct {
+		Action, Reason string
+		Rebuilds       int
 	}
 	// opEvidence is an item's evidence as the API shows it. The person
 	// on call checks a proof of death by its numbers before cancelling: an

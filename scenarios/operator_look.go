@@ -1,14 +1,16 @@
 package scenarios
 
 import (
-	"encoding/json"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/operator"
+	"sluicesim/sluice/tron"
 )
 
 // The person on call opens an operation's page (GET /v1/operations/{id})
@@ -42,22 +44,51 @@ func (c stillClock) Now() time.Time { return c.a.w.s.Now().Add(c.a.skew) }
 type looker struct {
 	w    *world
 	a    *actor
-	h    http.Handler
+	svc  operator.Service // the look's service, handed to the handler on the first look
+	h    http.Handler     // nil until the first look
 	in   inbound
 	rec  recorder
+	buf  pageBuf
 	auth [1]string
 }
 
 func (w *world) newLooker(a *actor, svc *operator.Service) *looker {
-	look := *svc
-	look.Store, look.Clock, look.Observer = w.store, stillClock{a}, nil
-	h, err := operator.NewHandler(&look, operatorToken, nil)
-	if err != nil {
-		panic("scenarios: the operator's look handler: " + err.Error())
-	}
-	l := &looker{w: w, a: a, h: h}
+	l := &looker{w: w, a: a, svc: *svc}
+	l.svc.Store, l.svc.Clock, l.svc.Observer = w.store, stillClock{a}, nil
 	l.auth[0] = "Bearer " + operatorToken
 	return l
+}
+
+// handler is the look's handler, taken from the pool (or built) on the
+// first look and given back with the run's other pooled parts
+// (releaseHandler): building one registers the API's routes in a new
+// ServeMux, most of a seed's allocations for the look, and between runs it
+// holds nothing but its Service, which each run sets to its own.
+func (l *looker) handler() http.Handler {
+	if l.h != nil {
+		return l.h
+	}
+	lh, _ := lookHandlers.Get().(*lookHandler)
+	if lh == nil {
+		lh = &lookHandler{svc: l.svc}
+		h, err := operator.NewHandler(&lh.svc, operatorToken, nil)
+		if err != nil {
+			panic("scenarios: the operator's look handler: " + err.Error())
+		}
+		lh.h = h
+	}
+	lh.svc = l.svc
+	l.w.looks = append(l.w.looks, lh)
+	l.h = lh.h
+	return l.h
+}
+
+// lookHandlers holds the look's handlers between runs (looker.handler).
+var lookHandlers sync.Pool
+
+type lookHandler struct {
+	svc operator.Service
+	h   http.Handler // served by &svc
 }
 
 // lookPage is an operation's page as the API documents it: the fields a
@@ -87,7 +118,7 @@ func (l *looker) look(id string) {
 	req := l.in.build(w.ctx, http.MethodGet, path, nil, "")
 	req.Header["Authorization"] = l.auth[:1:1]
 	l.rec.reset()
-	l.h.ServeHTTP(&l.rec, req)
+	l.handler().ServeHTTP(&l.rec, req)
 	code, body := l.rec.code, l.rec.body
 	broke := func(format string, args ...any) {
 		panic(fmt.Sprintf("operator: GET %s answered %d %.300q: %s", path, code, body, fmt.Sprintf(format, args...)))
@@ -95,8 +126,11 @@ func (l *looker) look(id string) {
 	if code != http.StatusOK {
 		broke("the page of an operation the queue listed answers 200 (the store is read without faults)")
 	}
+	if w.pages != nil {
+		w.pages(body)
+	}
 	var page lookPage
-	if err := json.Unmarshal(body, &page); err != nil {
+	if err := readPage(body, &page, &l.buf); err != nil {
 		broke("not the JSON the API documents: %v", err)
 	}
 	row, err := w.store.Get(w.ctx, sluice.OperationID(id))
@@ -114,32 +148,72 @@ func (l *looker) look(id string) {
 
 // pageOfTheRow says how a page differs from the row it shows, or "".
 func pageOfTheRow(p lookPage, row sluice.Operation) string {
-	text := apiTime
-	txid := txidOrEmpty(row)
-	for _, c := range []struct {
-		field     string
-		got, want any
+	// Every field is compared as text without making any: a look runs
+	// before each of the operator's actions in every world, and a page that
+	// matches (every page, but for a bug) should cost the seed nothing
+	// beyond the page itself. The texts are made only to say what differs.
+	var buf [2 * len(tron.Txid{})]byte
+	differs := func(field string, got, want any) string {
+		return fmt.Sprintf("the page shows %s %v, the row holds %v", field, got, want)
+	}
+	if p.OperationID != string(row.ID) {
+		return differs("operation_id", p.OperationID, string(row.ID))
+	}
+	if p.State != row.State.String() {
+		return differs("state", p.State, row.State.String())
+	}
+	if !sameTxid(p.Txid, row, buf[:0]) {
+		return differs("txid", p.Txid, txidOrEmpty(row))
+	}
+	if p.Parked != row.Parked() {
+		return differs("parked", p.Parked, row.Parked())
+	}
+	if p.Builds != row.Builds {
+		return differs("builds", p.Builds, row.Builds)
+	}
+	if p.Parks != row.Parks {
+		return differs("parks", p.Parks, row.Parks)
+	}
+	if p.ParkReason != row.ParkReason {
+		return differs("park_reason", p.ParkReason, row.ParkReason)
+	}
+	for _, c := range [...]struct {
+		field string
+		got   string
+		want  time.Time
 	}{
-		{"operation_id", p.OperationID, string(row.ID)},
-		{"state", p.State, row.State.String()},
-		{"txid", p.Txid, txid},
-		{"parked", p.Parked, row.Parked()},
-		{"builds", p.Builds, row.Builds},
-		{"parks", p.Parks, row.Parks},
-		{"park_reason", p.ParkReason, row.ParkReason},
-		{"parked_since", p.ParkedSince, text(row.ParkedSince)},
-		{"first_sent_at", p.FirstSentAt, text(row.FirstSentAt)},
-		{"created_at", p.CreatedAt, text(row.CreatedAt)},
-		{"updated_at", p.UpdatedAt, text(row.UpdatedAt)},
+		{"parked_since", p.ParkedSince, row.ParkedSince},
+		{"first_sent_at", p.FirstSentAt, row.FirstSentAt},
+		{"created_at", p.CreatedAt, row.CreatedAt},
+		{"updated_at", p.UpdatedAt, row.UpdatedAt},
 	} {
-		if c.got != c.want {
-			return fmt.Sprintf("the page shows %s %v, the row holds %v", c.field, c.got, c.want)
+		if !sameAPITime(c.got, c.want) {
+			return differs(c.field, c.got, apiTime(c.want))
 		}
 	}
 	if want := rowActions(row); !slices.Equal(p.Actions, want) {
-		return fmt.Sprintf("the page offers %v for a %s row (parked %v, txid %q): the README gives %v", p.Actions, row.State, row.Parked(), txid, want)
+		return fmt.Sprintf("the page offers %v for a %s row (parked %v, txid %q): the README gives %v", p.Actions, row.State, row.Parked(), txidOrEmpty(row), want)
 	}
 	return ""
+}
+
+// sameTxid says whether got is row's txid as the API writes it (lowercase
+// hex, "" for none), txidOrEmpty's text without making it.
+func sameTxid(got string, row sluice.Operation, buf []byte) bool {
+	if row.Envelope.Txid.IsZero() {
+		return got == ""
+	}
+	return string(hex.AppendEncode(buf, row.Envelope.Txid[:])) == got
+}
+
+// sameAPITime says whether got is t as apiTime writes it, without making
+// the text.
+func sameAPITime(got string, t time.Time) bool {
+	if t.IsZero() {
+		return got == ""
+	}
+	var buf [len(time.RFC3339Nano) + 8]byte
+	return string(t.UTC().AppendFormat(buf[:0], time.RFC3339Nano)) == got
 }
 
 // rowActions are the actions the README's operator API gives a row: a

@@ -12,6 +12,7 @@ import (
 	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
+	"sluicesim/sluice/operator"
 )
 
 // response is what a server process handed back.
@@ -301,14 +302,19 @@ func (w *world) newHandler(pooled bool) http.Handler {
 	return h
 }
 
-// releaseHandler gives the run's pooled handler back, its store cleared,
-// once no request can reach it any more.
+// releaseHandler gives the run's pooled handlers back (intake's and the
+// looks'), their services cleared, once no request can reach them any more.
 func (w *world) releaseHandler() {
 	if w.pooled != nil {
 		w.pooled.svc.Store = nil
 		handlers.Put(w.pooled)
 		w.pooled = nil
 	}
+	for _, lh := range w.looks {
+		lh.svc = operator.Service{}
+		lookHandlers.Put(lh)
+	}
+	w.looks = nil
 }
 
 // handlers holds intake handlers between runs (newHandler).

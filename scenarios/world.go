@@ -122,6 +122,8 @@ type Options struct {
 	// noLooks, for tests, has the wire world's person on call act without
 	// opening the operation's page first (operator_look.go).
 	noLooks bool
+	// pages, for tests, is handed every page the looks open.
+	pages func(body []byte)
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -300,6 +302,7 @@ type world struct {
 	refusedActs, failedActs, invalidActs [len(actionLabels)]int
 	slipsMade                            int
 	noSlips, noLengthLie, noLooks        bool // Options'
+	pages                                func([]byte)
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -308,6 +311,7 @@ type world struct {
 	handler http.Handler
 	gw      gateway        // the shared cache in front of handler (gateway.go)
 	pooled  *pooledHandler // handler's pooled parts, given back when the run is over
+	looks   []*lookHandler // the looks' handlers (operator_look.go), given back with it
 	ticks   int            // worker ticks made (for the direct baseline's test)
 	rawBody bool
 	calls   []*serverCall // finished requests' calls, for later requests
@@ -458,7 +462,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks
+	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks, w.pages = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks, o.pages
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}
