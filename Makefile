@@ -128,6 +128,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseAddress -fuzztime=30s ./sluice/tron/
 	$(GO) test -run='^$$' -fuzz=FuzzIntakeAgainstReference -fuzztime=30s ./model/
 	$(GO) test -run='^$$' -fuzz=FuzzPostAgainstReference -fuzztime=30s ./model/
+	$(GO) test -run='^$$' -fuzz=FuzzReadPage -fuzztime=30s ./scenarios/
 
 ## test-pg: the PostgreSQL tier (store conformance, schema guards, real concurrency); needs DATABASE_URL (eval "$$(.ci/postgres.sh start)")
 .PHONY: test-pg

@@ -281,6 +281,9 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 					}
 				}
 			}
+			if p.Actions == nil {
+				p.Actions = []string{} // as encoding/json reads [] (no allocation)
+			}
 			buf.actions = p.Actions
 			return true
 		case 6:

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -91,7 +92,7 @@ func TestPageOfTheRowAllocatesNothing(t *testing.T) {
 
 // servedPages is every distinct page the looks of a few seeds of each world
 // with an operator open.
-func servedPages(t *testing.T) [][]byte {
+func servedPages(t testing.TB) [][]byte {
 	t.Helper()
 	seen := map[string]bool{}
 	var pages [][]byte
@@ -118,7 +119,7 @@ func pageVariants(page []byte, rng *rand.Rand) [][]byte {
 	for _, r := range [][2]string{
 		{`"state"`, `"State"`}, {`"txid"`, `"TXID"`}, {`"action"`, `"Action"`}, {`"lookup"`, `"Lookup"`},
 		{`"builds":`, `"builds":1,"builds":`}, {`"decision":`, `"decision":null,"decision":`},
-		{`"evidence":{`, `"evidence":null,"x":{`}, {`"evidence":{`, `"evidence":{"receipt":"R","expiration":"E","solid_time":"S"},"evidence":{`}, {`"actions":`, `"actions":null,"y":`},
+		{`"evidence":{`, `"evidence":null,"x":{`}, {`"evidence":{`, `"evidence":{"receipt":"R","expiration":"E","solid_time":"S"},"evidence":{`}, {`"actions":`, `"actions":null,"y":`}, {`"actions":[`, `"actions":[],"q":[`},
 		{`"builds":`, `"builds":1.0,"z":`}, {`"parks":`, `"parks":01,"w":`}, {`"parks":`, `"parks":-0,"w":`},
 		{`"parks":`, `"parks":1e0,"w":`}, {`"solid_number":`, `"solid_number":99999999999999999999,"v":`},
 		{`{"`, `{"extra":{"a":[1,-2,{"b":"c"}],"d":true,"e":null,"f":1.5e3},"`}, {`{"`, ` { "`},
@@ -147,6 +148,36 @@ func pageVariants(page []byte, rng *rand.Rand) [][]byte {
 	return vs
 }
 
+// samePageReading says how readPage's reading of b differs from
+// json.Unmarshal's, or "".
+func samePageReading(b []byte) string {
+	var want lookPage
+	wantErr := json.Unmarshal(b, &want)
+	var got lookPage
+	var buf pageBuf
+	if readPagePlain(b, &got, &buf) && wantErr != nil {
+		return "the plain reading takes it, which encoding/json refuses: " + wantErr.Error()
+	}
+	gotErr := readPage(b, &got, &buf)
+	if (gotErr == nil) != (wantErr == nil) || wantErr == nil && !reflect.DeepEqual(got, want) {
+		return fmt.Sprintf("readPage %+v (%v), json.Unmarshal %+v (%v)", got, gotErr, want, wantErr)
+	}
+	return ""
+}
+
+// FuzzReadPage holds readPage to json.Unmarshal on any input, from the
+// pages the worlds serve (make fuzz).
+func FuzzReadPage(f *testing.F) {
+	for _, p := range servedPages(f) {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if why := samePageReading(b); why != "" {
+			t.Errorf("%q: %s", b, why)
+		}
+	})
+}
+
 // Goal: the look reads a page as encoding/json does: over every page the
 // worlds serve and their neighbours (pageVariants), readPage gives the same
 // page and the same verdict (read or not) as json.Unmarshal, and the plain
@@ -166,20 +197,13 @@ func TestReadPageAsEncodingJSON(t *testing.T) {
 		}
 		for _, b := range append([][]byte{page}, pageVariants(page, rng)...) {
 			variants++
-			var want lookPage
-			wantErr := json.Unmarshal(b, &want)
 			var got lookPage
 			var buf pageBuf
 			if readPagePlain(b, &got, &buf) {
 				plain++
-				if wantErr != nil {
-					t.Errorf("the plain reading takes %s, which encoding/json refuses: %v", b, wantErr)
-					continue
-				}
 			}
-			gotErr := readPage(b, &got, &buf)
-			if (gotErr == nil) != (wantErr == nil) || wantErr == nil && !reflect.DeepEqual(got, want) {
-				t.Errorf("%s:\nreadPage %+v (%v)\njson.Unmarshal %+v (%v)", b, got, gotErr, want, wantErr)
+			if why := samePageReading(b); why != "" {
+				t.Errorf("%s:\n%s", b, why)
 			}
 		}
 	}
