@@ -39,6 +39,9 @@ func (w *world) operatorLoop(p *sim.Proc) {
 		Clock: clock{a}, Config: w.cfg.Sluice,
 	}
 	looks := w.newLooker(a, svc)
+	if w.support == nil {
+		w.support = looks
+	}
 	var script *operatorScript
 	if w.cfg.Wire {
 		// Through the operator API's HTTP handler, as people on call
@@ -72,7 +75,7 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			}
 			// The person opens the operation's page first
 			// (operator_look.go).
-			looks.look(string(op.ID))
+			looks.look(string(op.ID), "operator-look")
 			switch kind {
 			case "retry":
 				_, err = svc.Retry(w.ctx, op.ID, act)

@@ -486,7 +486,7 @@ func (o *operatorScript) unavailable(what string, code int, body []byte) {
 func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	w := o.w
 	path := "/v1/operations/" + it.OperationID + "/" + kind
-	o.looks.look(it.OperationID)
+	o.looks.look(it.OperationID, "operator-look")
 	req := map[string]string{operator.FieldOperator: "sim", operator.FieldWhy: "on call"}
 	wrong := false
 	if kind == "resolve" {

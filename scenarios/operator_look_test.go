@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,4 +221,43 @@ func TestReadPageAllocatesOnce(t *testing.T) {
 			t.Errorf("reading %s allocates %v times", page, n)
 		}
 	}
+}
+
+// Goal: support's look at finished withdrawals (lookAtTheFinished) catches
+// a page that is wrong only for them, which the person on call's looks
+// never open: a paid, rebuilt withdrawal's page showing the txid of its
+// first build (rebuilt away, never paid) instead of the one that paid, as a
+// view reading the row's first txid would. Chaos seeds with the look find
+// it; without it (the person on call's looks alone) they do not.
+func TestSupportLooksAtTheFinished(t *testing.T) {
+	firstTxid := answerRewriter(func(r *http.Request, code int, body []byte) (int, []byte) {
+		var page struct {
+			State string   `json:"state"`
+			Txid  string   `json:"txid"`
+			Txids []string `json:"txids"`
+		}
+		if code != http.StatusOK || json.Unmarshal(body, &page) != nil || page.State != "confirmed" || len(page.Txids) < 2 || page.Txids[0] == page.Txid {
+			return code, body
+		}
+		return code, bytes.Replace(body, []byte(`"txid":"`+page.Txid+`"`), []byte(`"txid":"`+page.Txids[0]+`"`), 1)
+	})
+	const seeds = 20
+	caught := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		res := Run(Chaos(), seed, Options{lookWrap: firstTxid})
+		for _, v := range res.Violations {
+			if strings.Contains(v.Message, "the page shows txid") {
+				caught++
+				break
+			}
+		}
+		quiet := Run(Chaos(), seed, Options{lookWrap: firstTxid, noSupport: true})
+		if len(quiet.Violations) > 0 {
+			t.Errorf("seed %d: the person on call's looks alone saw a finished row's page: %v", seed, quiet.Violations)
+		}
+	}
+	if caught == 0 {
+		t.Errorf("no chaos seed of 1 to %d caught a finished page showing the first build's txid", seeds)
+	}
+	t.Logf("%d of %d chaos seeds caught it", caught, seeds)
 }

@@ -124,6 +124,11 @@ type Options struct {
 	noLooks bool
 	// pages, for tests, is handed every page the looks open.
 	pages func(body []byte)
+	// lookWrap, for tests, wraps the looks' handler (operator_look.go).
+	lookWrap func(http.Handler) http.Handler
+	// noSupport, for tests, leaves out support's look at the finished
+	// withdrawals (lookAtTheFinished).
+	noSupport bool
 }
 
 // pctSteps is about how many scheduling decisions a chaos run makes; PCT
@@ -303,6 +308,8 @@ type world struct {
 	slipsMade                            int
 	noSlips, noLengthLie, noLooks        bool // Options'
 	pages                                func([]byte)
+	lookWrap                             func(http.Handler) http.Handler
+	noSupport                            bool
 
 	healAt  time.Time
 	names   map[sluice.OperationID]string
@@ -312,6 +319,7 @@ type world struct {
 	gw      gateway        // the shared cache in front of handler (gateway.go)
 	pooled  *pooledHandler // handler's pooled parts, given back when the run is over
 	looks   []*lookHandler // the looks' handlers (operator_look.go), given back with it
+	support *looker        // the first person on call's look, for support's (lookAtTheFinished)
 	ticks   int            // worker ticks made (for the direct baseline's test)
 	rawBody bool
 	calls   []*serverCall // finished requests' calls, for later requests
@@ -462,7 +470,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	defer dispose()
 	w.store = st
-	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks, w.pages = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks, o.pages
+	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks, w.pages, w.lookWrap, w.noSupport = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks, o.pages, o.lookWrap, o.noSupport
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
 	}
@@ -727,6 +735,7 @@ func (w *world) conduct(p *sim.Proc) {
 		w.s.Touch("clients", false)
 		w.s.Touch("row:*", false)
 		if w.clients == 0 && w.store.Open() == 0 {
+			w.lookAtTheFinished()
 			w.s.Stop()
 			return
 		}
