@@ -95,7 +95,7 @@ type lookHandler struct {
 }
 
 // lookAtTheFinished is support's look, once every withdrawal has
-// finished, at the page of each one whose story was more than one send:
+// finished, at the pages of those whose story was more than one send:
 // rebuilt, parked on the way, or not paid (cancelled, failed). A customer
 // asks whether it was paid, and by which transaction, and support answers
 // from the page: it must show the txid that paid (not one of those rebuilt
@@ -183,7 +183,7 @@ func (l *looker) look(id, tally string) {
 		panic(fmt.Sprintf("operator: GET %s answered %d %.300q: %s", path, code, body, fmt.Sprintf(format, args...)))
 	}
 	if code != http.StatusOK {
-		broke("the page of an operation the queue listed answers 200 (the store is read without faults)")
+		broke("the page of an operation in the store answers 200 (the store is read without faults)")
 	}
 	if w.pages != nil {
 		w.pages(body)
