@@ -256,7 +256,7 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 			case it.State != "review" && !slices.Equal(it.Actions, parkedActions):
 				o.broke("GET "+path, code, body, "%s is parked with actions %v: a parked operation offers %v", it.OperationID, it.Actions, parkedActions)
 			case it.State == "review":
-				if why := w.latestOfTheLog(it); why != "" {
+				if why := w.ofTheLog(it, func(evs []sluice.Event) string { return w.latestOfTheLog(it, evs) }); why != "" {
 					o.broke("GET "+path, code, body, "%s: %s", it.OperationID, why)
 				}
 			}
@@ -264,7 +264,7 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 			// write of it landed since the reading began.
 			id := sluice.OperationID(it.OperationID)
 			if it.State == "review" || !slices.ContainsFunc(w.writes[writes:], func(r model.WriteRecord) bool { return r.Op == id }) {
-				if why := w.waitedOfTheLog(it, from, to); why != "" {
+				if why := w.ofTheLog(it, func(evs []sluice.Event) string { return w.waitedOfTheLog(it, evs, from, to) }); why != "" {
 					o.broke("GET "+path, code, body, "%s: %s", it.OperationID, why)
 				}
 			}
@@ -297,17 +297,23 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 	return items, true
 }
 
+// ofTheLog is check's verdict on item it's event log as the world reads
+// it itself, or why that read failed.
+func (w *world) ofTheLog(it opItem, check func([]sluice.Event) string) string {
+	evs, err := w.store.Events(w.ctx, sluice.OperationID(it.OperationID))
+	if err != nil {
+		return "the world's own read of its log: " + err.Error()
+	}
+	return check(evs)
+}
+
 // latestOfTheLog says how a review's item differs from the newest
 // decision and evidence its event log holds, or "" when it shows them: the
 // person on call judges a review by them, and one about a retired txid or
 // an earlier decision misleads. A review's log is still (no worker writes
 // it, and the operator is this script), so the world's own read of the log
 // after the page is the log the handler read.
-func (w *world) latestOfTheLog(it opItem) string {
-	evs, err := w.store.Events(w.ctx, sluice.OperationID(it.OperationID))
-	if err != nil {
-		return "the world's own read of its log: " + err.Error()
-	}
+func (w *world) latestOfTheLog(it opItem, evs []sluice.Event) string {
 	var d *sluice.Decision
 	var ev *sluice.Evidence
 	for _, e := range evs {
@@ -368,14 +374,11 @@ func apiTime(t time.Time) string {
 // from and to, or "" when it fits: the person on call triages by it. An
 // operation never written ahead has waited for nothing (no "waited"): its
 // customer's wait is not a send's.
-func (w *world) waitedOfTheLog(it opItem, from, to time.Time) string {
-	evs, err := w.store.Events(w.ctx, sluice.OperationID(it.OperationID))
-	if err != nil {
-		return "the world's own read of its log: " + err.Error()
-	}
+func (w *world) waitedOfTheLog(it opItem, evs []sluice.Event, from, to time.Time) string {
 	i := slices.IndexFunc(evs, func(e sluice.Event) bool { return e.To == sluice.Broadcasting })
 	var got time.Duration
 	if it.Waited != "" {
+		var err error
 		if got, err = time.ParseDuration(it.Waited); err != nil {
 			return fmt.Sprintf("waited %q is not a duration: %v", it.Waited, err)
 		}

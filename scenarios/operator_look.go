@@ -197,7 +197,14 @@ func (l *looker) look(id, tally string) {
 		panic("scenarios: the world's own read of " + id + ": " + err.Error())
 	}
 	now := w.s.Now().Add(l.a.skew)
-	for _, why := range []string{pageOfTheRow(page, row), w.latestOfTheLog(page.opItem), w.waitedOfTheLog(page.opItem, now, now)} {
+	// One read of the log for both of its checks.
+	log := func(evs []sluice.Event) string {
+		if why := w.latestOfTheLog(page.opItem, evs); why != "" {
+			return why
+		}
+		return w.waitedOfTheLog(page.opItem, evs, now, now)
+	}
+	for _, why := range []string{pageOfTheRow(page, row), w.ofTheLog(page.opItem, log)} {
 		if why != "" {
 			broke("%s", why)
 		}
