@@ -175,7 +175,7 @@ var Categories = []Category{
 	},
 	{
 		Name: "amount",
-		Doc:  "amounts with leading zeros, signs, exponents, seven decimals, trailing zeros past six, huge values, commas, spaces, other digits (refused); exactly six decimals, the smallest unit (accepted)",
+		Doc:  "amounts with leading zeros, signs, exponents, seven decimals, trailing zeros past six, huge values, misplaced or doubled points, commas, spaces, other digits (refused); exactly six decimals, the smallest unit (accepted)",
 		Cases: []Case{
 			amountCase("leading-zeros", func(a string, r Rand) string { return strings.Repeat("0", 1+r.IntN(3)) + a }),
 			amountCase("plus", func(a string, r Rand) string { return "+" + a }),
@@ -193,7 +193,10 @@ var Categories = []Category{
 			}),
 			amountCase("point-edge", func(a string, r Rand) string {
 				whole, _, _ := strings.Cut(a, ".")
-				return pick(r, "."+whole, whole+".", whole+"..5", whole+".5.0")
+				// A second point after a leading one too: a parser that
+				// remembers the first point's position as "none yet" when
+				// it is 0 takes ".5.0" for an amount (bug 124).
+				return pick(r, "."+whole, whole+".", whole+"..5", whole+".5.0", "."+whole+".5")
 			}),
 			amountCase("spaces", func(a string, r Rand) string { return pick(r, " "+a, a+" ", a+"\n") }),
 			amountCase("comma", func(a string, r Rand) string {
