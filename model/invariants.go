@@ -59,7 +59,7 @@ var Invariants = []Invariant{
 		func(s *Snapshot, _ *checking) []Violation { return CheckIntakeUniqueness(s) }},
 	{AuditLog, "every event is a legal transition (the model's own table), the log replays to the row, tokens never go back, every rebuild's evidence is re-derived and holds against the chain, every rebuild keeps the stuck policy (a txid proven dead by a lookup only once RebuildAfter has passed since the first write-ahead and before CancelAfter, by the cited solid block's time; never more rebuilds than the policy allows; and no wait the world saw where the policy rebuilds, cancels or reviews), every txid went on the wire after its write-ahead (the store's clock against the node's), every confirmation landed with its block already solid",
 		func(s *Snapshot, _ *checking) []Violation { return CheckAuditLog(s) }},
-	{OneWriter, "every write under an (operation, token) comes from the incarnation that claimed it, and no claim takes a row whose lease is live",
+	{OneWriter, "every write under an (operation, token) comes from the incarnation that claimed it, no claim takes a row whose lease is live, and no write is refused as fenced without a rival's claim",
 		func(s *Snapshot, _ *checking) []Violation { return CheckOneWriter(s) }},
 	{LinearizableIntake, "posts and reads (states and histories) are linearizable: each answer fits the operation's log within the call's interval",
 		func(s *Snapshot, c *checking) []Violation {

@@ -21,6 +21,13 @@ import (
 //     early only by a release or a terminal write. Two incarnations then
 //     never hold one lease at once.
 //   - Tokens of successive claims of an operation strictly increase.
+//   - A worker's write is refused as fenced only when another claim (a
+//     worker's, or an operator's resolution) took the row after the
+//     writer's own. The store fences by token, so a holder whose token is
+//     still the row's is refused only for writing from a state the row is
+//     not in: it lost track of its own writes (a park judged on the row
+//     as claimed, say, after the step had moved it), and stops there, its
+//     batch abandoned and its park or review never written.
 //
 // A snapshot without Claims (the world did not watch) is not checked.
 func CheckOneWriter(s *Snapshot) []Violation {
@@ -141,6 +148,32 @@ func CheckOneWriter(s *Snapshot) []Violation {
 		case c.Proc != w.Proc:
 			add(e.OperationID, "%s was written by %s, but token %d was granted to %s at %s: one writer per token",
 				at(), w.Proc, w.Token, c.Proc, stamp(c.At))
+		}
+	}
+
+	// A refusal needs a rival: a claim of the operation, made before the
+	// refusal, with a token above the writer's.
+	for i := range s.Fenced {
+		f := &s.Fenced[i]
+		k := known(f.Op)
+		if k < 0 || claimer(k, f.Token) == nil {
+			continue // a token no claim granted: refusing it was right
+		}
+		rival := false
+		for _, c := range claimsOf(k) {
+			if int(c) < f.Claims && s.Claims[c].Token > f.Token {
+				rival = true
+				break
+			}
+		}
+		if !rival {
+			from := ""
+			if f.From != sluice.None {
+				from = " from " + f.From.String()
+			}
+			add(f.Op, "op %s: %s's %s%s under token %d at %s was refused as fenced, yet no claim had taken the row since its own: "+
+				"the holder wrote from a state its own row was not in",
+				f.Op, f.Proc, f.Call, from, f.Token, stamp(f.At))
 		}
 	}
 

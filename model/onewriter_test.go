@@ -2,6 +2,7 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,5 +179,53 @@ func TestCheckOneWriterUnwatched(t *testing.T) {
 	b.s.Claims, b.s.Writes = nil, nil
 	if got := CheckOneWriter(&b.s); len(got) != 0 {
 		t.Errorf("unwatched run: %d violations, want none:\n%s", len(got), describe(got))
+	}
+}
+
+// Goal: a worker's write refused as fenced needs a rival, a claim of the
+// row made before the refusal with a token above the writer's; a holder
+// whose token is still the row's was refused for writing from a state its
+// own row was not in (blind bug 125: a park judged on the row as claimed,
+// after the step had moved it). Method: in the clean run w1 claims
+// opRebuilt with token 1 and w2 takes it over with token 2; refusals of
+// w1's writes are placed before and after w2's claim, and one of w2's.
+func TestCheckOneWriterFencedNeedsARival(t *testing.T) {
+	rebuilt := opID(opRebuilt)
+	// refuse records a refusal of a write under token, with claims the
+	// number of claims the world had seen (those before it).
+	refuse := func(b *builder, token sluice.FencingToken, claims int) {
+		b.s.Fenced = append(b.s.Fenced, FencedRecord{Op: rebuilt, Token: token, Proc: "w" + string(rune('0'+token)),
+			At: b.now, Call: "cas", From: sluice.Broadcast, Claims: claims})
+	}
+	// rival is the position of w2's claim of opRebuilt among the claims.
+	rival := func(b *builder) int {
+		c := b.claimRecord(rebuilt, 2)
+		return slices.IndexFunc(b.s.Claims, func(x ClaimRecord) bool { return x == *c })
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(b *builder)
+		fired bool
+	}{
+		{"w1 refused after w2's claim", func(b *builder) { refuse(b, 1, rival(b)+1) }, false},
+		{"w1 refused at the end of the run", func(b *builder) { refuse(b, 1, len(b.s.Claims)) }, false},
+		{"a token no claim granted", func(b *builder) { refuse(b, 9, len(b.s.Claims)) }, false},
+		{"w1 refused before w2's claim", func(b *builder) { refuse(b, 1, rival(b)) }, true},
+		{"w2, the last holder, refused", func(b *builder) { refuse(b, 2, len(b.s.Claims)) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			c.edit(b)
+			got := CheckOneWriter(&b.s)
+			if !c.fired {
+				if len(got) != 0 {
+					t.Errorf("want clean, got:\n%s", describe(got))
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Operation != rebuilt || !strings.Contains(got[0].Message, "was refused as fenced, yet no claim had taken the row") {
+				t.Errorf("want one violation about op %s's refusal, got:\n%s", rebuilt, describe(got))
+			}
+		})
 	}
 }

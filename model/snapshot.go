@@ -38,6 +38,10 @@ type Snapshot struct {
 	Claims   []ClaimRecord
 	Writes   []WriteRecord
 	Releases []ReleaseRecord
+	// Fenced is every worker's write the store refused as fenced (a CAS
+	// or a park): one-writer holds each to a claim that took the row
+	// after the writer's own.
+	Fenced []FencedRecord
 	// Parks is every park that landed (its lease given up is also in
 	// Releases): the operational trouble the world saw the core admit to.
 	Parks []ReleaseRecord
@@ -274,6 +278,21 @@ const (
 	ReviewStale    = "stale"  // from signed, after the node answered the head block (stale before the first send)
 	ReviewParked   = "parked" // anything else: only the park bounds send a row there
 )
+
+// FencedRecord is one worker's write the store refused as fenced, as the
+// world saw it: the call (cas or park), the state it wrote from, the
+// token it wrote under, and how many claims the world had seen (of any
+// operation) when it was refused, which orders it against them exactly
+// (times alone cannot: a claim and a write can share a virtual instant).
+type FencedRecord struct {
+	Op     sluice.OperationID
+	Token  sluice.FencingToken
+	Proc   string
+	At     time.Time
+	Call   string
+	From   sluice.State // a CAS's From; None for a park
+	Claims int
+}
 
 // ReleaseRecord is one release that changed a row: its holder gave up the
 // lease held under Token.

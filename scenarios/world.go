@@ -338,6 +338,9 @@ type world struct {
 	releases  []model.ReleaseRecord
 	parks     []model.ReleaseRecord
 	envelopes []sluice.Envelope
+	// fenced: the workers' writes the store refused as fenced; rare (a few
+	// a run), so not kept between runs.
+	fenced []model.FencedRecord
 	// signerFailures: rare (a few a run), so not kept between runs.
 	signerFailures []model.SignerFailure
 	stored         map[tron.Txid]bool // txids in envelopes
@@ -763,6 +766,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		Claims:         w.claims,
 		Writes:         w.writes,
 		Releases:       w.releases,
+		Fenced:         w.fenced,
 		Parks:          w.parks,
 		SignerFailures: w.signerFailures,
 		Envelopes:      w.envelopes,

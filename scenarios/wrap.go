@@ -265,6 +265,16 @@ func withErr(f model.Fact, err error) model.Fact {
 	return f
 }
 
+// refused records a worker's write the store refused as fenced (whatever
+// the world then tells the worker): one-writer holds it to a rival claim.
+func (a *actor) refused(call string, id sluice.OperationID, token sluice.FencingToken, from sluice.State, err error) {
+	if err == nil || !errors.Is(err, sluice.ErrFenced) {
+		return
+	}
+	a.w.fenced = append(a.w.fenced, model.FencedRecord{Op: id, Token: token, Proc: a.p.Name(), At: a.w.s.Now(),
+		Call: call, From: from, Claims: len(a.w.claims)})
+}
+
 // storeView wraps sluice.Store.
 type storeView struct{ a *actor }
 
@@ -441,6 +451,7 @@ func (s storeView) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, 
 	}
 	before := s.a.claimable(c.ID)
 	row, err := s.a.w.store.CAS(ctx, c)
+	s.a.refused("cas", c.ID, c.Token, c.From, err)
 	s.a.wroteRow(c.ID, before)
 	if c.Hold != sluice.HoldKeep {
 		s.a.touchedAccountOf(c.ID, true) // the hold closes into the balance or the paid sum
@@ -529,6 +540,7 @@ func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, 
 	}
 	before := s.a.claimable(pk.ID)
 	row, err := s.a.w.store.Park(ctx, pk)
+	s.a.refused("park", pk.ID, pk.Token, sluice.None, err)
 	s.a.wroteRow(pk.ID, before)
 	s.a.wrote(sluice.None, err)
 	if err == nil {
