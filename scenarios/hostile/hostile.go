@@ -175,7 +175,7 @@ var Categories = []Category{
 	},
 	{
 		Name: "amount",
-		Doc:  "amounts with leading zeros, signs, exponents, seven decimals, trailing zeros past six, huge values, misplaced or doubled points, commas, spaces, other digits (refused); exactly six decimals, the smallest unit (accepted)",
+		Doc:  "amounts with leading zeros, signs, exponents, seven decimals, trailing zeros past six, huge values, misplaced or doubled points, commas, spaces, other digits (refused); one random edit of a valid amount (either, as the oracle reads it); exactly six decimals, the smallest unit (accepted)",
 		Cases: []Case{
 			amountCase("leading-zeros", func(a string, r Rand) string { return strings.Repeat("0", 1+r.IntN(3)) + a }),
 			amountCase("plus", func(a string, r Rand) string { return "+" + a }),
@@ -198,6 +198,13 @@ var Categories = []Category{
 				// it is 0 takes ".5.0" for an amount (bug 124).
 				return pick(r, "."+whole, whole+".", whole+"..5", whole+".5.0", "."+whole+".5")
 			}),
+			// One random edit of a valid amount, a point as likely as any
+			// three digits: the cases above are the edges someone thought
+			// of, this reaches the ones nobody did (blind bug 124 took
+			// ".5.3" for an amount, and no case sent a point at byte 0 with
+			// another after it). The oracle's own reading decides whether
+			// intake must accept what comes out, and at what value.
+			amountCase("damaged", func(a string, r Rand) string { return damage(a, r) }),
 			amountCase("spaces", func(a string, r Rand) string { return pick(r, " "+a, a+" ", a+"\n") }),
 			amountCase("comma", func(a string, r Rand) string {
 				return pick(r, strings.Replace(sixDecimals(a), ".", ",", 1), "1,000")
@@ -504,6 +511,31 @@ func addrCase(name string, f func(a []byte, r Rand) string) Case {
 		b.To = f(a[:], r)
 		return plain(b)
 	}}
+}
+
+// damage makes one random edit to a (not empty): a digit or a point
+// inserted anywhere, or one character dropped, replaced or doubled.
+func damage(a string, r Rand) string {
+	char := func() string {
+		if r.IntN(4) == 0 {
+			return "."
+		}
+		return string(rune('0' + r.IntN(10)))
+	}
+	i := r.IntN(len(a) + 1)
+	op := r.IntN(4)
+	if op == 0 {
+		return a[:i] + char() + a[i:]
+	}
+	i = min(i, len(a)-1)
+	switch op {
+	case 1:
+		return a[:i] + a[i+1:]
+	case 2:
+		return a[:i] + char() + a[i+1:]
+	default:
+		return a[:i+1] + a[i:]
+	}
 }
 
 func amountCase(name string, f func(a string, r Rand) string) Case {
