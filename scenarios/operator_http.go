@@ -128,6 +128,7 @@ type (
 	// opDecision is an item's newest decision as the API shows it.
 	opDecision struct {
 		Action, Reason string
+		Waited         string `json:"waited"` // a Go duration, to the millisecond
 		Rebuilds       int
 	}
 	// opEvidence is an item's evidence as the API shows it. The person
@@ -307,6 +308,14 @@ func (w *world) ofTheLog(it opItem, check func([]sluice.Event) string) string {
 	return check(evs)
 }
 
+// sameWait says whether shown, a wait as the API writes it (a Go duration
+// to the millisecond), is want: the decision's own wait, which the reason's
+// text was written from, not the item's wait so far.
+func sameWait(shown string, want time.Duration) bool {
+	got, err := time.ParseDuration(shown)
+	return err == nil && (got-want).Abs() <= time.Millisecond/2
+}
+
 // latestOfTheLog says how a review's item differs from the newest
 // decision and evidence its event log holds, or "" when it shows them: the
 // person on call judges a review by them, and one about a retired txid or
@@ -327,8 +336,9 @@ func (w *world) latestOfTheLog(it opItem, evs []sluice.Event) string {
 	switch {
 	case (d == nil) != (it.Decision == nil):
 		return fmt.Sprintf("the item's decision is %+v, the log's newest %+v", it.Decision, d)
-	case d != nil && (it.Decision.Action != d.Action.String() || it.Decision.Reason != d.Reason || it.Decision.Rebuilds != d.Rebuilds):
-		return fmt.Sprintf("the item's decision is %+v, the log's newest is %s (%s, %d rebuilds)", *it.Decision, d.Action, d.Reason, d.Rebuilds)
+	case d != nil && (it.Decision.Action != d.Action.String() || it.Decision.Reason != d.Reason || it.Decision.Rebuilds != d.Rebuilds ||
+		!sameWait(it.Decision.Waited, d.Waited)):
+		return fmt.Sprintf("the item's decision is %+v, the log's newest is %s (%s, waited %s, %d rebuilds)", *it.Decision, d.Action, d.Reason, d.Waited, d.Rebuilds)
 	case (ev == nil) != (it.Evidence == nil):
 		return fmt.Sprintf("the item's evidence is %+v, the log's newest %+v", it.Evidence, ev)
 	case ev != nil:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,6 +93,10 @@ func TestOperatorActsThroughTheHandler(t *testing.T) {
 // a broken rule the run reports, never a success or silence. Each
 // corruption below must fail a wire seed among the first few, and
 // TestOperatorActsThroughTheHandler runs the same seeds unharmed.
+// decisionWaited is a decision's wait in an operator API answer (the
+// item's own "waited" is followed by its actions, not by "rebuilds").
+var decisionWaited = regexp.MustCompile(`"waited":"[^"]*","rebuilds":`)
+
 func TestOperatorReadsAnswersCarefully(t *testing.T) {
 	// dropOnce drops the last item of the first page that has a cursor,
 	// keeping the cursor: one operation never listed (bug 41's effect).
@@ -177,6 +182,14 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 		"waited not the log's": func(r *http.Request, code int, body []byte) (int, []byte) {
 			if r.URL.Path == "/v1/queue" && code == http.StatusOK {
 				body = bytes.ReplaceAll(body, []byte(`"created_at":`), []byte(`"waited":"1h0m0s","created_at":`))
+			}
+			return code, body
+		},
+		// Independent bug 132's effect: a decision shows the item's wait
+		// so far, not the one its reason was written from.
+		"a decision's wait not its own": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/queue" && code == http.StatusOK {
+				body = decisionWaited.ReplaceAll(body, []byte(`"waited":"1h0m0s","rebuilds":`))
 			}
 			return code, body
 		},

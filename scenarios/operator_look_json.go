@@ -234,7 +234,7 @@ func equalFoldASCII(a, b string) bool {
 
 var (
 	pageNames     = []string{"operation_id", "state", "txid", "parked", "waited", "actions", "decision", "evidence", "builds", "parks", "park_reason", "parked_since", "first_sent_at", "created_at", "updated_at"}
-	decisionNames = []string{"action", "reason", "rebuilds"}
+	decisionNames = []string{"action", "reason", "waited", "rebuilds"}
 	evidenceNames = []string{"txid", "lookup", "expiration", "margin", "solid_number", "solid_time", "lookup_solid", "receipt", "block_number", "proves"}
 )
 
@@ -296,6 +296,8 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 					return str(&d.Action)
 				case 1:
 					return str(&d.Reason)
+				case 2:
+					return str(&d.Waited)
 				default:
 					return small(&d.Rebuilds)
 				}
