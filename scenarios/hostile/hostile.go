@@ -513,8 +513,9 @@ func addrCase(name string, f func(a []byte, r Rand) string) Case {
 	}}
 }
 
-// damage makes one random edit to a (not empty): a digit or a point
-// inserted anywhere, or one character dropped, replaced or doubled.
+// damage makes one random edit to a: a digit or a point inserted
+// anywhere, or one character dropped, replaced or doubled (an empty a has
+// nothing to drop, replace or double: it gets a character).
 func damage(a string, r Rand) string {
 	char := func() string {
 		if r.IntN(4) == 0 {
@@ -524,7 +525,7 @@ func damage(a string, r Rand) string {
 	}
 	i := r.IntN(len(a) + 1)
 	op := r.IntN(4)
-	if op == 0 {
+	if op == 0 || a == "" {
 		return a[:i] + char() + a[i:]
 	}
 	i = min(i, len(a)-1)
