@@ -87,16 +87,16 @@ func TestOperatorActsThroughTheHandler(t *testing.T) {
 	}
 }
 
+// decisionWaited is a decision's wait in an operator API answer (the
+// item's own "waited" is followed by its actions, not by "rebuilds").
+var decisionWaited = regexp.MustCompile(`"waited":"[^"]*","rebuilds":`)
+
 // The operator reads the handler's answers as a careful script does: an
 // answer the API does not give (a 500, a body that is not JSON, a success
 // about another operation, a queue page that skips what is in review) is
 // a broken rule the run reports, never a success or silence. Each
 // corruption below must fail a wire seed among the first few, and
 // TestOperatorActsThroughTheHandler runs the same seeds unharmed.
-// decisionWaited is a decision's wait in an operator API answer (the
-// item's own "waited" is followed by its actions, not by "rebuilds").
-var decisionWaited = regexp.MustCompile(`"waited":"[^"]*","rebuilds":`)
-
 func TestOperatorReadsAnswersCarefully(t *testing.T) {
 	// dropOnce drops the last item of the first page that has a cursor,
 	// keeping the cursor: one operation never listed (bug 41's effect).
