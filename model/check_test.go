@@ -61,7 +61,7 @@ func TestCleanRunWalksTheNewPaths(t *testing.T) {
 // the order Check runs them.
 func TestInvariantNames(t *testing.T) {
 	want := []string{"liveness", "progress", "txid-ownership", "at-most-once", "conservation",
-		"funds", "no-operational-failure", "fee-limits", "intake-uniqueness", "audit-log", "one-writer", "linearizable-intake"}
+		"funds", "no-operational-failure", "fee-limits", "paced-polling", "intake-uniqueness", "audit-log", "one-writer", "linearizable-intake"}
 	if got := InvariantNames(); !slices.Equal(got, want) {
 		t.Errorf("InvariantNames() = %q, want %q", got, want)
 	}

@@ -16,6 +16,7 @@ const (
 	Funds                = "funds"
 	NoOperationalFailure = "no-operational-failure"
 	FeeLimits            = "fee-limits"
+	PacedPolling         = "paced-polling"
 	IntakeUniqueness     = "intake-uniqueness"
 	AuditLog             = "audit-log"
 	OneWriter            = "one-writer"
@@ -55,6 +56,8 @@ var Invariants = []Invariant{
 		func(s *Snapshot, _ *checking) []Violation { return CheckNoOperationalFailure(s) }},
 	{FeeLimits, "no transaction lands with a fee limit above FeeLimitMax, and no withdrawal runs out of energy at a fee limit at or below one it already ran out of energy at (below FeeLimitMax): a limit that could not buy the energy, sent again, burns TRX for nothing (by the fee limits and receipts on chain)",
 		func(s *Snapshot, _ *checking) []Violation { return CheckFeeLimits(s) }},
+	{PacedPolling, "no worker asks the node about a txid again sooner than the core's shortest configured wait without a write or park of its own on that operation in between (by the world's record of its lookups): nothing polls the node in a loop",
+		func(s *Snapshot, _ *checking) []Violation { return CheckPacedPolling(s) }},
 	{IntakeUniqueness, "one row per operation id holding its creator's payload; replays return it, another payload under a used id is refused and changes nothing",
 		func(s *Snapshot, _ *checking) []Violation { return CheckIntakeUniqueness(s) }},
 	{AuditLog, "every event is a legal transition (the model's own table), the log replays to the row, tokens never go back, every rebuild's evidence is re-derived and holds against the chain, every rebuild keeps the stuck policy (a txid proven dead by a lookup only once RebuildAfter has passed since the first write-ahead and before CancelAfter, by the cited solid block's time; never more rebuilds than the policy allows; and no wait the world saw where the policy rebuilds, cancels or reviews), every txid went on the wire after its write-ahead (the store's clock against the node's), every confirmation landed with its block already solid",

@@ -102,6 +102,16 @@ type Snapshot struct {
 	// policy.
 	Waits []WaitRecord
 
+	// Lookups is every lookup of a txid a worker made, as the world saw
+	// the call (answered or not), in the order made. paced-polling holds
+	// each to the same process's previous lookup of that txid: a step that
+	// asked the chain and wrote nothing must wait before asking again.
+	// PollFloor is the shortest such wait the world configured the core
+	// with (the least of PollPending, BlockInterval, RetryAmbiguous and
+	// RetryNotTaken); zero: not judged.
+	Lookups   []LookupRecord
+	PollFloor time.Duration
+
 	// FaultFree: no fault of any kind fired in the run (no worker, node,
 	// chain, server or client fault). progress then demands that every
 	// valid withdrawal confirms.
@@ -145,6 +155,20 @@ type WaitRecord struct {
 	SolidTime   time.Time
 	LookupSolid int64
 	Reason      string // the core's, for the message
+}
+
+// LookupRecord is one lookup a worker made: of which txid (and so of
+// which operation, by the world's record of the write that stored it), by
+// which process, when; and how many claims, writes, releases and parks the
+// world had seen by then (len of Claims, Writes, Releases and Parks), which
+// orders the lookup exactly against them, as times alone cannot at one
+// virtual instant.
+type LookupRecord struct {
+	Op                              sluice.OperationID
+	Txid                            tron.Txid
+	Proc                            string
+	At                              time.Time
+	Claims, Writes, Releases, Parks int
 }
 
 // LedgerReading is a customer's account as the store showed it just after

@@ -335,6 +335,11 @@ var coreMutants = []Mutant{
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a, sluice.ErrFenced} },
 	},
 	{
+		Name:        "release-wait-shortened",
+		Breaks:      "the store hands a row back after a quarter of the wait the step asked for: the next claim looks the txid up again too soon, and the node is asked four times as often",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return shortWait{s} },
+	},
+	{
 		Name:   "fee-limit-never-raised",
 		Breaks: "a rebuild after OUT_OF_ENERGY keeps the fee limit that ran out: the doubling is lost",
 		World:  "fees",

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"time"
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
@@ -48,6 +49,16 @@ func (m leaseBreaker) Claim(ctx context.Context, worker sluice.WorkerID, limit i
 		}
 	}
 	return m.Store.Claim(ctx, worker, limit)
+}
+
+// shortWait releases every row after a quarter of the wait the worker
+// asked for (a Release that reads its delay in the wrong unit, say). A
+// release with no wait at all would be caught by liveness too: the rows
+// would be polled at one virtual instant until the step budget ran out.
+type shortWait struct{ sluice.Store }
+
+func (m shortWait) Release(ctx context.Context, id sluice.OperationID, token sluice.FencingToken, after time.Duration) error {
+	return m.Store.Release(ctx, id, token, after/4)
 }
 
 // sendFirst sends the envelope before the write-ahead CAS: a crash between

@@ -343,7 +343,9 @@ type world struct {
 	fenced []model.FencedRecord
 	// signerFailures: rare (a few a run), so not kept between runs.
 	signerFailures []model.SignerFailure
-	stored         map[tron.Txid]bool // txids in envelopes
+	// stored: the txids in envelopes, each with the operation whose write
+	// stored it (the world's record: a worker's lookup is judged as of it).
+	stored map[tron.Txid]sluice.OperationID
 
 	// Transactions the chain may still hear of by another path: sends a
 	// node lost, and pool entries it dropped. The relay process re-sends
@@ -378,6 +380,8 @@ type world struct {
 	// waits: the stuck policy's waits on a txid the chain may prove dead
 	// (waits.go).
 	waits []model.WaitRecord
+	// lookups: every lookup a worker made (model.LookupRecord).
+	lookups []model.LookupRecord
 
 	sent map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
 	// resending: by worker, whether its broadcast in progress sends bytes
@@ -445,7 +449,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		tally:     map[string]int{},
 		seen:      map[tron.Txid]bool{},
 		gen:       map[int]int{},
-		stored:    map[tron.Txid]bool{},
+		stored:    map[tron.Txid]sluice.OperationID{},
 		sent:      map[tron.Txid]int{},
 		resending: map[string]bool{},
 	}
@@ -634,6 +638,7 @@ type records struct {
 	writes          []model.WriteRecord
 	releases, parks []model.ReleaseRecord
 	envelopes       []sluice.Envelope
+	lookups         []model.LookupRecord
 	reads           []model.ReadRecord
 	intake          []model.IntakeRecord
 	// The workers' txid cache: what it holds changes no answer (a hit
@@ -658,6 +663,7 @@ var nodeStorage sync.Pool
 func (r *records) lend(w *world) {
 	w.claims, w.writes, w.releases, w.parks = r.claims[:0], r.writes[:0], r.releases[:0], r.parks[:0]
 	w.envelopes, w.reads, w.intake = r.envelopes[:0], r.reads[:0], r.intake[:0]
+	w.lookups = r.lookups[:0]
 	if r.txids == nil {
 		r.txids = tron.NewTxidCache(txidSlots)
 	}
@@ -668,6 +674,7 @@ func (r *records) lend(w *world) {
 func (r *records) keep(w *world) {
 	r.claims, r.writes, r.releases, r.parks = w.claims, w.writes, w.releases, w.parks
 	r.envelopes, r.reads, r.intake = w.envelopes, w.reads, w.intake
+	r.lookups = w.lookups
 	r.txids = w.txids
 	recordPool.Put(r)
 }
@@ -786,6 +793,8 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		LedgerBreaks:   w.ledgerBreaks,
 		LedgerReadings: w.ledgerReadings,
 		Waits:          w.waits,
+		Lookups:        w.lookups,
+		PollFloor:      min(oracle.Sluice.PollPending, oracle.Sluice.BlockInterval, oracle.Sluice.RetryAmbiguous, oracle.Sluice.RetryNotTaken),
 		FaultFree:      faultFree,
 
 		Operations:      ss.Operations,

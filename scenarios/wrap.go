@@ -710,8 +710,8 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 		rec.Review = a.reviewRead(c, row)
 	}
 	w.writes = append(w.writes, rec)
-	if c.Envelope != nil && !w.stored[c.Envelope.Txid] {
-		w.stored[c.Envelope.Txid] = true
+	if c.Envelope != nil && w.stored[c.Envelope.Txid] == "" {
+		w.stored[c.Envelope.Txid] = c.ID
 		w.envelopes = append(w.envelopes, row.Envelope)
 	}
 	if c.Hold != sluice.HoldKeep {
@@ -764,6 +764,10 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
 	n.a.maybeStop()
+	if w := n.a.w; n.a.worker {
+		w.lookups = append(w.lookups, model.LookupRecord{Op: w.stored[id], Txid: id, Proc: n.a.p.Name(), At: w.s.Now(),
+			Claims: len(w.claims), Writes: len(w.writes), Releases: len(w.releases), Parks: len(w.parks)})
+	}
 	info, err := n.inner.Lookup(ctx, id)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.stepLookupGot = err == nil

@@ -57,6 +57,7 @@ var Live = []Checker{
 var NotLive = map[string]string{
 	model.Liveness:           "needs a heal point and a budget; a live system always has operations in flight (the audit counts them and names the oldest)",
 	model.Progress:           "judges each failure by what the node answered its sends (a record only a run's observer keeps) and each rejection by the client's payload, which the database does not hold",
+	model.PacedPolling:       "needs every lookup each worker made, with the claims, writes and releases around it, as an outside observer saw them; the node's ground truth records no lookups and the database only the writes",
 	model.IntakeUniqueness:   "judges what each client was told against what it sent; no client's requests are recorded (one row per id is the primary key's, one creation event audit-log's)",
 	model.OneWriter:          "needs every claim and write as an outside observer saw them; the database keeps only their results",
 	model.LinearizableIntake: "needs the clients' calls and answers with their times",
