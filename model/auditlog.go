@@ -42,7 +42,10 @@ import (
 // saw a worker decide on chain answers that prove its txid dead are held to
 // the same reading (stuckWaits). Every confirmation that landed, the
 // automation's or an operator's, names a txid whose block was at or below
-// the chain's solid head at that moment (confirmedWhenSolid).
+// the chain's solid head at that moment (confirmedWhenSolid). Every
+// worker's write-ahead was made with at least MinValidity left before the
+// envelope's expiration, by the head block the node answered in that step
+// (freshWriteAheads).
 func CheckAuditLog(s *Snapshot) []Violation {
 	s = withMemo(s)
 	var vs []Violation
@@ -135,6 +138,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		}
 	}
 	vs = append(vs, c.confirmedWhenSolid()...)
+	vs = append(vs, c.freshWriteAheads()...)
 	return finish(append(vs, c.stuckWaits()...))
 }
 
@@ -259,6 +263,49 @@ func (c auditContext) confirmedWhenSolid() []Violation {
 					"%s (by %s) confirmed txid %s in block #%d while the chain's solid head was #%d: a confirmation must wait until its block is solid",
 					lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), in.BlockNumber, w.SolidSeen)})
 			}
+		}
+	}
+	return vs
+}
+
+// freshWriteAheads checks every worker's write-ahead the world saw land:
+// in its step the node answered a head block (WriteRecord.AheadHead), and
+// the envelope's own expiration (its raw data as stored, from Envelopes)
+// was at least MinValidity after that head's time. An envelope with less
+// left goes out when it can no longer be replaced for free: if it expires
+// unincluded, only a proof of death (the expiration plus the margin, on
+// solid chain) frees the withdrawal, and the rebuild spends its budget.
+// Judged against the node's answer in the step, not the chain's truth:
+// the head a lagging node gives is all the worker can know.
+func (c auditContext) freshWriteAheads() []Violation {
+	if c.s.MinValidity <= 0 {
+		return nil
+	}
+	var vs []Violation
+	for i := range c.s.Writes {
+		w := &c.s.Writes[i]
+		if !w.Ahead {
+			continue
+		}
+		k, ok := slices.BinarySearchFunc(c.s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+		if !ok || c.s.Events[k].To != sluice.Broadcasting {
+			continue
+		}
+		e := &c.s.Events[k]
+		if w.AheadHead.IsZero() {
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
+				"%s (by %s) wrote the write-ahead of txid %s in a step where the node answered no head block: nothing showed the envelope had %s left before its expiration",
+				lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), c.s.MinValidity)})
+			continue
+		}
+		raw, ok := c.ix.envelope(c.s, e.Txid)
+		if !ok {
+			continue
+		}
+		if left := time.UnixMilli(raw.Expiration).Sub(w.AheadHead); left < c.s.MinValidity {
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
+				"%s (by %s) wrote the write-ahead of txid %s with %s left before its expiration by the head the node answered (%s), less than MinValidity %s: a stale envelope must be rebuilt before its first send",
+				lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), left, stamp(w.AheadHead), c.s.MinValidity)})
 		}
 	}
 	return vs

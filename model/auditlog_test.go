@@ -85,6 +85,22 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			},
 		},
 		{
+			// The worker's step had no head from the node, yet it wrote
+			// the write-ahead (independent bug 138).
+			name: "write-ahead with no head answered", op: opID(opHappy), mention: "in a step where the node answered no head block",
+			break_: func(b *builder) {
+				b.write(b.event(opID(opHappy), sluice.Signed, sluice.Broadcasting)).AheadHead = time.Time{}
+			},
+		},
+		{
+			// The head the node answered left less than MinValidity.
+			name: "write-ahead of a stale envelope", op: opID(opHappy), mention: "left before its expiration by the head the node answered",
+			break_: func(b *builder) {
+				w := b.write(b.event(opID(opHappy), sluice.Signed, sluice.Broadcasting))
+				w.AheadHead = w.AheadHead.Add(window - minValidity)
+			},
+		},
+		{
 			name: "resolved as paid before its block was solid", op: opID(opReviewPaid), mention: "(by operator) confirmed txid",
 			break_: func(b *builder) {
 				e := b.lastEvent(opID(opReviewPaid), sluice.Review, sluice.Confirmed)

@@ -38,12 +38,14 @@ var (
 )
 
 const (
-	solidLag  = 19
-	window    = 60 * time.Second // expiration window
-	margin    = 30 * time.Second // safety margin
-	lease     = 30 * time.Second // the store's lease
-	buildsMax = 3                // envelopes an operation may build
-	parkLimit = 5                // parks before review
+	solidLag = 19
+	window   = 60 * time.Second // expiration window
+	// minValidity: the least an envelope has left at its write-ahead
+	minValidity = 15 * time.Second
+	margin      = 30 * time.Second // safety margin
+	lease       = 30 * time.Second // the store's lease
+	buildsMax   = 3                // envelopes an operation may build
+	parkLimit   = 5                // parks before review
 	// pauperDeposit is all pauper ever deposited: less than the 1 USDT of
 	// the unfunded request.
 	pauperDeposit = 400_000
@@ -84,6 +86,7 @@ func newBuilder(t *testing.T) *builder {
 	b.s.BuildsMax = buildsMax
 	b.s.Stuck = sluice.StuckPolicy{RebuildAfter: time.Minute, CancelAfter: 2 * time.Hour, Rebuilds: buildsMax - 1}
 	b.s.ParkLimit = parkLimit
+	b.s.MinValidity = minValidity
 	b.s.FaultFree = false // the clean run loses a send and drops transactions from the pool
 	// The ledger: the world's deposits, before any post, and the store's
 	// accounts after them. Every hold and close after this goes through
@@ -465,10 +468,15 @@ func (o *opb) step(to sluice.State, edit func(*sluice.Event)) *opb {
 	row.ParkReason, row.ParkedSince = "", time.Time{}
 	o.b.appendEvent(e)
 	o.b.closeHold(o.b.s.Events[len(o.b.s.Events)-1])
-	o.b.s.Writes = append(o.b.s.Writes, WriteRecord{
+	w := WriteRecord{
 		Seq: o.b.s.Events[len(o.b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: o.proc, At: now, Terminal: to.Terminal(),
 		SolidSeen: o.b.solidSeen(to, now),
-	})
+	}
+	if e.From == sluice.Signed && to == sluice.Broadcasting {
+		// The worker's step read the head before its write-ahead.
+		w.Ahead, w.AheadHead = true, o.b.head(now).Time
+	}
+	o.b.s.Writes = append(o.b.s.Writes, w)
 	return o
 }
 

@@ -70,6 +70,10 @@ type Snapshot struct {
 	// RetryAmbiguous), each later one as long as the spell has lasted,
 	// capped by ParkBackoffMax, plus jitter. Zero: not judged.
 	ParkRetry, ParkBackoffMax time.Duration
+	// MinValidity is the least an envelope must have left before its
+	// expiration, by the head the node gave, when its write-ahead lands;
+	// zero: not judged.
+	MinValidity time.Duration
 	// FeeLimitMax is the most the owner agreed to burn on one transfer's
 	// energy (the core's FeeLimitMax as the world set it); zero: the cap
 	// is not judged.
@@ -292,6 +296,13 @@ type WriteRecord struct {
 	// worker's step (never from the core's report): ReviewDecision,
 	// ReviewLogs, ReviewStale or ReviewParked. "" on other writes.
 	Review string
+	// Ahead marks a worker's write-ahead (signed->broadcasting); AheadHead
+	// is then the time of the head block the node answered the worker in
+	// that step, zero when it answered none. audit-log requires the
+	// envelope to have had MinValidity left by it: the first send is the
+	// last moment a stale envelope can be replaced for free.
+	Ahead     bool
+	AheadHead time.Time
 }
 
 // Why a worker sent an operation to review, as the world read its step

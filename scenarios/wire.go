@@ -226,7 +226,9 @@ func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, erro
 func (s servedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
 	b, err := s.inner.HeadBlock(ctx)
 	s.a.w.served = served{reached: true, err: err}
-	s.a.stepHeadOK = s.a.stepHeadOK || err == nil
+	if err == nil {
+		s.a.stepHead, s.a.stepHeadOK = b, true
+	}
 	return b, err
 }
 

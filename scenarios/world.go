@@ -786,6 +786,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		ParkRetry:      oracle.Sluice.RetryAmbiguous,
 		ParkBackoffMax: oracle.Sluice.ParkBackoffMax,
 		FeeLimitMax:    oracle.Sluice.FeeLimitMax,
+		MinValidity:    oracle.Sluice.MinValidity,
 		Deposits:       w.deposits,
 		LateDeposits:   w.lateDeposits,
 		Accounts:       ss.Accounts,

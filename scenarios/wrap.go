@@ -43,7 +43,8 @@ type actor struct {
 	stepSolid                 tron.Block
 	stepLookup                tron.TxInfo
 	stepSolidOK, stepLookupOK bool
-	stepHeadOK                bool // the node answered the head block in this step
+	stepHeadOK                bool       // the node answered the head block in this step
+	stepHead                  tron.Block // its latest answer
 	// What the worker itself got in this step (over a wire the records
 	// above are the server's, and an answer can be lost on the way back:
 	// a cut body, a cancelled call): a solid block and a lookup returned
@@ -709,6 +710,12 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	if c.To == sluice.Review && a.worker {
 		rec.Review = a.reviewRead(c, row)
 	}
+	if c.From == sluice.Signed && c.To == sluice.Broadcasting && a.worker {
+		rec.Ahead = true
+		if a.stepHeadOK {
+			rec.AheadHead = a.stepHead.Time
+		}
+	}
 	w.writes = append(w.writes, rec)
 	if c.Envelope != nil && w.stored[c.Envelope.Txid] == "" {
 		w.stored[c.Envelope.Txid] = c.ID
@@ -794,7 +801,9 @@ func (n node) HeadBlock(ctx context.Context) (tron.Block, error) {
 	n.a.stepHeadAsked = true
 	b, err := n.inner.HeadBlock(ctx)
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
-	n.a.stepHeadOK = n.a.stepHeadOK || err == nil && !n.a.w.cfg.Wire
+	if err == nil && !n.a.w.cfg.Wire { // over a wire, the server's side records it (servedNode)
+		n.a.stepHead, n.a.stepHeadOK = b, true
+	}
 	n.a.w.s.Touch("chain", false)
 	n.a.pointAfter()
 	return b, err
