@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"sluicesim/sluice"
-	"sluicesim/sluice/tron"
 )
 
 // CheckPacedPolling judges how often the workers asked the chain about a
@@ -29,32 +28,37 @@ func CheckPacedPolling(s *Snapshot) []Violation {
 	if s.PollFloor <= 0 || len(s.Lookups) < 2 {
 		return nil
 	}
-	type key struct {
-		proc string
-		txid tron.Txid
-	}
-	last := make(map[key]int, len(s.Lookups))
 	type finding struct {
 		first, second int // positions in Lookups
 		more          int
 	}
 	var found []finding
-	byOp := map[sluice.OperationID]int{} // an operation's finding, by its index in found
+	var byOp map[sluice.OperationID]int // an operation's finding, by its index in found
 	for i := range s.Lookups {
 		l := &s.Lookups[i]
-		k := key{l.Proc, l.Txid}
-		j, ok := last[k]
-		last[k] = i
-		if !ok {
+		// The process's previous lookup of the txid, if it was within the
+		// floor: the records are in call order, so on virtual time, and
+		// only the few lookups of the last PollFloor need reading (no
+		// index of every lookup to build).
+		j := -1
+		for k := i - 1; k >= 0 && l.At.Sub(s.Lookups[k].At) < s.PollFloor; k-- {
+			if q := &s.Lookups[k]; q.Txid == l.Txid && q.Proc == l.Proc {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
 			continue
 		}
-		p := &s.Lookups[j]
-		if l.At.Sub(p.At) >= s.PollFloor || movedBetween(s, p, l) {
+		if movedBetween(s, &s.Lookups[j], l) {
 			continue
 		}
 		if f, ok := byOp[l.Op]; ok {
 			found[f].more++
 			continue
+		}
+		if byOp == nil {
+			byOp = map[sluice.OperationID]int{}
 		}
 		byOp[l.Op] = len(found)
 		found = append(found, finding{first: j, second: i})
