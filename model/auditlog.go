@@ -45,7 +45,9 @@ import (
 // the chain's solid head at that moment (confirmedWhenSolid). Every
 // worker's write-ahead was made with at least MinValidity left before the
 // envelope's expiration, by the head block the node answered in that step
-// (freshWriteAheads).
+// (freshWriteAheads); every envelope a worker built expires within
+// ExpirationWindow of the head the node answered in that step, and at
+// least MinValidity past it (expirationsFromHead).
 func CheckAuditLog(s *Snapshot) []Violation {
 	s = withMemo(s)
 	var vs []Violation
@@ -139,6 +141,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 	}
 	vs = append(vs, c.confirmedWhenSolid()...)
 	vs = append(vs, c.freshWriteAheads()...)
+	vs = append(vs, c.expirationsFromHead()...)
 	return finish(append(vs, c.stuckWaits()...))
 }
 
@@ -306,6 +309,49 @@ func (c auditContext) freshWriteAheads() []Violation {
 			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
 				"%s (by %s) wrote the write-ahead of txid %s with %s left before its expiration by the head the node answered (%s), less than MinValidity %s: a stale envelope must be rebuilt before its first send",
 				lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), left, stamp(w.AheadHead), c.s.MinValidity)})
+		}
+	}
+	return vs
+}
+
+// expirationsFromHead checks every envelope a worker's write stored fresh
+// (a build or a rebuild): in its step the node answered a head block
+// (WriteRecord.BuiltHead), and the envelope's own expiration is within
+// ExpirationWindow of that head's time and at least MinValidity past it.
+// An expiration counted from anything else (a worker's clock, which may
+// run a year ahead) makes a txid that no solid block can prove dead for as
+// long: a withdrawal nobody can rebuild or cancel, or, past the node's
+// window, one no node will take.
+func (c auditContext) expirationsFromHead() []Violation {
+	if c.s.ExpirationWindow <= 0 {
+		return nil
+	}
+	var vs []Violation
+	for i := range c.s.Writes {
+		w := &c.s.Writes[i]
+		if !w.Built {
+			continue
+		}
+		k, ok := slices.BinarySearchFunc(c.s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+		if !ok || c.s.Events[k].Txid.IsZero() {
+			continue
+		}
+		e := &c.s.Events[k]
+		if w.BuiltHead.IsZero() {
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
+				"%s (by %s) stored txid %s built in a step where the node answered no head block: its expiration counts from nothing the chain said",
+				lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short())})
+			continue
+		}
+		raw, ok := c.ix.envelope(c.s, e.Txid)
+		if !ok {
+			continue
+		}
+		after := time.UnixMilli(raw.Expiration).Sub(w.BuiltHead)
+		if after > c.s.ExpirationWindow || after < c.s.MinValidity {
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
+				"%s (by %s) stored txid %s expiring %s after the head the node answered in that step (%s), outside [MinValidity %s, ExpirationWindow %s]: an expiration counts from head chain time",
+				lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), after, stamp(w.BuiltHead), c.s.MinValidity, c.s.ExpirationWindow)})
 		}
 	}
 	return vs

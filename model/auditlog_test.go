@@ -101,6 +101,30 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			},
 		},
 		{
+			// A build whose step had no head from the node (independent
+			// bug 137 took the worker's clock instead).
+			name: "envelope built with no head answered", op: opID(opHappy), mention: "built in a step where the node answered no head block",
+			break_: func(b *builder) {
+				b.write(b.event(opID(opHappy), sluice.Validated, sluice.Signing)).BuiltHead = time.Time{}
+			},
+		},
+		{
+			// An expiration from a clock a minute ahead of the head.
+			name: "expiration past the window", op: opID(opHappy), mention: "outside [MinValidity",
+			break_: func(b *builder) {
+				w := b.write(b.event(opID(opHappy), sluice.Validated, sluice.Signing))
+				w.BuiltHead = w.BuiltHead.Add(-time.Minute)
+			},
+		},
+		{
+			// An expiration from a clock behind: stale at birth.
+			name: "expiration within MinValidity of the head", op: opID(opHappy), mention: "outside [MinValidity",
+			break_: func(b *builder) {
+				w := b.write(b.event(opID(opHappy), sluice.Validated, sluice.Signing))
+				w.BuiltHead = w.BuiltHead.Add(window - minValidity + time.Second)
+			},
+		},
+		{
 			name: "resolved as paid before its block was solid", op: opID(opReviewPaid), mention: "(by operator) confirmed txid",
 			break_: func(b *builder) {
 				e := b.lastEvent(opID(opReviewPaid), sluice.Review, sluice.Confirmed)

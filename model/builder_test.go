@@ -87,6 +87,7 @@ func newBuilder(t *testing.T) *builder {
 	b.s.Stuck = sluice.StuckPolicy{RebuildAfter: time.Minute, CancelAfter: 2 * time.Hour, Rebuilds: buildsMax - 1}
 	b.s.ParkLimit = parkLimit
 	b.s.MinValidity = minValidity
+	b.s.ExpirationWindow = window
 	b.s.FaultFree = false // the clean run loses a send and drops transactions from the pool
 	// The ledger: the world's deposits, before any post, and the store's
 	// accounts after them. Every hold and close after this goes through
@@ -575,10 +576,12 @@ func (o *opb) envelope(n int) sluice.Envelope {
 // build goes validated -> signing with envelope 1, then signs.
 func (o *opb) build() *opb {
 	o.step(sluice.Validated, nil)
+	at := o.b.now
 	env := o.envelope(1)
 	row := o.row()
 	row.Envelope, row.Builds = env, 1
 	o.step(sluice.Signing, func(e *sluice.Event) { e.Txid = env.Txid })
+	o.built(at)
 	o.b.s.Envelopes = append(o.b.s.Envelopes, env)
 	return o.sign()
 }
@@ -695,14 +698,23 @@ func (o *opb) rebuild(ev *sluice.Evidence) *opb {
 func (o *opb) reenvelope(ev *sluice.Evidence, d *sluice.Decision) *opb {
 	row := o.row()
 	old := row.Envelope.Txid
+	at := o.b.now
 	env := o.envelope(row.Builds + 1)
 	row.Envelope = env
 	row.Builds++
 	o.step(sluice.Signing, func(e *sluice.Event) {
 		e.Txid, e.RetiredTxid, e.Evidence, e.Decision = env.Txid, old, ev, d
 	})
+	o.built(at)
 	o.b.s.Envelopes = append(o.b.s.Envelopes, env)
 	return o
+}
+
+// built marks the write just recorded as storing a fresh envelope, built
+// from the head the node answered at at (as the world records a build).
+func (o *opb) built(at time.Time) {
+	w := &o.b.s.Writes[len(o.b.s.Writes)-1]
+	w.Built, w.BuiltHead = true, o.b.head(at).Time
 }
 
 // broadcastAndConfirm is the happy tail: write-ahead, accepted send,

@@ -74,6 +74,10 @@ type Snapshot struct {
 	// expiration, by the head the node gave, when its write-ahead lands;
 	// zero: not judged.
 	MinValidity time.Duration
+	// ExpirationWindow is how far past the head block's time a new
+	// envelope may expire (the core's, as the world set it); zero: the
+	// envelopes' expirations are not judged.
+	ExpirationWindow time.Duration
 	// FeeLimitMax is the most the owner agreed to burn on one transfer's
 	// energy (the core's FeeLimitMax as the world set it); zero: the cap
 	// is not judged.
@@ -303,6 +307,14 @@ type WriteRecord struct {
 	// last moment a stale envelope can be replaced for free.
 	Ahead     bool
 	AheadHead time.Time
+	// Built marks a worker's write that stored an envelope the world had
+	// not seen stored before (a build or a rebuild); BuiltHead is then the
+	// time of the head block the node answered the worker in that step,
+	// zero when it answered none. audit-log holds the envelope's expiration
+	// to it: the expiration counts from head chain time, never from a
+	// worker's own clock.
+	Built     bool
+	BuiltHead time.Time
 }
 
 // Why a worker sent an operation to review, as the world read its step

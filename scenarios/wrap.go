@@ -716,8 +716,15 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 			rec.AheadHead = a.stepHead.Time
 		}
 	}
+	fresh := c.Envelope != nil && w.stored[c.Envelope.Txid] == ""
+	if fresh && a.worker {
+		rec.Built = true
+		if a.stepHeadOK {
+			rec.BuiltHead = a.stepHead.Time
+		}
+	}
 	w.writes = append(w.writes, rec)
-	if c.Envelope != nil && w.stored[c.Envelope.Txid] == "" {
+	if fresh {
 		w.stored[c.Envelope.Txid] = c.ID
 		w.envelopes = append(w.envelopes, row.Envelope)
 	}
