@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -592,4 +593,50 @@ func TestResolveRacesCAS(t *testing.T) {
 		}
 	}
 	t.Logf("wins: %v", wins)
+}
+
+// Goal: a migration and its record in schema_migrations commit together. If
+// the record cannot be written (the connection dies, the disk fills), the
+// migration's own changes must roll back with it, so that the next start
+// applies it again; a migration applied but not recorded fails every later
+// start ("already exists") and the service never comes up. Method: for each
+// version, a trigger makes its record's insert fail; Migrate must fail, and
+// once the trigger is gone, Migrate must succeed and record every version.
+func TestMigrationCommitsWithItsRecord(t *testing.T) {
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, m := range ms {
+		t.Run(m.name, func(t *testing.T) {
+			pool := emptyPool(t)
+			if _, err := pool.Exec(ctx, `CREATE TABLE schema_migrations (
+				version    integer PRIMARY KEY,
+				name       text NOT NULL,
+				applied_at timestamptz NOT NULL DEFAULT now());
+			CREATE FUNCTION refuse_record() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN RAISE EXCEPTION 'record of version % refused (test)', NEW.version; END $$;
+			CREATE TRIGGER refuse_record BEFORE INSERT ON schema_migrations
+				FOR EACH ROW WHEN (NEW.version = `+strconv.Itoa(m.version)+`) EXECUTE FUNCTION refuse_record()`); err != nil {
+				t.Fatal(err)
+			}
+			if err := Migrate(ctx, pool); err == nil {
+				t.Fatalf("Migrate succeeded though the record of %s could not be written", m.name)
+			}
+			if _, err := pool.Exec(ctx, `DROP TRIGGER refuse_record ON schema_migrations`); err != nil {
+				t.Fatal(err)
+			}
+			if err := Migrate(ctx, pool); err != nil {
+				t.Fatalf("Migrate after a failed record of %s: %v (the migration was applied without its record)", m.name, err)
+			}
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != len(ms) {
+				t.Errorf("schema_migrations has %d rows, want %d", n, len(ms))
+			}
+		})
+	}
 }
