@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -119,6 +120,7 @@ type (
 		OperationID string      `json:"operation_id"`
 		State       string      `json:"state"`
 		Txid        string      `json:"txid"`
+		Txids       []string    `json:"txids"`
 		Parked      bool        `json:"parked"`
 		Waited      string      `json:"waited"`
 		Actions     []string    `json:"actions"`
@@ -265,7 +267,9 @@ func (o *operatorScript) queue() (items []opItem, ok bool) {
 			// write of it landed since the reading began.
 			id := sluice.OperationID(it.OperationID)
 			if it.State == "review" || !slices.ContainsFunc(w.writes[writes:], func(r model.WriteRecord) bool { return r.Op == id }) {
-				if why := w.ofTheLog(it, func(evs []sluice.Event) string { return w.waitedOfTheLog(it, evs, from, to) }); why != "" {
+				if why := w.ofTheLog(it, func(evs []sluice.Event) string {
+					return cmp.Or(w.waitedOfTheLog(it, evs, from, to), txidsOfTheLog(it, evs))
+				}); why != "" {
 					o.broke("GET "+path, code, body, "%s: %s", it.OperationID, why)
 				}
 			}
@@ -306,6 +310,27 @@ func (w *world) ofTheLog(it opItem, check func([]sluice.Event) string) string {
 		return "the world's own read of its log: " + err.Error()
 	}
 	return check(evs)
+}
+
+// txidsOfTheLog says how an item's "txids" differs from every txid its log
+// ever held, oldest first, each once (the README's operator API), or "":
+// the person on call pastes them into a block explorer to see whether any
+// was paid.
+func txidsOfTheLog(it opItem, evs []sluice.Event) string {
+	var want []string
+	add := func(t tron.Txid) {
+		if s := t.String(); !t.IsZero() && !slices.Contains(want, s) {
+			want = append(want, s)
+		}
+	}
+	for i := range evs {
+		add(evs[i].RetiredTxid)
+		add(evs[i].Txid)
+	}
+	if !slices.Equal(it.Txids, want) {
+		return fmt.Sprintf("txids %q, but its log held %q", it.Txids, want)
+	}
+	return ""
 }
 
 // sameWait says whether shown, a wait as the API writes it (a Go duration

@@ -193,6 +193,14 @@ func TestOperatorReadsAnswersCarefully(t *testing.T) {
 			}
 			return code, body
 		},
+		// Independent bug 143's effect: an item's txids led by blanks (a
+		// slice made with a length, then appended to).
+		"txids not the log's": func(r *http.Request, code int, body []byte) (int, []byte) {
+			if r.URL.Path == "/v1/queue" && code == http.StatusOK {
+				body = bytes.ReplaceAll(body, []byte(`"txids":["`), []byte(`"txids":["","`))
+			}
+			return code, body
+		},
 		"landed action not JSON": func(r *http.Request, code int, body []byte) (int, []byte) {
 			if isAction(r) && code == http.StatusOK {
 				return code, []byte("ok\n")

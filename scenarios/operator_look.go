@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -202,7 +203,7 @@ func (l *looker) look(id, tally string) {
 		if why := w.latestOfTheLog(page.opItem, evs); why != "" {
 			return why
 		}
-		return w.waitedOfTheLog(page.opItem, evs, now, now)
+		return cmp.Or(w.waitedOfTheLog(page.opItem, evs, now, now), txidsOfTheLog(page.opItem, evs))
 	}
 	for _, why := range []string{pageOfTheRow(page, row), w.ofTheLog(page.opItem, log)} {
 		if why != "" {

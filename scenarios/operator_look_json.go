@@ -33,6 +33,7 @@ type pageBuf struct {
 	decision opDecision
 	evidence opEvidence
 	actions  []string
+	txids    []string
 }
 
 // pageScan reads a page's plain form; ok false gives the page up.
@@ -233,7 +234,7 @@ func equalFoldASCII(a, b string) bool {
 }
 
 var (
-	pageNames     = []string{"operation_id", "state", "txid", "parked", "waited", "actions", "decision", "evidence", "builds", "parks", "park_reason", "parked_since", "first_sent_at", "created_at", "updated_at"}
+	pageNames     = []string{"operation_id", "state", "txid", "parked", "waited", "actions", "decision", "evidence", "builds", "parks", "park_reason", "parked_since", "first_sent_at", "created_at", "updated_at", "txids"}
 	decisionNames = []string{"action", "reason", "waited", "rebuilds"}
 	evidenceNames = []string{"txid", "lookup", "expiration", "margin", "solid_number", "solid_time", "lookup_solid", "receipt", "block_number", "proves"}
 )
@@ -247,6 +248,33 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 		v, ok := r.integer()
 		*to = int(v)
 		return ok && int64(int(v)) == v
+	}
+	// strs reads an array of strings into *to, in storage kept in *keep.
+	strs := func(to, keep *[]string) bool {
+		if !r.next('[') {
+			return false
+		}
+		*to = (*keep)[:0]
+		if !r.next(']') {
+			for {
+				a, ok := r.text()
+				if !ok {
+					return false
+				}
+				*to = append(*to, a)
+				if r.next(']') {
+					break
+				}
+				if !r.next(',') {
+					return false
+				}
+			}
+		}
+		if *to == nil {
+			*to = []string{} // as encoding/json reads [] (no allocation)
+		}
+		*keep = *to
+		return true
 	}
 	top := func(k int) bool {
 		switch k {
@@ -262,30 +290,7 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 		case 4:
 			return str(&p.Waited)
 		case 5:
-			if !r.next('[') {
-				return false
-			}
-			p.Actions = buf.actions[:0]
-			if !r.next(']') {
-				for {
-					a, ok := r.text()
-					if !ok {
-						return false
-					}
-					p.Actions = append(p.Actions, a)
-					if r.next(']') {
-						break
-					}
-					if !r.next(',') {
-						return false
-					}
-				}
-			}
-			if p.Actions == nil {
-				p.Actions = []string{} // as encoding/json reads [] (no allocation)
-			}
-			buf.actions = p.Actions
-			return true
+			return strs(&p.Actions, &buf.actions)
 		case 6:
 			d := &buf.decision
 			*d = opDecision{}
@@ -343,8 +348,10 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 			return str(&p.FirstSentAt)
 		case 13:
 			return str(&p.CreatedAt)
-		default:
+		case 14:
 			return str(&p.UpdatedAt)
+		default:
+			return strs(&p.Txids, &buf.txids)
 		}
 	}
 	if !r.object(pageNames, top) {
