@@ -255,11 +255,10 @@ func (c auditContext) confirmedWhenSolid() []Violation {
 		if w.SolidSeen == 0 {
 			continue // not a confirmation
 		}
-		k, ok := slices.BinarySearchFunc(c.s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
-		if !ok || c.s.Events[k].To != sluice.Confirmed {
+		e := writeEvent(c.s, w)
+		if e == nil || e.To != sluice.Confirmed {
 			continue
 		}
-		e := &c.s.Events[k]
 		for _, in := range c.onChain[e.Txid] {
 			if in.BlockNumber > w.SolidSeen {
 				vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
@@ -290,11 +289,10 @@ func (c auditContext) freshWriteAheads() []Violation {
 		if !w.Ahead {
 			continue
 		}
-		k, ok := slices.BinarySearchFunc(c.s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
-		if !ok || c.s.Events[k].To != sluice.Broadcasting {
+		e := writeEvent(c.s, w)
+		if e == nil || e.To != sluice.Broadcasting {
 			continue
 		}
-		e := &c.s.Events[k]
 		if w.AheadHead.IsZero() {
 			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
 				"%s (by %s) wrote the write-ahead of txid %s in a step where the node answered no head block: nothing showed the envelope had %s left before its expiration",
@@ -332,11 +330,10 @@ func (c auditContext) expirationsFromHead() []Violation {
 		if !w.Built {
 			continue
 		}
-		k, ok := slices.BinarySearchFunc(c.s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
-		if !ok || c.s.Events[k].Txid.IsZero() {
+		e := writeEvent(c.s, w)
+		if e == nil || e.Txid.IsZero() {
 			continue
 		}
-		e := &c.s.Events[k]
 		if w.BuiltHead.IsZero() {
 			vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
 				"%s (by %s) stored txid %s built in a step where the node answered no head block: its expiration counts from nothing the chain said",
@@ -355,6 +352,16 @@ func (c auditContext) expirationsFromHead() []Violation {
 		}
 	}
 	return vs
+}
+
+// writeEvent is the event write w appended (Events is in Seq order), nil
+// when the log does not hold it.
+func writeEvent(s *Snapshot, w *WriteRecord) *sluice.Event {
+	k, ok := slices.BinarySearchFunc(s.Events, w.Seq, func(e sluice.Event, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	if !ok {
+		return nil
+	}
+	return &s.Events[k]
 }
 
 // lazyAt names an event in messages ("op X event #N from->to"), formatted
