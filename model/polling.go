@@ -8,19 +8,19 @@ import (
 )
 
 // CheckPacedPolling judges how often the workers asked the chain about a
-// txid, by the world's record of their lookups, writes and parks (never by
-// the core's own account of its waits).
+// txid, by the world's record of their lookups, claims, writes, releases
+// and parks (never by the core's own account of its waits).
 //
 // A step that looks a txid up and writes nothing (pending, included but
 // not yet solid, not found and not yet provably dead, the node busy or
 // unreachable) must hand the row back with a wait, so the next look comes
-// later: a process that asks the same node about the same txid again
-// sooner than the shortest wait the core is configured with (PollFloor),
-// with no write or park of its own on that operation in between and no
-// other process's claim of it, is polling in a loop. On a paid provider (TronGrid's keys are rate-limited)
-// such a loop gets the hot wallet's key throttled, and then no withdrawal
-// moves. Another process's lookup, or a later claim after a lapsed lease,
-// is not held to this: only one process's own pace.
+// later: a process that asks about the same txid again sooner than the
+// shortest wait the core is configured with (PollFloor), with no write or
+// park of its own on that operation in between and no other process's
+// claim of it (movedBetween), is polling in a loop. On a paid provider
+// (TronGrid's keys are rate-limited) such a loop gets the hot wallet's key
+// throttled, and then no withdrawal moves. Only one process's own pace is
+// judged: two processes looking at once is not a loop.
 //
 // One violation an operation (the first pair too close, with how many more
 // there were), so that a loop of twelve lookups reads as one finding.
