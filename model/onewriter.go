@@ -28,6 +28,8 @@ import (
 //     not in: it lost track of its own writes (a park judged on the row
 //     as claimed, say, after the step had moved it), and stops there, its
 //     batch abandoned and its park or review never written.
+//   - Every batch a worker claimed is handed back before its next claim
+//     (handBacks).
 //
 // A snapshot without Claims (the world did not watch) is not checked.
 func CheckOneWriter(s *Snapshot) []Violation {
@@ -202,7 +204,118 @@ func CheckOneWriter(s *Snapshot) []Violation {
 			}
 		}
 	}
+
+	// Every batch handed back before its process's next.
+	handBacks{s: s, claimsOf: claimsOf, slot: claimSlot,
+		writes: func(k int32) opWrites { return opWrites{s.Writes, writePos[writeStart[k]:writeStart[k+1]]} },
+		releases: func(k int32) opReleases {
+			return opReleases{s.Releases, releasePos[releaseStart[k]:releaseStart[k+1]]}
+		}}.check(add)
 	return finish(vs)
+}
+
+// handBacks holds every worker's batch to being handed back: each row it
+// claimed is released, parked or written into a terminal state under the
+// claim's token by the process, before the process claims again. A worker
+// that moves on with a row still leased to it leaves the withdrawal idle
+// until the lease lapses, and skips the park's backoff and bounds (the
+// count of parks that sends a row in trouble to a person). Excused: a
+// batch a fence or a store failure of the process's own cut short (the
+// core stops at either, and the leases lapse), and a row another claim
+// took meanwhile (an operator's resolution, or a lapsed lease taken over:
+// the process's release could not land). Only batches followed by another
+// of the same process are judged: the last may still be at work when the
+// run ends, and a crashed incarnation never claims again.
+type handBacks struct {
+	s        *Snapshot
+	claimsOf func(k int32) []int32
+	slot     []int32 // each claim's operation slot
+	writes   func(k int32) opWrites
+	releases func(k int32) opReleases
+}
+
+func (h handBacks) check(add func(id sluice.OperationID, format string, args ...any)) {
+	s := h.s
+	type batch struct{ from, to int } // positions in Claims, to exclusive
+	var open map[string]batch
+	var reported map[sluice.OperationID]bool
+	for i := range s.Claims {
+		c := &s.Claims[i]
+		if c.Operator || !c.First {
+			continue
+		}
+		b, ok := open[c.Proc]
+		if open == nil {
+			open = make(map[string]batch)
+		}
+		end := i + 1
+		for end < len(s.Claims) && !s.Claims[end].First && !s.Claims[end].Operator && s.Claims[end].Proc == c.Proc {
+			end++
+		}
+		open[c.Proc] = batch{i, end}
+		if !ok || h.cutShort(c.Proc, b.to, i) {
+			continue
+		}
+		for j := b.from; j < b.to; j++ {
+			r := &s.Claims[j]
+			if h.handedBack(j) || h.takenOver(j, b.to, i) || reported[r.Op] {
+				continue
+			}
+			if reported == nil {
+				reported = make(map[sluice.OperationID]bool)
+			}
+			reported[r.Op] = true
+			add(r.Op, "op %s: %s claimed it at %s (token %d) and claimed again at %s without handing it back: no release, park or final write of its own under that token, no fence or store failure of its own since, and no other claim of the row; a lease left idle holds the withdrawal until it lapses (Lease %s) and skips the park's backoff and bounds",
+				r.Op, r.Proc, stamp(r.At), r.Token, stamp(c.At), s.Lease)
+		}
+	}
+}
+
+// cutShort reports whether a fence or a store failure of proc's came
+// between the claims from and to (positions in Claims).
+func (h handBacks) cutShort(proc string, from, to int) bool {
+	for i := range h.s.Fenced {
+		if f := &h.s.Fenced[i]; f.Proc == proc && f.Claims >= from && f.Claims <= to {
+			return true
+		}
+	}
+	for i := range h.s.StoreFailures {
+		if f := &h.s.StoreFailures[i]; f.Proc == proc && f.Claims >= from && f.Claims <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// handedBack reports whether claim j's process released, parked or
+// finished its row under its token.
+func (h handBacks) handedBack(j int) bool {
+	c := &h.s.Claims[j]
+	k := h.slot[j]
+	rels := h.releases(k)
+	for _, i := range rels.pos {
+		if r := &rels.all[i]; r.Token == c.Token && r.Proc == c.Proc {
+			return true
+		}
+	}
+	ws := h.writes(k)
+	for _, i := range ws.pos {
+		if w := &ws.all[i]; w.Token == c.Token && w.Proc == c.Proc && w.Terminal {
+			return true
+		}
+	}
+	return false
+}
+
+// takenOver reports whether another claim took claim j's row between the
+// claims from and to (positions in Claims).
+func (h handBacks) takenOver(j, from, to int) bool {
+	for _, i := range h.claimsOf(h.slot[j]) {
+		if int(i) >= from && int(i) < to {
+			return true
+		}
+	}
+	return false
 }
 
 // opWrites is an operation's writes (positions in all): leaseAt reads

@@ -229,3 +229,110 @@ func TestCheckOneWriterFencedNeedsARival(t *testing.T) {
 		})
 	}
 }
+
+// handScript builds the records one-writer's hand-back clause reads from a
+// script, each step "PROC ACT [OP,...]": claim (one batch of the listed
+// operations, tokens counted per operation), release, park, final (a
+// terminal write), write (any other), fenced, storefail, resolve (an
+// operator's claim, PROC "op"); "+DUR" lets virtual time pass. A release,
+// park or write is under the process's claim of the operation (a release
+// by a process that never claimed it, under the row's latest token).
+func handScript(t *testing.T, script string) *Snapshot {
+	t.Helper()
+	s := &Snapshot{Claims: []ClaimRecord{}}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tokens := map[sluice.OperationID]sluice.FencingToken{}
+	held := map[string]sluice.FencingToken{}
+	for _, step := range strings.Split(script, ";") {
+		f := strings.Fields(step)
+		if len(f) == 1 && strings.HasPrefix(f[0], "+") {
+			d, err := time.ParseDuration(f[0][1:])
+			if err != nil {
+				t.Fatalf("script %q: %v", script, err)
+			}
+			at = at.Add(d)
+			continue
+		}
+		if len(f) < 2 {
+			t.Fatalf("script %q: step %q is not PROC ACT [OP,...]", script, step)
+		}
+		proc, act := f[0], f[1]
+		var ops []sluice.OperationID
+		if len(f) > 2 {
+			for _, o := range strings.Split(f[2], ",") {
+				ops = append(ops, sluice.OperationID(o))
+			}
+		}
+		for i, op := range ops {
+			switch act {
+			case "claim", "resolve":
+				tokens[op]++
+				s.Claims = append(s.Claims, ClaimRecord{Op: op, Token: tokens[op], Proc: proc, At: at, Operator: act == "resolve", First: i == 0 && act == "claim"})
+				held[proc+"/"+string(op)] = tokens[op]
+			case "release", "park":
+				token, ok := held[proc+"/"+string(op)]
+				if !ok { // a process that never claimed it: under the row's token
+					token = tokens[op]
+				}
+				r := ReleaseRecord{Op: op, Token: token, Proc: proc, At: at}
+				s.Releases = append(s.Releases, r)
+				if act == "park" {
+					s.Parks = append(s.Parks, r)
+				}
+			case "final", "write":
+				s.Writes = append(s.Writes, WriteRecord{Op: op, Token: held[proc+"/"+string(op)], Proc: proc, At: at, Terminal: act == "final"})
+			default:
+				t.Fatalf("script %q: unknown act %q", script, act)
+			}
+		}
+		switch act {
+		case "fenced":
+			s.Fenced = append(s.Fenced, FencedRecord{Proc: proc, At: at, Call: "cas", Claims: len(s.Claims)})
+		case "storefail":
+			s.StoreFailures = append(s.StoreFailures, StoreFailure{Proc: proc, Call: "cas", At: at, Claims: len(s.Claims)})
+		}
+	}
+	return s
+}
+
+// Goal: every row a worker claimed is handed back (released, parked or
+// written into a terminal state under the claim's token by that worker)
+// before the worker's next batch, unless a fence or a store failure of its
+// own cut the batch short or another claim took the row meanwhile (blind
+// bug 148: a step that moved the row and asked for a park went unparked,
+// and the worker moved on with the row still leased to it).
+func TestCheckOneWriterHandsBatchesBack(t *testing.T) {
+	for _, c := range []struct {
+		name, script string
+		fired        string // the operation named; "" for clean
+	}{
+		{"released, parked, finished", "w1 claim a,b,c; w1 release a; w1 park b; w1 final c; w1 claim d", ""},
+		{"one row kept", "w1 claim a,b; w1 release a; w1 write b; w1 claim d", "b"},
+		{"kept, claimed again by itself", "w1 claim a; w1 write a; +30s; w1 claim a", "a"},
+		{"the last batch is not judged", "w1 claim a; w1 write a", ""},
+		{"a fence cut the batch short", "w1 claim a,b; w1 fenced; w1 claim d", ""},
+		{"a store failure cut it short", "w1 claim a,b; w1 release a; w1 storefail; w1 claim d", ""},
+		{"a claim whose answer was lost", "w1 claim a,b; w1 storefail; +30s; w1 claim d", ""},
+		{"another's fence or failure does not excuse", "w1 claim a; w2 claim b; w2 fenced; w2 storefail; w1 claim d", "a"},
+		{"a fence before the batch does not excuse", "w1 claim x; w1 fenced; w1 claim a; w1 claim d", "a"},
+		{"taken over by another's claim", "w1 claim a; +30s; w2 claim a; w1 claim d", ""},
+		{"an operator's resolution", "w1 claim a; op resolve a; w1 claim d", ""},
+		{"a release under an earlier claim's token", "w1 claim a; w1 release a; w1 claim a; w1 claim d", "a"},
+		{"another process's release", "w1 claim a; w2 release a; w1 claim d", "a"},
+		{"another process's batch between is its own", "w1 claim a; w2 claim b; w2 release b; w1 release a; w1 claim d", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := CheckOneWriter(handScript(t, c.script))
+			if c.fired == "" {
+				if len(got) != 0 {
+					t.Errorf("want clean, got:\n%s", describe(got))
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Invariant != OneWriter || got[0].Operation != sluice.OperationID(c.fired) ||
+				!strings.Contains(got[0].Message, "without handing it back") {
+				t.Errorf("want one one-writer violation about op %s kept, got:\n%s", c.fired, describe(got))
+			}
+		})
+	}
+}

@@ -2,9 +2,11 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
 )
 
 // CheckPacedPolling judges how often the workers asked the chain about a
@@ -22,9 +24,22 @@ import (
 // throttled, and then no withdrawal moves. Only one process's own pace is
 // judged: two processes looking at once is not a loop.
 //
-// One violation an operation (the first pair too close, with how many more
-// there were), so that a loop of twelve lookups reads as one finding.
+// It also judges the sends after a shortage of ours (pacedAfterShortage):
+// a process that sends again at once after its own send was refused for
+// bandwidth, energy or the contract's state, after its signing failed, or
+// after it rebuilt a transaction that failed on chain, hammers the node
+// through a shortage that lasts and spends the fee and the rebuild budget
+// on it.
+//
+// One violation an operation and kind (the first pair too close, with how
+// many more there were), so that a loop of twelve lookups reads as one
+// finding.
 func CheckPacedPolling(s *Snapshot) []Violation {
+	return finish(append(pacedLookups(s), pacedAfterShortage(s)...))
+}
+
+// pacedLookups judges the lookups (see CheckPacedPolling).
+func pacedLookups(s *Snapshot) []Violation {
 	if s.PollFloor <= 0 || len(s.Lookups) < 2 {
 		return nil
 	}
@@ -74,7 +89,7 @@ func CheckPacedPolling(s *Snapshot) []Violation {
 			"op %s: %s looked txid %s up at %s and again %s later%s, with no write or park of its own in between and no other claim of the row: the shortest wait between two looks is %s, and a worker that polls the node in a loop gets a provider's key throttled",
 			l.Op, l.Proc, l.Txid.Short(), stamp(p.At), l.At.Sub(p.At).Round(time.Millisecond), more, s.PollFloor)})
 	}
-	return finish(vs)
+	return vs
 }
 
 // movedBetween reports whether, between l's process's lookup p and its
@@ -137,4 +152,187 @@ func released(rs []ReleaseRecord, l *LookupRecord) bool {
 		}
 	}
 	return false
+}
+
+// shortage is a shortage of ours one process saw on one operation: its
+// send refused for bandwidth, energy or the contract's state, its signing
+// failed, or a transaction of the operation failed on chain and the process
+// rebuilt it. The process's next send of the operation must wait for the
+// shortage to end: a park, whose first wait is the floor pacedAfterShortage
+// holds it to.
+type shortage struct {
+	op   sluice.OperationID
+	proc string
+	at   time.Time
+	// claims and sends: how many claims and sends the world had seen at
+	// it, which order it exactly against them (times cannot: a step's
+	// calls share one virtual instant).
+	claims, sends int
+	// What it was, for the message (made only for a violation): kind, and
+	// the position of its record in Sends, SignerFailures or Writes.
+	kind shortageKind
+	rec  int
+}
+
+type shortageKind uint8
+
+const (
+	shortRefused shortageKind = iota // Sends[rec] was refused
+	shortSigning                     // SignerFailures[rec]
+	shortRebuilt                     // Writes[rec] rebuilt after a failed receipt
+)
+
+// what says what shortage sh was, from its record.
+func (sh *shortage) what(s *Snapshot) string {
+	switch sh.kind {
+	case shortRefused:
+		d := &s.Sends[sh.rec]
+		return fmt.Sprintf("its send of txid %s was refused %s at %s", d.Txid.Short(), d.Answer, stamp(d.At))
+	case shortSigning:
+		f := &s.SignerFailures[sh.rec]
+		return fmt.Sprintf("its signing of txid %s failed at %s", f.Txid.Short(), stamp(f.At))
+	}
+	w := &s.Writes[sh.rec]
+	if e := writeEvent(s, w); e != nil {
+		for _, in := range s.index().onChain[e.RetiredTxid] {
+			if in.Receipt != tron.ReceiptSuccess {
+				return fmt.Sprintf("it rebuilt the transaction at %s after txid %s failed on chain (%s in #%d)", stamp(w.At), e.RetiredTxid.Short(), in.Receipt, in.BlockNumber)
+			}
+		}
+	}
+	return "it rebuilt the transaction at " + stamp(w.At)
+}
+
+// pacedAfterShortage judges the sends after a shortage of ours, by the
+// world's records of the workers' sends and the answers they got, its
+// signer, the chain and the workers' writes (never the core's reasons or
+// its parks): after a shortage, the process's next send of the operation
+// comes no sooner than the park's first wait (ParkRetry, capped by
+// ParkBackoffMax) unless, in between, another process or the operator
+// claimed the row, or the process claimed it again without having given it
+// up (its lease lapsed, or its park was fenced: the lease paces that). A
+// write in between excuses nothing: a rebuild is itself a write, and so
+// are the signing and the write-ahead that come before its send.
+func pacedAfterShortage(s *Snapshot) []Violation {
+	floor := min(s.ParkRetry, s.ParkBackoffMax)
+	if floor <= 0 || s.Claims == nil || len(s.Sends) == 0 {
+		return nil
+	}
+	var short []shortage
+	for i := range s.Sends {
+		if d := &s.Sends[i]; slices.Contains(operationalRefusals, d.Answer) {
+			short = append(short, shortage{op: d.Op, proc: d.Proc, at: d.At, claims: d.Claims, sends: i + 1, kind: shortRefused, rec: i})
+		}
+	}
+	for i := range s.SignerFailures {
+		f := &s.SignerFailures[i]
+		short = append(short, shortage{op: f.Op, proc: f.Proc, at: f.At, claims: f.Claims, sends: f.Sends, kind: shortSigning, rec: i})
+	}
+	for i := range s.Writes {
+		w := &s.Writes[i]
+		if !w.Built {
+			continue
+		}
+		e := writeEvent(s, w)
+		if e == nil || e.RetiredTxid == (tron.Txid{}) {
+			continue
+		}
+		for _, in := range s.index().onChain[e.RetiredTxid] {
+			if in.Receipt != tron.ReceiptSuccess {
+				short = append(short, shortage{op: w.Op, proc: w.Proc, at: w.At, claims: w.Claims, sends: w.Sends, kind: shortRebuilt, rec: i})
+				break
+			}
+		}
+	}
+	type finding struct {
+		sh   int // position in short
+		send int // position in Sends
+		more int
+	}
+	var found []finding
+	var byOp map[sluice.OperationID]int // an operation's finding, by its index in found
+	for i := range short {
+		sh := &short[i]
+		if sh.op == "" {
+			continue
+		}
+		k := sendAfter(s, sh, floor)
+		if k < 0 || excused(s, sh, &s.Sends[k]) {
+			continue
+		}
+		if f, ok := byOp[sh.op]; ok {
+			found[f].more++
+			continue
+		}
+		if byOp == nil {
+			byOp = map[sluice.OperationID]int{}
+		}
+		byOp[sh.op] = len(found)
+		found = append(found, finding{sh: i, send: k})
+	}
+	var vs []Violation
+	for _, f := range found {
+		sh, d := &short[f.sh], &s.Sends[f.send]
+		more := ""
+		if f.more > 0 {
+			more = fmt.Sprintf(" (and %d more sends as soon after a shortage)", f.more)
+		}
+		vs = append(vs, Violation{Invariant: PacedPolling, Operation: sh.op, Message: fmt.Sprintf(
+			"op %s: %s sent txid %s at %s, %s after a shortage of ours (%s), with no other claim of the row in between%s: a shortage (energy, bandwidth, the hot wallet's balance) lasts, and the park that waits it out waits at least %s; sending again at once only spends fee and rebuild budget while it lasts",
+			sh.op, sh.proc, d.Txid.Short(), stamp(d.At), d.At.Sub(sh.at).Round(time.Millisecond), sh.what(s), more, floor)})
+	}
+	return vs
+}
+
+// sendAfter is the position in Sends of sh's process's next send of sh's
+// operation, when it came sooner than floor after sh; -1 otherwise. The
+// sends are in call order, so on virtual time: only those within floor
+// are read.
+func sendAfter(s *Snapshot, sh *shortage, floor time.Duration) int {
+	for k := sh.sends; k < len(s.Sends) && s.Sends[k].At.Sub(sh.at) < floor; k++ {
+		if d := &s.Sends[k]; d.Proc == sh.proc && d.Op == sh.op {
+			return k
+		}
+	}
+	return -1
+}
+
+// excused reports whether, between shortage sh and its process's send d,
+// another process or the operator claimed the row, or the process claimed
+// it again without having released or parked it under a token it held
+// since sh (its lease lapsed, or its park was fenced).
+func excused(s *Snapshot, sh *shortage, d *SendRecord) bool {
+	claims := s.Claims[:min(d.Claims, len(s.Claims))]
+	held := sluice.FencingToken(0) // the token the process held at sh
+	for i := min(sh.claims, len(claims)) - 1; i >= 0; i-- {
+		if c := &claims[i]; c.Op == sh.op && c.Proc == sh.proc {
+			held = c.Token
+			break
+		}
+	}
+	again := sluice.FencingToken(0) // the process's first claim of the row since sh
+	for i := min(sh.claims, len(claims)); i < len(claims); i++ {
+		c := &claims[i]
+		if c.Op != sh.op {
+			continue
+		}
+		if c.Proc != sh.proc || c.Operator {
+			return true
+		}
+		if again == 0 {
+			again = c.Token
+		}
+	}
+	// Its own claim again: excused unless it gave the row up in between,
+	// which only a release (a park's is one too) under a token from held
+	// to that claim's can be.
+	if again == 0 {
+		return false
+	}
+	for i := range s.Releases {
+		if r := &s.Releases[i]; r.Op == sh.op && r.Proc == sh.proc && r.Token >= held && r.Token < again {
+			return false
+		}
+	}
+	return true
 }

@@ -42,6 +42,10 @@ type Snapshot struct {
 	// or a park): one-writer holds each to a claim that took the row
 	// after the writer's own.
 	Fenced []FencedRecord
+	// StoreFailures is every store call of a worker's the world failed
+	// (a fault it injected): one-writer excuses a batch a failure cut
+	// short from being handed back.
+	StoreFailures []StoreFailure
 	// Parks is every park that landed (its lease given up is also in
 	// Releases): the operational trouble the world saw the core admit to.
 	Parks []ReleaseRecord
@@ -119,6 +123,11 @@ type Snapshot struct {
 	// RetryNotTaken); zero: not judged.
 	Lookups   []LookupRecord
 	PollFloor time.Duration
+	// Sends is every broadcast a worker made, with the answer the worker
+	// got, in the order made. paced-polling holds the next send after a
+	// shortage of ours (an operational refusal, a failed signing, a
+	// rebuild for a failed receipt) to the park's first wait.
+	Sends []SendRecord
 
 	// FaultFree: no fault of any kind fired in the run (no worker, node,
 	// chain, server or client fault). progress then demands that every
@@ -278,6 +287,10 @@ type ClaimRecord struct {
 	// Operator: an operator's resolution, which takes the row whatever
 	// lease is on it (the token moves, so the holder is fenced).
 	Operator bool
+	// First marks the first row of a worker's claim call: the rows from
+	// it to the next First of the same process are one batch, which
+	// one-writer requires handed back before the process's next batch.
+	First bool
 }
 
 // WriteRecord is one write that landed, as the world saw it: the event it
@@ -315,6 +328,11 @@ type WriteRecord struct {
 	// worker's own clock.
 	Built     bool
 	BuiltHead time.Time
+	// Claims and Sends, on a Built write, are how many claims and sends
+	// the world had seen when it landed, which orders it exactly against
+	// them: paced-polling holds the next send after a rebuild for a failed
+	// receipt to a park's wait unless another claim came between.
+	Claims, Sends int
 }
 
 // Why a worker sent an operation to review, as the world read its step
@@ -357,11 +375,39 @@ type ReleaseRecord struct {
 }
 
 // SignerFailure is one signing the world failed: which process asked, for
-// which txid's raw data, when.
+// which txid's raw data (of which operation, by the world's record of the
+// write that stored it), when; and how many claims and sends the world had
+// seen, which orders it exactly against them.
 type SignerFailure struct {
-	Proc string
-	Txid tron.Txid
-	At   time.Time
+	Proc          string
+	Txid          tron.Txid
+	Op            sluice.OperationID
+	At            time.Time
+	Claims, Sends int
+}
+
+// StoreFailure is one store call of a worker's the world failed: which
+// process, which call, when, and how many claims the world had seen, which
+// orders it exactly against them.
+type StoreFailure struct {
+	Proc   string
+	Call   string
+	At     time.Time
+	Claims int
+}
+
+// SendRecord is one broadcast a worker made: of which txid (and so of which
+// operation, by the world's record of the write that stored it), by which
+// process, when, with the answer the worker got (a code, or the error's
+// text; over a wire, what reached it), and how many claims the world had
+// seen when the call began.
+type SendRecord struct {
+	Op     sluice.OperationID
+	Txid   tron.Txid
+	Proc   string
+	At     time.Time
+	Answer string
+	Claims int
 }
 
 // Outcome is what intake told a client.

@@ -343,6 +343,9 @@ type world struct {
 	fenced []model.FencedRecord
 	// signerFailures: rare (a few a run), so not kept between runs.
 	signerFailures []model.SignerFailure
+	// storeFailures: a worker's store calls the world failed; rare, so
+	// not kept between runs either.
+	storeFailures []model.StoreFailure
 	// stored: the txids in envelopes, each with the operation whose write
 	// stored it (the world's record: a worker's lookup is judged as of it).
 	stored map[tron.Txid]sluice.OperationID
@@ -382,6 +385,8 @@ type world struct {
 	waits []model.WaitRecord
 	// lookups: every lookup a worker made (model.LookupRecord).
 	lookups []model.LookupRecord
+	// sends: every broadcast a worker made (model.SendRecord).
+	sends []model.SendRecord
 
 	sent map[tron.Txid]int // every transaction a worker broadcast: its index in sentTxs
 	// resending: by worker, whether its broadcast in progress sends bytes
@@ -639,6 +644,7 @@ type records struct {
 	releases, parks []model.ReleaseRecord
 	envelopes       []sluice.Envelope
 	lookups         []model.LookupRecord
+	sends           []model.SendRecord
 	reads           []model.ReadRecord
 	intake          []model.IntakeRecord
 	// The workers' txid cache: what it holds changes no answer (a hit
@@ -663,7 +669,7 @@ var nodeStorage sync.Pool
 func (r *records) lend(w *world) {
 	w.claims, w.writes, w.releases, w.parks = r.claims[:0], r.writes[:0], r.releases[:0], r.parks[:0]
 	w.envelopes, w.reads, w.intake = r.envelopes[:0], r.reads[:0], r.intake[:0]
-	w.lookups = r.lookups[:0]
+	w.lookups, w.sends = r.lookups[:0], r.sends[:0]
 	if r.txids == nil {
 		r.txids = tron.NewTxidCache(txidSlots)
 	}
@@ -674,7 +680,7 @@ func (r *records) lend(w *world) {
 func (r *records) keep(w *world) {
 	r.claims, r.writes, r.releases, r.parks = w.claims, w.writes, w.releases, w.parks
 	r.envelopes, r.reads, r.intake = w.envelopes, w.reads, w.intake
-	r.lookups = w.lookups
+	r.lookups, r.sends = w.lookups, w.sends
 	r.txids = w.txids
 	recordPool.Put(r)
 }
@@ -776,6 +782,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		Fenced:           w.fenced,
 		Parks:            w.parks,
 		SignerFailures:   w.signerFailures,
+		StoreFailures:    w.storeFailures,
 		Envelopes:        w.envelopes,
 		Lease:            oracle.Lease.D(),
 		SafetyMargin:     oracle.Sluice.SafetyMargin,
@@ -796,6 +803,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		LedgerReadings:   w.ledgerReadings,
 		Waits:            w.waits,
 		Lookups:          w.lookups,
+		Sends:            w.sends,
 		PollFloor:        min(oracle.Sluice.PollPending, oracle.Sluice.BlockInterval, oracle.Sluice.RetryAmbiguous, oracle.Sluice.RetryNotTaken),
 		FaultFree:        faultFree,
 

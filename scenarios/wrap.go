@@ -319,8 +319,12 @@ func (s storeView) storeFault() int {
 	return k
 }
 
-// failed records an injected failure in the trace.
+// failed records an injected failure: a worker's for the oracle, and
+// every one in the trace.
 func (s storeView) failed(call string, k int) {
+	if w := s.a.w; s.a.worker {
+		w.storeFailures = append(w.storeFailures, model.StoreFailure{Proc: s.a.p.Name(), Call: call, At: w.s.Now(), Claims: len(w.claims)})
+	}
 	if s.a.w.s.Tracing() {
 		s.a.w.fact(model.Fact{Kind: model.FactStoreError, Answer: call, Created: k == storeErrAfter})
 	}
@@ -400,8 +404,8 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
 	s.a.busy = len(ops) > 0
 	s.a.wroteAhead, s.a.sentUnwritten = false, false
-	for _, op := range ops {
-		s.a.w.claims = append(s.a.w.claims, model.ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()})
+	for i, op := range ops {
+		s.a.w.claims = append(s.a.w.claims, model.ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now(), First: i == 0})
 	}
 	// A claim reads which rows are claimable (not their contents) and
 	// writes the rows it takes.
@@ -719,6 +723,7 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	fresh := c.Envelope != nil && w.stored[c.Envelope.Txid] == ""
 	if fresh && a.worker {
 		rec.Built = true
+		rec.Claims, rec.Sends = len(w.claims), len(w.sends)
 		if a.stepHeadOK {
 			rec.BuiltHead = a.stepHead.Time
 		}
@@ -753,9 +758,19 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 	// process), the node's fault hook knows whether it is a re-send: the
 	// same bytes were broadcast by an earlier call.
 	name := n.a.p.Name()
+	claims := len(w.claims)
 	w.resending[name] = again
 	res, err := n.inner.Broadcast(ctx, tx)
 	delete(w.resending, name)
+	if n.a.worker {
+		// The answer as the worker got it: a refusal lost on the way back
+		// told it nothing, and asks for no park.
+		answer := string(res.Code)
+		if err != nil {
+			answer = err.Error()
+		}
+		w.sends = append(w.sends, model.SendRecord{Op: w.stored[id], Txid: id, Proc: name, At: w.s.Now(), Answer: answer, Claims: claims})
+	}
 	n.a.wroteAhead, n.a.sentUnwritten = false, true
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	if w.lostTxid == id {
@@ -864,7 +879,9 @@ var errSignerDown = errors.New("signer: deadline exceeded (injected)")
 // signerFailed records a signing the world failed, for the oracle: a park
 // that follows answers a shortage of ours.
 func (w *world) signerFailed(a *actor, raw *tron.RawData) {
-	w.signerFailures = append(w.signerFailures, model.SignerFailure{Proc: a.p.Name(), Txid: w.txids.Txid(raw), At: w.s.Now()})
+	id := w.txids.Txid(raw)
+	w.signerFailures = append(w.signerFailures, model.SignerFailure{Proc: a.p.Name(), Txid: id, Op: w.stored[id], At: w.s.Now(),
+		Claims: len(w.claims), Sends: len(w.sends)})
 }
 
 // signerDown says whether the signer is in an outage now (SignerOutageP),
