@@ -335,6 +335,11 @@ var coreMutants = []Mutant{
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return carryOn{s, a, sluice.ErrFenced} },
 	},
 	{
+		Name:        "park-updates-nothing",
+		Breaks:      "the store's park matches no row and says nothing of it (an UPDATE whose count of rows is never read): the row stays leased to a worker that has moved on, idle until the lease lapses, and no park is counted toward the bounds",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store { return parkNoop{s, a} },
+	},
+	{
 		Name:        "release-wait-shortened",
 		Breaks:      "the store hands a row back after a quarter of the wait the step asked for: the next claim looks the txid up again too soon, and the node is asked four times as often",
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return shortWait{s} },

@@ -49,6 +49,20 @@ func (m parkFails) Park(ctx context.Context, p sluice.Park) (sluice.Operation, e
 		Reason: reason, Hold: sluice.HoldRelease, Note: reason})
 }
 
+// parkNoop's park changes nothing and answers with the row as it is (an
+// UPDATE whose WHERE matches nothing, its count of rows never read, then a
+// SELECT of the row): the worker moves on with the row still leased to it.
+type parkNoop struct {
+	sluice.Store
+	a *actor
+}
+
+func (m parkNoop) Park(ctx context.Context, p sluice.Park) (sluice.Operation, error) {
+	row, err := m.a.w.store.Get(ctx, p.ID)
+	m.a.readRow(p.ID)
+	return row, err
+}
+
 // impatientCancel cancels a sent withdrawal that has waited past the stuck
 // policy's CancelAfter without proof of death: at the worker's next wait
 // on it, the operation fails and its hold is released while its txid may

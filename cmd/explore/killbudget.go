@@ -53,6 +53,7 @@ var recordedKills = map[string]uint64{
 	"operator-cancel-skips-proof":  1,
 	"park-is-failure":              1,
 	"carry-on-after-fence":         3,
+	"park-updates-nothing":         1, // 2026-12-05, with one-writer's hand-back clause
 	"release-wait-shortened":       1, // 2026-12-05, with paced-polling
 	"fee-limit-never-raised":       3, // on fees (2026-12-05)
 	"fee-limit-cap-ignored":        3, // on fees (2026-12-05)
