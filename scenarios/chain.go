@@ -344,7 +344,7 @@ var oddExecutions = []oddExecution{
 	}},
 }
 
-// wideExecutions is oddExecutions with the lie a world asks for with
+// wideExecutions is oddExecutions with the lies a world asks for with
 // WideLogs.
 var wideExecutions = append(oddExecutions[:len(oddExecutions):len(oddExecutions)], oddExecution{"lie-wide-value", func(q mocknode.ExecRequest) mocknode.Execution {
 	// Nothing left the hot wallet; the node reports the payment's log
@@ -354,6 +354,15 @@ var wideExecutions = append(oddExecutions[:len(oddExecutions):len(oddExecutions)
 	l := q.Log()
 	l.Data = append([]byte(nil), l.Data...)
 	l.Data[15] = 1
+	return mocknode.Execution{NoTransfer: true, Lie: true, Logs: []tron.Log{l}}
+}}, oddExecution{"lie-long-data", func(q mocknode.ExecRequest) mocknode.Execution {
+	// Nothing left the hot wallet; the node reports the payment's log
+	// with a second data word after the value (another token's event
+	// that carries a fee beside it, a proxy that pads): a Transfer has
+	// exactly one, and a reader of only the first takes it for the
+	// payment (blind bug 154).
+	l := q.Log()
+	l.Data = append(append([]byte(nil), l.Data...), make([]byte, 32)...)
 	return mocknode.Execution{NoTransfer: true, Lie: true, Logs: []tron.Log{l}}
 }})
 

@@ -160,9 +160,11 @@ type Config struct {
 	// another token, a node that reports no log or a log twice), or that
 	// another contract adds a log beside an exact transfer.
 	OddExecutionP float64 `json:",omitempty"`
-	// WideLogs adds lie-wide-value to that menu: nothing moves, and the
-	// node reports the exact payment's Transfer log with its 32-byte value
-	// 2^128 above the amount (a log a reader of only its low bytes takes
+	// WideLogs adds two lies to that menu: nothing moves, and the node
+	// reports the exact payment's Transfer log with its 32-byte value
+	// 2^128 above the amount (lie-wide-value: a log a reader of only its
+	// low bytes takes for the payment), or with a second data word after
+	// the value (lie-long-data: a reader of only the first word takes it
 	// for the payment). A world without it keeps the menu, and the tapes,
 	// it was measured with.
 	WideLogs bool `json:",omitempty"`

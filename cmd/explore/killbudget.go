@@ -35,7 +35,7 @@ var recordedKills = map[string]uint64{
 	"confirm-ignores-transfer-log": 1, // on logs
 	"mismatch-fails":               1, // on logs
 	"log-ignores-contract":         1, // on logs
-	"log-ignores-amount":           3, // on logs
+	"log-ignores-amount":           4, // on logs; 3 until logs' menu gained lie-long-data (2026-12-05)
 	"raw-bytes-hash":               2,
 	"no-payload-comparison":        7,
 	"check-then-insert":            11,
