@@ -136,11 +136,15 @@ type Config struct {
 	// or moves on after an error ("failover"); nodes other than the
 	// producer may lag by one of NodeLags blocks, changed with LagP every
 	// chain gap; gossip between pools is lost with GossipLossP.
-	Nodes       int     `json:",omitempty"`
-	Route       string  `json:",omitempty"`
-	NodeLags    []int   `json:",omitempty"`
-	LagP        float64 `json:",omitempty"`
-	GossipLossP float64 `json:",omitempty"`
+	Nodes    int    `json:",omitempty"`
+	Route    string `json:",omitempty"`
+	NodeLags []int  `json:",omitempty"`
+	// SilentSolidNode: the last of Nodes leaves its own solid block number
+	// out of its lookups (an older gateway): its "unknown" proves nothing,
+	// however far the chain's solid block is past the expiration.
+	SilentSolidNode bool    `json:",omitempty"`
+	LagP            float64 `json:",omitempty"`
+	GossipLossP     float64 `json:",omitempty"`
 	// ReorgP is the chance, every chain gap before the heal point, that the
 	// last 1 to ReorgDepthMax blocks (above the solid block) are orphaned;
 	// each orphaned transaction returns to the pools, is re-included or
@@ -312,6 +316,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("world %s: Route %q: want per-call, sticky or failover", c.Name, c.Route)
 	case c.LagP > 0 && (c.Nodes < 2 || len(c.NodeLags) == 0):
 		return fmt.Errorf("world %s: LagP %v needs several Nodes and a NodeLags menu", c.Name, c.LagP)
+	case c.SilentSolidNode && c.Nodes < 2:
+		return fmt.Errorf("world %s: SilentSolidNode needs several Nodes (%d)", c.Name, c.Nodes)
 	case c.StaleForkP > 0 && (c.Nodes < 2 || c.ReorgP == 0):
 		return fmt.Errorf("world %s: StaleForkP %v needs several Nodes and reorgs", c.Name, c.StaleForkP)
 	case c.ReorgP > 0 && (c.ReorgDepthMax < 1 || c.ReorgDepthMax >= mocknode.DefaultSolidLag):
@@ -599,6 +605,7 @@ func Nodes() Config {
 	c.LagP = 0.5
 	c.GossipLossP = 0.2
 	c.StaleForkP = 0.5
+	c.SilentSolidNode = true
 	return c
 }
 

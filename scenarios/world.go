@@ -508,6 +508,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	for _, n := range w.net.Nodes() {
 		n.SetFaults(w.nodeFault)
 	}
+	if cfg.SilentSolidNode {
+		w.net.Node(cfg.Nodes - 1).OmitSolid()
+	}
 	if cfg.Nodes > 1 {
 		w.net.SetGossip(w.gossip)
 	}

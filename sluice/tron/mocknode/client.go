@@ -98,6 +98,10 @@ func (n *Node) query(k CallKind, worker string, id tron.Txid) (timeout bool) {
 // pending if the transaction is still in its pool, else unknown), solid only
 // at or below its own solid block.
 func (n *Node) lookup(id tron.Txid) tron.TxInfo {
+	said := n.solid().Number // the solid number the answer carries
+	if n.silentSolid {
+		said = 0
+	}
 	if n.isOnChain(id) {
 		l := n.landingOf(id)
 		return tron.TxInfo{
@@ -108,11 +112,11 @@ func (n *Node) lookup(id tron.Txid) tron.TxInfo {
 			Solid:       l.inc.BlockNumber <= n.solid().Number,
 			Receipt:     l.inc.Receipt,
 			Logs:        cloneLogs(l.logs),
-			NodeSolid:   n.solid().Number,
+			NodeSolid:   said,
 		}
 	}
 	if n.inPool[id] {
-		return tron.TxInfo{Txid: id, Status: tron.Pending, NodeSolid: n.solid().Number}
+		return tron.TxInfo{Txid: id, Status: tron.Pending, NodeSolid: said}
 	}
-	return tron.TxInfo{Txid: id, Status: tron.Unknown, NodeSolid: n.solid().Number}
+	return tron.TxInfo{Txid: id, Status: tron.Unknown, NodeSolid: said}
 }

@@ -501,3 +501,32 @@ func TestNetworkDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a node told to OmitSolid leaves its own solid number out of every
+// lookup answer (an older gateway), while the rest of each answer stays
+// its own view; a node not told keeps giving it. Method: node 1 lags 11
+// blocks and omits; a transaction included at 20 is unknown to it and
+// included to node 0, and one still pending is pending to both.
+func TestNodeOmitsItsSolidNumber(t *testing.T) {
+	e := newNetEnv(t, 2, func(c *Config) { c.SolidLag = 4 })
+	e.net.SetGossip(func(Hop) Gossip { return Gossip{Lost: true} })
+	n1 := e.net.Node(1)
+	n1.SetLag(11)
+	n1.OmitSolid()
+	e.at(19*SlotInterval + time.Second)
+	tx := e.tx("silent", 1)
+	e.mustSend(tx, tron.CodeSuccess)
+	e.at(30 * SlotInterval)
+	for i, want := range []struct {
+		status tron.Status
+		solid  int64
+	}{{incl, 26}, {unkn, 0}} {
+		info, err := e.on(i).Lookup(t.Context(), tx.Txid())
+		if err != nil || info.Status != want.status || info.NodeSolid != want.solid {
+			t.Errorf("node %d: lookup %s, solid number %d (%v), want %s and %d", i, info.Status, info.NodeSolid, err, want.status, want.solid)
+		}
+	}
+	if solid, _ := e.on(1).SolidBlock(t.Context()); solid.Number != 15 {
+		t.Errorf("node 1's solid block #%d, want #15: only its lookups leave it out", solid.Number)
+	}
+}

@@ -133,7 +133,17 @@ type Node struct {
 	script [callKindEnd][]Fault
 	hook   func(Call) Fault
 	fired  [faultEnd]int
+
+	// silentSolid: the node leaves its own solid block number out of its
+	// lookups (OmitSolid).
+	silentSolid bool
 }
+
+// OmitSolid makes the node leave its own solid block number out of its
+// lookups (TxInfo.NodeSolid 0), as a gateway older than that field does: a
+// caller cannot then tell how far its "unknown" reaches, and must not take
+// it for proof of death.
+func (n *Node) OmitSolid() { n.silentSolid = true }
 
 type pending struct {
 	tx      tron.Transaction // a deep copy: the caller may reuse its slices
