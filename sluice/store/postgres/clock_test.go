@@ -11,8 +11,8 @@ import (
 // Goal: in production the database's own clock judges leases (Options.Clock
 // is nil), and every time rule holds on it, not only on the manual clock the
 // conformance suite injects: a lease ends by itself, a CAS renews it, a
-// release's delay holds the row back, and the times the store writes come
-// from the database. The clock function is declared STABLE (one value per
+// release's delay holds the row back, an operator's retry frees the row
+// at once, and the times the store writes come from the database. The clock function is declared STABLE (one value per
 // statement's transaction, as now() is), neither VOLATILE (two reads in one
 // statement could disagree) nor IMMUTABLE (the planner could fold it into a
 // cached plan). Method: a lease of 1.5 s, real sleeps kept short; every
@@ -115,5 +115,20 @@ func TestDatabaseClock(t *testing.T) {
 	}
 	if !again.ParkedSince.Equal(parked.ParkedSince) {
 		t.Errorf("a second park of the spell moved its start from %s to %s", parked.ParkedSince, again.ParkedSince)
+	}
+
+	// An operator's resolution writes on the database's clock too: a
+	// retry makes the parked row claimable at once, by the database's
+	// now() (blind bug 149 gave it the injected clock's, NULL here, and
+	// every operator action failed in production only).
+	retried, err := s.Resolve(ctx, sluice.Resolution{ID: op.ID, From: again.State, To: again.State, Operator: "alice", Why: "retry"})
+	if err != nil {
+		t.Fatalf("an operator's retry on the database's clock: %v", err)
+	}
+	if d := retried.NotBefore.Sub(before); d < -time.Minute || d > time.Minute {
+		t.Errorf("a retry's NotBefore %s is %s from this machine's clock: not the database's now()", retried.NotBefore, d)
+	}
+	if n := len(claim("w4")); n != 1 {
+		t.Errorf("a claim right after an operator's retry of a parked row took %d rows, want 1", n)
 	}
 }
