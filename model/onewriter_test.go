@@ -243,16 +243,7 @@ func handScript(t *testing.T, script string) *Snapshot {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tokens := map[sluice.OperationID]sluice.FencingToken{}
 	held := map[string]sluice.FencingToken{}
-	for _, step := range strings.Split(script, ";") {
-		f := strings.Fields(step)
-		if len(f) == 1 && strings.HasPrefix(f[0], "+") {
-			d, err := time.ParseDuration(f[0][1:])
-			if err != nil {
-				t.Fatalf("script %q: %v", script, err)
-			}
-			at = at.Add(d)
-			continue
-		}
+	eachStep(t, script, &at, func(step string, f []string) {
 		if len(f) < 2 {
 			t.Fatalf("script %q: step %q is not PROC ACT [OP,...]", script, step)
 		}
@@ -291,7 +282,7 @@ func handScript(t *testing.T, script string) *Snapshot {
 		case "storefail":
 			s.StoreFailures = append(s.StoreFailures, StoreFailure{Proc: proc, Call: "cas", At: at, Claims: len(s.Claims)})
 		}
-	}
+	})
 	return s
 }
 

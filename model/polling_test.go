@@ -45,16 +45,7 @@ func pollScript(t *testing.T, script string) *Snapshot {
 	sent := func(proc, answer string) {
 		s.Sends = append(s.Sends, SendRecord{Op: op, Txid: txid, Proc: proc, At: at, Answer: answer, Claims: len(s.Claims)})
 	}
-	for _, step := range strings.Split(script, ";") {
-		f := strings.Fields(step)
-		if len(f) == 1 && strings.HasPrefix(f[0], "+") {
-			d, err := time.ParseDuration(f[0][1:])
-			if err != nil {
-				t.Fatalf("script %q: %v", script, err)
-			}
-			at = at.Add(d)
-			continue
-		}
+	eachStep(t, script, &at, func(step string, f []string) {
 		if len(f) != 2 {
 			t.Fatalf("script %q: step %q is not PROC ACT", script, step)
 		}
@@ -87,8 +78,26 @@ func pollScript(t *testing.T, script string) *Snapshot {
 		default:
 			t.Fatalf("script %q: unknown act %q", script, act)
 		}
-	}
+	})
 	return s
+}
+
+// eachStep calls do with each step of a script (steps split by ";"), its
+// fields split by spaces, except "+DUR", which moves *at on instead.
+func eachStep(t *testing.T, script string, at *time.Time, do func(step string, fields []string)) {
+	t.Helper()
+	for _, step := range strings.Split(script, ";") {
+		f := strings.Fields(step)
+		if len(f) == 1 && strings.HasPrefix(f[0], "+") {
+			d, err := time.ParseDuration(f[0][1:])
+			if err != nil {
+				t.Fatalf("script %q: %v", script, err)
+			}
+			*at = at.Add(d)
+			continue
+		}
+		do(step, f)
+	}
 }
 
 func TestCheckPacedPolling(t *testing.T) {
