@@ -7,6 +7,7 @@ import (
 
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
+	"sluicesim/sluice/tron/mocknode"
 )
 
 // CheckPacedPolling judges how often the workers asked the chain about a
@@ -193,14 +194,27 @@ func (sh *shortage) what(s *Snapshot) string {
 		return fmt.Sprintf("its signing of txid %s failed at %s", f.Txid.Short(), stamp(f.At))
 	}
 	w := &s.Writes[sh.rec]
-	if e := writeEvent(s, w); e != nil {
-		for _, in := range s.index().onChain[e.RetiredTxid] {
-			if in.Receipt != tron.ReceiptSuccess {
-				return fmt.Sprintf("it rebuilt the transaction at %s after txid %s failed on chain (%s in #%d)", stamp(w.At), e.RetiredTxid.Short(), in.Receipt, in.BlockNumber)
-			}
+	retired, in, _ := rebuiltAfterFailure(s, w)
+	return fmt.Sprintf("it rebuilt the transaction at %s after txid %s failed on chain (%s in #%d)", stamp(w.At), retired.Short(), in.Receipt, in.BlockNumber)
+}
+
+// rebuiltAfterFailure reports whether write w stored a new envelope in
+// place of a txid the chain holds with a failed receipt, and which txid
+// and inclusion.
+func rebuiltAfterFailure(s *Snapshot, w *WriteRecord) (tron.Txid, mocknode.Inclusion, bool) {
+	if !w.Built {
+		return tron.Txid{}, mocknode.Inclusion{}, false
+	}
+	e := writeEvent(s, w)
+	if e == nil || e.RetiredTxid == (tron.Txid{}) {
+		return tron.Txid{}, mocknode.Inclusion{}, false
+	}
+	for _, in := range s.index().onChain[e.RetiredTxid] {
+		if in.Receipt != tron.ReceiptSuccess {
+			return e.RetiredTxid, in, true
 		}
 	}
-	return "it rebuilt the transaction at " + stamp(w.At)
+	return tron.Txid{}, mocknode.Inclusion{}, false
 }
 
 // pacedAfterShortage judges the sends after a shortage of ours, by the
@@ -229,18 +243,9 @@ func pacedAfterShortage(s *Snapshot) []Violation {
 		short = append(short, shortage{op: f.Op, proc: f.Proc, at: f.At, claims: f.Claims, sends: f.Sends, kind: shortSigning, rec: i})
 	}
 	for i := range s.Writes {
-		w := &s.Writes[i]
-		if !w.Built {
-			continue
-		}
-		e := writeEvent(s, w)
-		if e == nil || e.RetiredTxid == (tron.Txid{}) {
-			continue
-		}
-		for _, in := range s.index().onChain[e.RetiredTxid] {
-			if in.Receipt != tron.ReceiptSuccess {
+		if w := &s.Writes[i]; w.Built {
+			if _, _, ok := rebuiltAfterFailure(s, w); ok {
 				short = append(short, shortage{op: w.Op, proc: w.Proc, at: w.At, claims: w.Claims, sends: w.Sends, kind: shortRebuilt, rec: i})
-				break
 			}
 		}
 	}
