@@ -25,7 +25,11 @@
 // no funded customer's ever is), retries after failed answers, and reads.
 // Every fifth withdrawal is for Live-Late, whom a depositor credits through
 // the operator API while the clients post (deposits.go says how each
-// deposit is placed for funds, and what its answers must be). Every request's call and return points come from one
+// deposit is placed for funds, and what its answers must be). A person on
+// call acts through the operator API meanwhile, on the database's clock:
+// cancels withdrawals not yet built, retries parked operations, cancels
+// those in review; its answers are held to the event log and the actions
+// counter at the end (oncall.go). Every request's call and return points come from one
 // counter in this process, so they order the history as real time does.
 // Meanwhile a killer sends SIGKILL to a random worker process every few
 // seconds and restarts it.

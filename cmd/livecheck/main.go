@@ -173,6 +173,10 @@ func (c config) checkRestart() error {
 
 // report is what a run did and found.
 type report struct {
+	// onCall is the person on call (oncall.go); onCallWrong its answers
+	// judged against the final rows and log.
+	onCall      *onCall
+	onCallWrong []string
 	withdrawals int // rows stored
 	terminal    int
 	byState     map[sluice.State]int
@@ -292,6 +296,7 @@ func (r *report) failures(cfg config) []string {
 	if r.deposits != nil {
 		out = append(out, r.deposits.problems(r.tally)...)
 	}
+	out = append(out, r.onCallWrong...)
 	switch {
 	case r.metricsErr != "":
 		out = append(out, "metrics: "+r.metricsErr)
@@ -311,6 +316,9 @@ func (r *report) failures(cfg config) []string {
 				out = append(out, fmt.Sprintf("metrics: %s{action=\"credit\",outcome=\"invalid\"} is %v, but %v credits by a malformed operator name were answered 422", metricActions, got, want))
 			}
 		}
+		if r.onCall != nil && r.metrics.actions != nil {
+			out = append(out, r.onCall.metricProblems(r.metrics.actions)...)
+		}
 	}
 	return out
 }
@@ -328,6 +336,16 @@ func (r *report) print(w io.Writer) {
 		t.dupSent, t.conflictSent, t.invalidSent, t.unfundedSent, r.dupConflictAnswered(), len(t.wrongFunds))
 	if r.deposits != nil {
 		fmt.Fprintf(w, "livecheck: %s\n", r.deposits.summary(t))
+	}
+	if r.onCall != nil {
+		fmt.Fprintf(w, "livecheck: %s\n", r.onCall.summary())
+	}
+	for i, p := range r.onCallWrong {
+		if i == 5 {
+			fmt.Fprintf(w, "livecheck: OPERATOR ... and %d more\n", len(r.onCallWrong)-i)
+			break
+		}
+		fmt.Fprintf(w, "livecheck: OPERATOR %s\n", p)
 	}
 	fmt.Fprintf(w, "livecheck: worker processes killed with SIGKILL %d, restarted %d; %d process incarnations wrote events; %d operations passed between incarnations\n",
 		r.kills, r.restarts, r.incarnation, r.handedOver)
@@ -532,6 +550,15 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		defer close(depositsDone)
 		dep.run(ctx, cfg.postSpan, each)
 	}()
+	// The person on call acts through the operator API while the clients
+	// post (oncall.go).
+	oc := &onCall{url: "http://" + opAddr, token: token, hc: &http.Client{Timeout: 10 * time.Second},
+		rng: mrand.New(mrand.NewPCG(cfg.seed, 0x0ca11)), requested: requestedRows(pool), backoff: 300 * time.Millisecond, outages: h.outages}
+	onCallDone := make(chan struct{})
+	go func() {
+		defer close(onCallDone)
+		oc.run(ctx, cfg.postSpan, onCallRound)
+	}()
 	ids := make([]string, len(plans))
 	for i, p := range plans {
 		ids[i] = p.id
@@ -717,6 +744,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	<-postsDone
 	<-readerDone
 	<-depositsDone
+	<-onCallDone
 	if err := <-killerDone; err != nil {
 		return nil, err
 	}
@@ -806,7 +834,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	front.stop(15 * time.Second)
 
 	snap := snapshot(ops, events, ledger, truth, h, credits, dep.made, healed, end, cfg.budget)
-	rep = &report{tally: &h.t, deposits: dep, kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
+	rep = &report{tally: &h.t, deposits: dep, onCall: oc, onCallWrong: oc.judge(ops, events), kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
 		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: droppedTxids(truth.Wire), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
 		metrics: got.s}
