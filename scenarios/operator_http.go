@@ -126,6 +126,12 @@ type (
 		Actions     []string    `json:"actions"`
 		Decision    *opDecision `json:"decision"`
 		Evidence    *opEvidence `json:"evidence"`
+		// The request as the page shows it, which the person reads to
+		// know what they act on (requestOfTheRow).
+		Customer  string `json:"customer"`
+		ToAddress string `json:"to_address"`
+		Amount    string `json:"amount"`
+		Asset     string `json:"asset"`
 	}
 	// opDecision is an item's newest decision as the API shows it.
 	opDecision struct {

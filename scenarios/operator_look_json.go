@@ -234,7 +234,7 @@ func equalFoldASCII(a, b string) bool {
 }
 
 var (
-	pageNames     = []string{"operation_id", "state", "txid", "parked", "waited", "actions", "decision", "evidence", "builds", "parks", "park_reason", "parked_since", "first_sent_at", "created_at", "updated_at", "txids"}
+	pageNames     = []string{"operation_id", "state", "txid", "parked", "waited", "actions", "decision", "evidence", "builds", "parks", "park_reason", "parked_since", "first_sent_at", "created_at", "updated_at", "txids", "customer", "to_address", "amount", "asset"}
 	decisionNames = []string{"action", "reason", "waited", "rebuilds"}
 	evidenceNames = []string{"txid", "lookup", "expiration", "margin", "solid_number", "solid_time", "lookup_solid", "receipt", "block_number", "proves"}
 )
@@ -350,8 +350,16 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 			return str(&p.CreatedAt)
 		case 14:
 			return str(&p.UpdatedAt)
-		default:
+		case 15:
 			return strs(&p.Txids, &buf.txids)
+		case 16:
+			return str(&p.Customer)
+		case 17:
+			return str(&p.ToAddress)
+		case 18:
+			return str(&p.Amount)
+		default:
+			return str(&p.Asset)
 		}
 	}
 	if !r.object(pageNames, top) {

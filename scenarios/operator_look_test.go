@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
 )
@@ -27,6 +28,7 @@ func lookRow() sluice.Operation {
 	row.ParkReason = "node unreachable"
 	row.CreatedAt, row.FirstSentAt = at, at.Add(time.Second)
 	row.ParkedSince, row.UpdatedAt = at.Add(2*time.Second), at.Add(3*time.Second)
+	row.Request = sluice.Request{Customer: "Cust-1", To: tron.Address{0x41, 0xa1, 19: 0x07}, Amount: 12_500_000, Asset: sluice.Asset}
 	return row
 }
 
@@ -39,6 +41,9 @@ func pageOf(row sluice.Operation) lookPage {
 	p.Builds, p.Parks, p.ParkReason = row.Builds, row.Parks, row.ParkReason
 	p.ParkedSince, p.FirstSentAt = apiTime(row.ParkedSince), apiTime(row.FirstSentAt)
 	p.CreatedAt, p.UpdatedAt = apiTime(row.CreatedAt), apiTime(row.UpdatedAt)
+	p.Customer, p.Asset = string(row.Request.Customer), row.Request.Asset
+	p.ToAddress = model.Base58Address([21]byte(row.Request.To))
+	p.Amount = fmt.Sprintf("%d.%06d", row.Request.Amount/1_000_000, row.Request.Amount%1_000_000)
 	return p
 }
 
@@ -72,6 +77,13 @@ func TestPageOfTheRowTellsEveryField(t *testing.T) {
 		{"created_at", func(p *lookPage) { p.CreatedAt = apiTime(row.CreatedAt.Add(time.Nanosecond)) }},
 		{"updated_at", func(p *lookPage) { p.UpdatedAt = apiTime(row.UpdatedAt.In(time.FixedZone("UTC+1", 3600))) + " " }},
 		{"offers", func(p *lookPage) { p.Actions = []string{"retry"} }},
+		// Independent bug 155: the amount in base units.
+		{"amount", func(p *lookPage) { p.Amount = "12500000" }},
+		{"amount", func(p *lookPage) { p.Amount = "12.5000001" }},
+		{"customer", func(p *lookPage) { p.Customer = "cust-1" }},
+		{"to_address", func(p *lookPage) { p.ToAddress = model.Base58Address([21]byte{0x41, 0xa1, 19: 0x08}) }},
+		{"asset", func(p *lookPage) { p.Asset = "USDT-TRC10" }},
+		{"asset", func(p *lookPage) { p.Asset = "" }},
 	} {
 		p := pageOf(row)
 		c.slip(&p)
