@@ -553,7 +553,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	// The person on call acts through the operator API while the clients
 	// post (oncall.go).
 	oc := &onCall{url: "http://" + opAddr, token: token, hc: &http.Client{Timeout: 10 * time.Second},
-		rng: mrand.New(mrand.NewPCG(cfg.seed, 0x0ca11)), requested: requestedRows(pool), backoff: 300 * time.Millisecond, outages: h.outages}
+		rng: mrand.New(mrand.NewPCG(cfg.seed, 0x0ca11)), rows: rowsIn(pool), backoff: 300 * time.Millisecond, outages: h.outages}
 	onCallDone := make(chan struct{})
 	go func() {
 		defer close(onCallDone)

@@ -41,6 +41,9 @@ const onCallRound = time.Second
 //     the requested and validated rows (from the database, as the
 //     simulator's person lists the store) and cancels one. A worker may
 //     build it meanwhile: then it is refused (409), never cancelled;
+//   - every other round, a withdrawal in flight (signing to broadcast)
+//     that looks slow is retried: the store bumps its token under the
+//     worker driving it, on a real database with real workers racing;
 //   - the person reads the queue (GET /v1/queue) and retries a parked
 //     operation, or cancels one in review (with the node's proof of
 //     death, which the service asks for itself; a refusal is an answer).
@@ -60,9 +63,9 @@ type onCall struct {
 	// outages are PostgreSQL's restarts and crashes (the clients'): a 503
 	// or no answer is excused only overlapping one.
 	outages *outages
-	// requested lists ids of rows in requested or validated (pool's, or a
-	// test's store).
-	requested func(context.Context) ([]sluice.OperationID, error)
+	// rows lists ids of up to 20 rows in the given states, newest first
+	// (the pool's, or a test's store).
+	rows func(context.Context, ...sluice.State) ([]sluice.OperationID, error)
 	// backoff is the wait before an action's second attempt; the k-th
 	// waits k times as long, ten times at most (the depositor's pause).
 	backoff time.Duration
@@ -81,11 +84,14 @@ type onCall struct {
 	wrong    []string
 }
 
-// requestedRows reads up to 20 ids of rows no worker has built yet.
-func requestedRows(pool *pgxpool.Pool) func(context.Context) ([]sluice.OperationID, error) {
-	return func(ctx context.Context) ([]sluice.OperationID, error) {
-		rows, err := pool.Query(ctx, `SELECT id::text FROM operations WHERE state::text = ANY($1) ORDER BY created_at_ns DESC LIMIT 20`,
-			[]string{sluice.Requested.String(), sluice.Validated.String()})
+// rowsIn reads up to 20 ids of rows in the given states, newest first.
+func rowsIn(pool *pgxpool.Pool) func(context.Context, ...sluice.State) ([]sluice.OperationID, error) {
+	return func(ctx context.Context, states ...sluice.State) ([]sluice.OperationID, error) {
+		names := make([]string, len(states))
+		for i, st := range states {
+			names[i] = st.String()
+		}
+		rows, err := pool.Query(ctx, `SELECT id::text FROM operations WHERE state::text = ANY($1) ORDER BY created_at_ns DESC LIMIT 20`, names)
 		if err != nil {
 			return nil, err
 		}
@@ -111,8 +117,18 @@ func (o *onCall) run(ctx context.Context, span, round time.Duration) {
 			return
 		case <-time.After(round):
 		}
-		if ids, err := o.requested(ctx); err == nil && len(ids) > 0 {
+		if ids, err := o.rows(ctx, sluice.Requested, sluice.Validated); err == nil && len(ids) > 0 {
 			o.act(ctx, ids[o.rng.IntN(len(ids))], operator.Cancel, "the customer asked to stop it")
+		}
+		// Every other round, a withdrawal in flight that looks slow to
+		// someone is retried: the store bumps its token under the worker
+		// driving it, whose next write is fenced, on a real database with
+		// real workers racing the resolution (what independent bug 134,
+		// a resolution that reads the row without locking it, needs).
+		if o.rng.IntN(2) == 0 {
+			if ids, err := o.rows(ctx, inFlight...); err == nil && len(ids) > 0 {
+				o.act(ctx, ids[o.rng.IntN(len(ids))], operator.Retry, "it looks slow, try it now")
+			}
 		}
 		for _, it := range o.queue(ctx) {
 			if o.stuck() {
@@ -134,6 +150,10 @@ func (o *onCall) stuck() bool {
 	defer o.mu.Unlock()
 	return o.gaveUp
 }
+
+// inFlight are the states a worker drives a withdrawal through after
+// validation: an operator's retry there fences whoever holds it.
+var inFlight = []sluice.State{sluice.Signing, sluice.Signed, sluice.Broadcasting, sluice.Broadcast}
 
 // queueItem is the part of the queue's items the person reads.
 type queueItem struct {
