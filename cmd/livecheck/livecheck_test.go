@@ -158,8 +158,14 @@ func TestClassifyPost(t *testing.T) {
 func TestFailures(t *testing.T) {
 	cfg := defaults()
 	good := func() *report {
-		return &report{withdrawals: 1000, terminal: 1000, kills: 10, takeovers: map[sluice.State]int{sluice.Broadcasting: 1},
-			tally: &tally{outcomes: map[model.Outcome]int{model.Replayed: 60, model.Conflict: 40}}, metrics: canned(t)}
+		r := &report{withdrawals: 1000, terminal: 1000, kills: 10, takeovers: map[sluice.State]int{sluice.Broadcasting: 1},
+			tally: &tally{outcomes: map[model.Outcome]int{model.Replayed: 60, model.Conflict: 40}}, metrics: canned(t),
+			onCall: &onCall{counts: map[string]int{"cancel/landed": 3, "retry/refused": 1}}}
+		if r.metrics.actions == nil {
+			r.metrics.actions = map[string]float64{}
+		}
+		r.metrics.actions["cancel/landed"], r.metrics.actions["retry/refused"] = 3, 1
+		return r
 	}
 	if f := good().failures(cfg); len(f) != 0 {
 		t.Fatalf("a run meeting every bound fails: %v", f)
@@ -198,6 +204,12 @@ func TestFailures(t *testing.T) {
 		"metrics implausible":                  func(r *report) { r.metrics.stuck = 2 },
 		"metrics never scraped":                func(r *report) { r.metrics = nil },
 		"metrics scrape failed":                func(r *report) { r.metrics, r.metricsErr = nil, "GET /metrics: 503" },
+		"on call, a landed cancel uncounted":   func(r *report) { r.metrics.actions["cancel/landed"] = 2 },
+		"on call, nothing landed": func(r *report) {
+			r.onCall.counts = map[string]int{"cancel/refused": 4}
+			r.metrics.actions["cancel/landed"], r.metrics.actions["retry/refused"], r.metrics.actions["cancel/refused"] = 0, 0, 4
+		},
+		"on call, an answer wrong": func(r *report) { r.onCallWrong = []string{"cancel x answered 200, but the operation ended confirmed"} },
 	} {
 		r := good()
 		spoil(r)

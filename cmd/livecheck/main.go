@@ -297,6 +297,12 @@ func (r *report) failures(cfg config) []string {
 		out = append(out, r.deposits.problems(r.tally)...)
 	}
 	out = append(out, r.onCallWrong...)
+	if r.onCall != nil && r.onCall.landed() == 0 {
+		// Counted like the kills and the proofs of death: a run in
+		// which the person on call never acted judged nothing of the
+		// operator API on the database's clock.
+		out = append(out, "the person on call landed no action (no cancel, no retry): "+r.onCall.summary())
+	}
 	switch {
 	case r.metricsErr != "":
 		out = append(out, "metrics: "+r.metricsErr)

@@ -393,3 +393,10 @@ func (o *onCall) metricProblems(actions map[string]float64) []string {
 	}
 	return out
 }
+
+// landed counts the actions answered 200.
+func (o *onCall) landed() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.counts["cancel/landed"] + o.counts["retry/landed"]
+}
