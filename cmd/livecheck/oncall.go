@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/operator"
 )
@@ -55,7 +56,8 @@ const onCallRound = time.Second
 // fails (149) meets. Answers are judged as they come (a 200 must show the
 // state the action leads to) and against the event log at the end
 // (judge): an action answered as done is in the log under the person's
-// name, a cancelled one ended failed, and nothing refused landed.
+// name, a cancelled one ended failed, nothing refused landed, and the
+// request a 200 showed is the row's.
 type onCall struct {
 	url, token string
 	hc         *http.Client
@@ -77,6 +79,9 @@ type onCall struct {
 	// before the answer: it may have landed).
 	answered map[sluice.OperationID]map[operator.Kind]string
 	counts   map[string]int // "cancel/landed", "retry/refused", ...
+	// shown is the request each 200 showed (the operation's page after
+	// the action), held to the row at the end (judge).
+	shown map[sluice.OperationID]model.Payload
 	attempts int
 	unsure   int // attempts answered 503 or not at all, then sent again
 	lost     int // attempts not answered at all (the server may have counted them)
@@ -199,9 +204,13 @@ func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind
 		o.attempts++
 		o.mu.Unlock()
 		var e struct {
-			State  string `json:"state"`
-			Parked bool   `json:"parked"`
-			Code   string `json:"code"`
+			State     string `json:"state"`
+			Parked    bool   `json:"parked"`
+			Code      string `json:"code"`
+			Customer  string `json:"customer"`
+			ToAddress string `json:"to_address"`
+			Amount    string `json:"amount"`
+			Asset     string `json:"asset"`
 		}
 		if code != 0 && json.Unmarshal(b, &e) != nil {
 			o.fail("%s: %d with a body that is not the API's JSON: %.200q", what, code, b)
@@ -214,6 +223,12 @@ func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind
 				o.fail("%s: 200 showing state %s (parked %v): a cancel ends failed, a retry unparks", what, e.State, e.Parked)
 			}
 			final = "landed"
+			o.mu.Lock()
+			if o.shown == nil {
+				o.shown = map[sluice.OperationID]model.Payload{}
+			}
+			o.shown[id] = model.Payload{ID: string(id), Customer: e.Customer, To: e.ToAddress, Amount: e.Amount, Asset: e.Asset}
+			o.mu.Unlock()
 		case code == http.StatusConflict:
 			final = "refused"
 		case code == http.StatusServiceUnavailable && e.Code == operator.CodeNodeUnavailable:
@@ -311,6 +326,11 @@ func (o *onCall) judge(ops []sluice.Operation, events []sluice.Event) []string {
 	final := map[sluice.OperationID]sluice.State{}
 	for _, op := range ops {
 		final[op.ID] = op.State
+		if p, ok := o.shown[op.ID]; ok {
+			if why := requestShown(p, op.Request); why != "" {
+				out = append(out, fmt.Sprintf("%s: the operator API's answer to an action %s", op.ID, why))
+			}
+		}
 	}
 	type key struct {
 		id sluice.OperationID
@@ -399,4 +419,21 @@ func (o *onCall) landed() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.counts["cancel/landed"] + o.counts["retry/landed"]
+}
+
+// requestShown: the request a page showed, read as the model reads a
+// client's (model.ReadIntent: the amount in base units by its own parser,
+// the recipient by its own base58 reader), is the row's. The person reads
+// the amount and recipient there to know what they act on (independent bug
+// 155: the amount shown in base units, a million times too big).
+func requestShown(p model.Payload, r sluice.Request) string {
+	in, why := model.ReadIntent(p)
+	switch {
+	case why != "":
+		return fmt.Sprintf("shows a request no client could have made (customer %q, to_address %q, amount %q, asset %q): %s", p.Customer, p.To, p.Amount, p.Asset, why)
+	case in.Customer != r.Customer || in.To != [21]byte(r.To) || in.Units != uint64(r.Amount) || in.Asset != r.Asset:
+		return fmt.Sprintf("shows customer %q, to_address %q, amount %q (%d base units by the model's reading), asset %q; the row holds %q, %s, %d base units, %q",
+			p.Customer, p.To, p.Amount, in.Units, p.Asset, r.Customer, model.Base58Address([21]byte(r.To)), uint64(r.Amount), r.Asset)
+	}
+	return ""
 }

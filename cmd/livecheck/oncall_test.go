@@ -109,6 +109,18 @@ func TestOnCallJudged(t *testing.T) {
 			w.Write([]byte(`{"state":"validated","parked":true}` + "\n"))
 			return true
 		}, "a retry unparks"},
+		// Independent bug 155's effect: the page shows the amount in
+		// base units.
+		{"an amount shown in base units", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+			if r.Method != http.MethodPost {
+				return false
+			}
+			rec := httptest.NewRecorder()
+			real.ServeHTTP(rec, r)
+			w.WriteHeader(rec.Code)
+			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"amount":"1"`), []byte(`"amount":"1000000"`), 1))
+			return true
+		}, "amount \"1000000\" (1000000000000 base units"},
 		{"an action answered 500", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
 			if r.Method != http.MethodPost {
 				return false
