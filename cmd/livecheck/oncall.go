@@ -81,7 +81,7 @@ type onCall struct {
 	counts   map[string]int // "cancel/landed", "retry/refused", ...
 	// shown is the request each 200 showed (the operation's page after
 	// the action), held to the row at the end (judge).
-	shown map[sluice.OperationID]model.Payload
+	shown    map[sluice.OperationID]model.Payload
 	attempts int
 	unsure   int // attempts answered 503 or not at all, then sent again
 	lost     int // attempts not answered at all (the server may have counted them)
