@@ -127,7 +127,7 @@ type (
 		Decision    *opDecision `json:"decision"`
 		Evidence    *opEvidence `json:"evidence"`
 		// The request as the page shows it, which the person reads to
-		// know what they act on (requestOfTheRow).
+		// know what they act on (model.RequestShown).
 		Customer  string `json:"customer"`
 		ToAddress string `json:"to_address"`
 		Amount    string `json:"amount"`

@@ -230,8 +230,8 @@ func pageOfTheRow(p lookPage, row sluice.Operation) string {
 	if p.State != row.State.String() {
 		return differs("state", p.State, row.State.String())
 	}
-	if why := requestOfTheRow(p.opItem, row); why != "" {
-		return why
+	if why := model.RequestShown(model.Payload{ID: p.OperationID, Customer: p.Customer, To: p.ToAddress, Amount: p.Amount, Asset: p.Asset}, row.Request); why != "" {
+		return "the page " + why
 	}
 	if !sameTxid(p.Txid, row, buf[:0]) {
 		return differs("txid", p.Txid, txidOrEmpty(row))
@@ -311,29 +311,4 @@ func txidOrEmpty(row sluice.Operation) string {
 		return ""
 	}
 	return row.Envelope.Txid.String()
-}
-
-// requestOfTheRow: the request a page shows, read as the model reads a
-// client's (model.ReadIntent: the amount in base units by its own parser,
-// the recipient by its own base58 reader), is the row's. A person deciding
-// whether to cancel or resolve a withdrawal reads its amount and recipient
-// there; an amount shown in base units (independent bug 155: a million
-// times too big) or another recipient has them act on a withdrawal that is
-// not the one stored. The texts are made only to say what differs.
-func requestOfTheRow(it opItem, row sluice.Operation) string {
-	in, why := model.ReadIntent(model.Payload{ID: it.OperationID, Customer: it.Customer, To: it.ToAddress, Amount: it.Amount, Asset: it.Asset})
-	switch {
-	case why != "":
-		return fmt.Sprintf("the page shows a request no client could have made (customer %q, to_address %q, amount %q, asset %q): %s",
-			it.Customer, it.ToAddress, it.Amount, it.Asset, why)
-	case in.Customer != row.Request.Customer:
-		return fmt.Sprintf("the page shows customer %q, the row holds %q", it.Customer, row.Request.Customer)
-	case in.To != [21]byte(row.Request.To):
-		return fmt.Sprintf("the page shows to_address %q, the row holds %s", it.ToAddress, model.Base58Address([21]byte(row.Request.To)))
-	case in.Units != uint64(row.Request.Amount):
-		return fmt.Sprintf("the page shows amount %q (%d base units by the model's reading), the row holds %d base units", it.Amount, in.Units, uint64(row.Request.Amount))
-	case in.Asset != row.Request.Asset:
-		return fmt.Sprintf("the page shows asset %q, the row holds %q", it.Asset, row.Request.Asset)
-	}
-	return ""
 }

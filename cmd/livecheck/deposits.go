@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -164,25 +162,10 @@ func (d *depositor) send(ctx context.Context, c sluice.Credit, conflict bool) (i
 func (d *depositor) post(ctx context.Context, c sluice.Credit, operator string) (int, []byte) {
 	body, _ := json.Marshal(map[string]string{"operator": operator, "why": "deposit arrived",
 		"ref": c.Ref, "customer": string(c.Customer), "amount": c.Amount.String()})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url+"/v1/credits", bytes.NewReader(body))
-	if err != nil {
-		panic(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+d.token)
 	d.mu.Lock()
 	d.attempts++
 	d.mu.Unlock()
-	resp, err := d.hc.Do(req)
-	if err != nil {
-		return 0, nil
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return 0, nil
-	}
-	return resp.StatusCode, b
+	return operatorAPI(ctx, d.hc, d.token, http.MethodPost, d.url+"/v1/credits", body)
 }
 
 // badOperator sends c as an operator whose name no action may carry

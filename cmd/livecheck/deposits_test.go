@@ -105,15 +105,7 @@ func TestDepositsJudged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if c.front != nil && c.front(w, r, body, real) {
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				real.ServeHTTP(w, r)
-			}))
+			front := lyingFront(real, c.front)
 			defer front.Close()
 			h := newHistory(front.URL, 5*time.Second)
 			seq := int64(0)
@@ -176,4 +168,19 @@ func TestLateNeverStored(t *testing.T) {
 	if n := lateNeverStored(plans, ops, intake); n != 1 {
 		t.Errorf("lateNeverStored = %d, want 1", n)
 	}
+}
+
+// lyingFront serves real behind lie, which may answer a request itself
+// (true) or leave it to real (false); it reads the request's body first and
+// hands it over, the request's own body rewound.
+func lyingFront(real http.Handler, lie func(w http.ResponseWriter, r *http.Request, body []byte, real http.Handler) bool) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if lie != nil && lie(w, r, body, real) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		real.ServeHTTP(w, r)
+	}))
 }

@@ -289,15 +289,22 @@ func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind
 
 // do sends one request as the person: the status (0: no answer) and body.
 func (o *onCall) do(ctx context.Context, method, path string, body []byte) (int, []byte) {
-	req, err := http.NewRequestWithContext(ctx, method, o.url+path, bytes.NewReader(body))
+	return operatorAPI(ctx, o.hc, o.token, method, o.url+path, body)
+}
+
+// operatorAPI sends one request to the operator API with the run's token
+// (the person's and the depositor's): the status (0: no answer) and the
+// body read.
+func operatorAPI(ctx context.Context, hc *http.Client, token, method, url string, body []byte) (int, []byte) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		panic(err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Authorization", "Bearer "+o.token)
-	resp, err := o.hc.Do(req)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil
 	}
@@ -327,7 +334,7 @@ func (o *onCall) judge(ops []sluice.Operation, events []sluice.Event) []string {
 	for _, op := range ops {
 		final[op.ID] = op.State
 		if p, ok := o.shown[op.ID]; ok {
-			if why := requestShown(p, op.Request); why != "" {
+			if why := model.RequestShown(p, op.Request); why != "" {
 				out = append(out, fmt.Sprintf("%s: the operator API's answer to an action %s", op.ID, why))
 			}
 		}
@@ -419,21 +426,4 @@ func (o *onCall) landed() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.counts["cancel/landed"] + o.counts["retry/landed"]
-}
-
-// requestShown: the request a page showed, read as the model reads a
-// client's (model.ReadIntent: the amount in base units by its own parser,
-// the recipient by its own base58 reader), is the row's. The person reads
-// the amount and recipient there to know what they act on (independent bug
-// 155: the amount shown in base units, a million times too big).
-func requestShown(p model.Payload, r sluice.Request) string {
-	in, why := model.ReadIntent(p)
-	switch {
-	case why != "":
-		return fmt.Sprintf("shows a request no client could have made (customer %q, to_address %q, amount %q, asset %q): %s", p.Customer, p.To, p.Amount, p.Asset, why)
-	case in.Customer != r.Customer || in.To != [21]byte(r.To) || in.Units != uint64(r.Amount) || in.Asset != r.Asset:
-		return fmt.Sprintf("shows customer %q, to_address %q, amount %q (%d base units by the model's reading), asset %q; the row holds %q, %s, %d base units, %q",
-			p.Customer, p.To, p.Amount, in.Units, p.Asset, r.Customer, model.Base58Address([21]byte(r.To)), uint64(r.Amount), r.Asset)
-	}
-	return ""
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -35,14 +34,14 @@ import (
 func TestOnCallJudged(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		front func(w http.ResponseWriter, r *http.Request, real http.Handler) bool
+		front func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool
 		wrong string // "" for none
 	}{
 		{"honest", nil, ""},
-		{"an answer lost after the cancel landed, in an outage", func() func(http.ResponseWriter, *http.Request, http.Handler) bool {
+		{"an answer lost after the cancel landed, in an outage", func() func(http.ResponseWriter, *http.Request, []byte, http.Handler) bool {
 			var mu sync.Mutex
 			lost := false
-			return func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+			return func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 				mu.Lock()
 				defer mu.Unlock()
 				if lost || !strings.HasSuffix(r.URL.Path, "/cancel") {
@@ -58,7 +57,7 @@ func TestOnCallJudged(t *testing.T) {
 				return true
 			}
 		}(), ""},
-		{"every action failed by the store (149), in an outage", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+		{"every action failed by the store (149), in an outage", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if r.Method != http.MethodPost {
 				return false
 			}
@@ -68,10 +67,10 @@ func TestOnCallJudged(t *testing.T) {
 		}, "never answered in 40 attempts"},
 		// 149 as the live check met it: a worker builds the row while
 		// the store fails the cancel, and a later attempt is refused.
-		{"an action failed by the store while PostgreSQL is up (149)", func() func(http.ResponseWriter, *http.Request, http.Handler) bool {
+		{"an action failed by the store while PostgreSQL is up (149)", func() func(http.ResponseWriter, *http.Request, []byte, http.Handler) bool {
 			var mu sync.Mutex
 			failed := map[string]bool{}
-			return func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+			return func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 				mu.Lock()
 				defer mu.Unlock()
 				if r.Method != http.MethodPost || failed[r.URL.Path] {
@@ -83,7 +82,7 @@ func TestOnCallJudged(t *testing.T) {
 				return true
 			}
 		}(), "outside any PostgreSQL outage"},
-		{"a cancel answered 200 and never done", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+		{"a cancel answered 200 and never done", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if !strings.HasSuffix(r.URL.Path, "/cancel") {
 				return false
 			}
@@ -91,7 +90,7 @@ func TestOnCallJudged(t *testing.T) {
 			w.Write([]byte(`{"state":"failed","parked":false}` + "\n"))
 			return true
 		}, "but no event by livecheck-oncall records it"},
-		{"a cancel done and answered refused", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+		{"a cancel done and answered refused", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if !strings.HasSuffix(r.URL.Path, "/cancel") {
 				return false
 			}
@@ -100,7 +99,7 @@ func TestOnCallJudged(t *testing.T) {
 			w.Write([]byte(`{"error":"cancel refused"}` + "\n"))
 			return true
 		}, "though refused"},
-		{"a retry answered 200 still parked", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+		{"a retry answered 200 still parked", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if !strings.HasSuffix(r.URL.Path, "/retry") {
 				return false
 			}
@@ -111,7 +110,7 @@ func TestOnCallJudged(t *testing.T) {
 		}, "a retry unparks"},
 		// Independent bug 155's effect: the page shows the amount in
 		// base units.
-		{"an amount shown in base units", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+		{"an amount shown in base units", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if r.Method != http.MethodPost {
 				return false
 			}
@@ -121,7 +120,7 @@ func TestOnCallJudged(t *testing.T) {
 			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"amount":"1"`), []byte(`"amount":"1000000"`), 1))
 			return true
 		}, "amount \"1000000\" (1000000000000 base units"},
-		{"an action answered 500", func(w http.ResponseWriter, r *http.Request, real http.Handler) bool {
+		{"an action answered 500", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if r.Method != http.MethodPost {
 				return false
 			}
@@ -138,15 +137,7 @@ func TestOnCallJudged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if c.front != nil && c.front(w, r, real) {
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				real.ServeHTTP(w, r)
-			}))
+			front := lyingFront(real, c.front)
 			defer front.Close()
 			var outs *outages
 			if strings.Contains(c.name, "in an outage") {
