@@ -563,7 +563,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	onCallDone := make(chan struct{})
 	go func() {
 		defer close(onCallDone)
-		oc.run(ctx, cfg.postSpan, onCallRound)
+		oc.run(ctx, cfg.postSpan, onCallRound(cfg.postSpan))
 	}()
 	ids := make([]string, len(plans))
 	for i, p := range plans {
@@ -887,7 +887,7 @@ func takeoversByState(events []sluice.Event) map[sluice.State]int {
 	last := map[sluice.OperationID]string{}
 	out := map[sluice.State]int{}
 	for _, e := range events {
-		if e.Worker == "" {
+		if !byWorker(e) {
 			continue
 		}
 		inc := incarnationOf(e.Worker)
@@ -897,6 +897,14 @@ func takeoversByState(events []sluice.Event) map[sluice.State]int {
 		last[e.OperationID] = inc
 	}
 	return out
+}
+
+// byWorker: e was written by a worker process, not by intake (no worker)
+// or an operator (the person on call, whose retry of a row in broadcasting
+// is no worker's takeover of it: counted as one, it would meet the demand
+// for a kill between a write-ahead and its send without any kill).
+func byWorker(e sluice.Event) bool {
+	return e.Worker != "" && !strings.HasPrefix(string(e.Worker), sluice.OperatorPrefix)
 }
 
 // stateCounts lists counts in the state machine's order.
@@ -930,7 +938,7 @@ func incarnations(events []sluice.Event) (procs, handed int) {
 	all := map[string]bool{}
 	per := map[sluice.OperationID]map[string]bool{}
 	for _, e := range events {
-		if e.Worker == "" {
+		if !byWorker(e) {
 			continue
 		}
 		inc := incarnationOf(e.Worker)

@@ -25,9 +25,15 @@ import (
 // carries "operator:" + it, which is how its actions are found in the log.
 const onCallName = "livecheck-oncall"
 
-// onCallRound is how often the person on call acts: about sixty rounds in
-// the default posting of a minute.
-const onCallRound = time.Second
+// onCallRound is how often the person on call acts over a posting of
+// span: a second apart (sixty rounds in the default posting of a minute),
+// and in a short posting twenty rounds (the small live check's 8 s), so
+// that some action lands (a run in which none does fails) without
+// cancelling so many that too few withdrawals are left to be killed
+// between their write-ahead and their send (which the run demands too).
+func onCallRound(span time.Duration) time.Duration {
+	return min(max(span/20, 250*time.Millisecond), time.Second)
+}
 
 // onCall is the person on call during the live check, acting through the
 // operator API's HTTP handler on the database's clock, as people do in

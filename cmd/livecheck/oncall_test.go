@@ -249,3 +249,30 @@ func onCallRows(t *testing.T, mem *store.Memory) []sluice.OperationID {
 	}
 	return ids
 }
+
+// Goal: a takeover is a worker process's: the person on call's retry of a
+// row in broadcasting between two events of one worker incarnation is
+// none (counted, it would meet the run's demand for a kill between a
+// write-ahead and its send without a kill), and neither is the operator an
+// incarnation; a second incarnation driving the row is one, in the state it
+// found.
+func TestTakeoversAreWorkers(t *testing.T) {
+	ev := func(w string, from, to sluice.State) sluice.Event {
+		return sluice.Event{OperationID: "op", Worker: sluice.WorkerID(w), From: from, To: to}
+	}
+	events := []sluice.Event{
+		ev("", sluice.None, sluice.Requested),
+		ev("11-100-w1", sluice.Requested, sluice.Validated),
+		ev("11-100-w1", sluice.Signed, sluice.Broadcasting),
+		ev(sluice.OperatorPrefix+onCallName, sluice.Broadcasting, sluice.Broadcasting),
+		ev("11-100-w2", sluice.Broadcasting, sluice.Broadcast),
+		ev("12-200-w1", sluice.Broadcast, sluice.Confirmed),
+	}
+	got := takeoversByState(events)
+	if len(got) != 1 || got[sluice.Broadcast] != 1 {
+		t.Errorf("takeovers %v, want one, in broadcast (the operator's retry in broadcasting is none)", got)
+	}
+	if procs, handed := incarnations(events); procs != 2 || handed != 1 {
+		t.Errorf("incarnations %d, operations handed over %d; want 2 and 1", procs, handed)
+	}
+}
