@@ -99,15 +99,24 @@ func TestOnCallJudged(t *testing.T) {
 			w.Write([]byte(`{"error":"cancel refused"}` + "\n"))
 			return true
 		}, "though refused"},
-		{"a retry answered 200 still parked", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
+		{"a retry answered 200 and never done", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if !strings.HasSuffix(r.URL.Path, "/retry") {
 				return false
 			}
-			real.ServeHTTP(httptest.NewRecorder(), r)
 			w.WriteHeader(http.StatusOK)
-			w.Write([]byte(`{"state":"validated","parked":true}` + "\n"))
+			w.Write([]byte(`{"state":"validated","parked":false}` + "\n"))
 			return true
-		}, "a retry unparks"},
+		}, "retry 55555555-5555-4555-8555-000000000004 answered 200, but no event"},
+		{"a cancel answered 200 showing another state", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
+			if !strings.HasSuffix(r.URL.Path, "/cancel") {
+				return false
+			}
+			rec := httptest.NewRecorder()
+			real.ServeHTTP(rec, r)
+			w.WriteHeader(rec.Code)
+			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"state":"failed"`), []byte(`"state":"requested"`), 1))
+			return true
+		}, "a cancel ends failed"},
 		// Independent bug 155's effect: the page shows the amount in
 		// base units.
 		{"an amount shown in base units", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
