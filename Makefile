@@ -137,14 +137,14 @@ test-pg:
 	$(GO) test -count=1 ./sluice/store/postgres/... ./cmd/sluice/...
 	$(GO) test -count=1 -race ./sluice/store/postgres/...
 
-## livecheck: the live check against PostgreSQL at DATABASE_URL: sluice processes on loopback (API + mock node, worker processes SIGKILLed and restarted), 1,000 withdrawals with duplicate, conflicting and invalid posts, PostgreSQL restarted LIVECHECK_PG_RESTARTS times (.ci/postgres.sh restart) and crashed LIVECHECK_PG_CRASHES times (a server process SIGKILLed right after a commit; nothing acknowledged may be lost) under load, the cluster named by SLUICE_PG_DIR (0 for none); every invariant of the model (porcupine included); fails on any violation, a count below the acceptance bounds, or a service that does not live through a restart
+## livecheck: the live check against PostgreSQL at DATABASE_URL: sluice processes on loopback (API + mock node, worker processes SIGKILLed and restarted), 1,000 withdrawals with duplicate, conflicting and invalid posts, PostgreSQL restarted LIVECHECK_PG_RESTARTS times (.ci/postgres.sh restart) and crashed LIVECHECK_PG_CRASHES times (a server process SIGKILLed right after a commit; nothing acknowledged may be lost) under load, the cluster named by SLUICE_PG_DIR (0 for none); the node refuses the first three sends of each 25th new transaction for bandwidth, so that rows park and the person on call retries them from the operator's queue; every invariant of the model (porcupine included); fails on any violation, a count below the acceptance bounds, or a service that does not live through a restart
 .PHONY: livecheck
 LIVECHECK_PG_RESTARTS ?= 2
 LIVECHECK_PG_CRASHES ?= 2
 livecheck:
 	@if [ -z "$$DATABASE_URL" ]; then echo "livecheck: DATABASE_URL is unset; start a cluster with: eval \"\$$(.ci/postgres.sh start)\""; exit 1; fi
 	@if [ "$(LIVECHECK_PG_RESTARTS)$(LIVECHECK_PG_CRASHES)" != 00 ] && [ -z "$$SLUICE_PG_DIR" ]; then echo "livecheck: it restarts PostgreSQL $(LIVECHECK_PG_RESTARTS) times and crashes it $(LIVECHECK_PG_CRASHES) times, which only a cluster of .ci/postgres.sh allows (SLUICE_PG_DIR is unset); start one with: eval \"\$$(.ci/postgres.sh start)\", or run with LIVECHECK_PG_RESTARTS=0 LIVECHECK_PG_CRASHES=0"; exit 1; fi
-	$(GO) run ./cmd/livecheck -restart-postgres $(LIVECHECK_PG_RESTARTS) -crash-postgres $(LIVECHECK_PG_CRASHES) $(LIVECHECK_FLAGS)
+	$(GO) run ./cmd/livecheck -restart-postgres $(LIVECHECK_PG_RESTARTS) -crash-postgres $(LIVECHECK_PG_CRASHES) -short-every 25 $(LIVECHECK_FLAGS)
 
 ## livecheck-race: the live check with cmd/sluice built with the race detector (no PostgreSQL restarts or crashes: those are livecheck's): a data race any process meets under the live load (workers' goroutines, the API's and the mock node's handlers) fails it (independent bug 106)
 .PHONY: livecheck-race

@@ -101,5 +101,13 @@
 // a proof. A death takes the expiration and margin (90 s): give
 // -liveness-budget and -settle room.
 //
+// With -short-every K the node refuses the first three sends of each K-th
+// new transaction for bandwidth (BANDWITH_ERROR, not taken), as when the
+// hot wallet runs out for a while: the worker parks the withdrawal with
+// backoff, the operator's queue shows it parked, and the person on call
+// retries it from there (the queue's path, which a run without parks never
+// takes). The run fails unless such a transaction was refused and one
+// retry of a parked row landed. make livecheck runs with -short-every 25.
+//
 // Everything listens on 127.0.0.1; nothing leaves the machine.
 package main

@@ -180,6 +180,26 @@ func TestFailures(t *testing.T) {
 	if r := good(); len(r.failures(crashes)) != 1 {
 		t.Errorf("2 PostgreSQL crashes asked, none done: failures %v, want exactly one", r.failures(crashes))
 	}
+	// Rows made to park (-short-every) must have parked, and the person
+	// must have retried one from the queue: the path the runs without
+	// them never took.
+	short := defaults()
+	short.shortEvery = 25
+	for name, c := range map[string]struct {
+		shortened, retried int
+		fails              bool
+	}{
+		"nothing refused":         {0, 0, true},
+		"refused, none retried":   {4, 0, true},
+		"refused, a retry landed": {4, 1, false},
+	} {
+		r := good()
+		r.shortened = c.shortened
+		r.onCall.queued = map[string]int{"retry/refused": 2, "retry/landed": c.retried}
+		if f := r.failures(short); (len(f) == 1) != c.fails || len(f) > 1 {
+			t.Errorf("-short-every, %s: failures %v, want %d", name, f, map[bool]int{true: 1}[c.fails])
+		}
+	}
 	both := good()
 	both.pgRestarts, both.pgCrashes = 2, 2
 	if r := both; len(r.failures(restarts)) != 0 || len(r.failures(crashes)) != 0 {

@@ -27,6 +27,7 @@ import (
 	"sluicesim/model"
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
+	"sluicesim/sluice/tron/mocknode"
 	"sluicesim/sluice/tron/nodehttp"
 )
 
@@ -62,6 +63,11 @@ type config struct {
 	// transaction (the node process's -mock-drop-every), which then dies
 	// unsent: its withdrawal is rebuilt only on a proof of death.
 	dropEvery int
+	// shortEvery makes the node refuse the first sends of each
+	// shortEvery-th new transaction for bandwidth (the node process's
+	// -mock-short-every): its withdrawal parks, and the person on call
+	// has parked rows in the queue to retry.
+	shortEvery int
 	// race builds cmd/sluice with the race detector: every process then
 	// reports a data race it meets in its log, and any report fails the
 	// run (the logs are read either way: a binary built without it never
@@ -108,6 +114,7 @@ func main() {
 	fs.IntVar(&cfg.restartPG, "restart-postgres", 0, "restart PostgreSQL this many times while the clients post and the workers work (with -restart-postgres-cmd); the services must live through it")
 	fs.StringVar(&cfg.restartCmd, "restart-postgres-cmd", cfg.restartCmd, "the command (sh -c) that restarts PostgreSQL and returns once it accepts connections; the default restarts the cluster of .ci/postgres.sh named by SLUICE_PG_DIR")
 	fs.IntVar(&cfg.dropEvery, "drop-every", 0, "the mock node refuses (SERVER_BUSY) every send of each K-th new transaction, which expires unsent; its withdrawal must be proven dead over HTTP and rebuilt (0: none). A death takes the expiration (60 s) and margin (30 s): give -liveness-budget and -settle room")
+	fs.IntVar(&cfg.shortEvery, "short-every", 0, "the mock node refuses the first three sends of each K-th new transaction for bandwidth (BANDWITH_ERROR, not taken): its withdrawal parks with backoff (6 s, 12 s, 24 s), and the person on call retries parked rows from the queue; the run fails unless one such retry landed (0: none)")
 	fs.IntVar(&cfg.crashPG, "crash-postgres", 0, "crash PostgreSQL this many times while the clients post and the workers work, taking turns with the restarts: a server process is SIGKILLed right after a commit lands, and the server resets (its WAL buffers lost) and recovers; nothing a commit acknowledged may be lost. Only the cluster of .ci/postgres.sh named by SLUICE_PG_DIR, on this machine")
 	fs.BoolVar(&cfg.race, "race", false, "build cmd/sluice with the race detector (go build -race): a data race any process meets under the live load fails the run; not with -sluice, whose binary is built already")
 	fs.Parse(os.Args[1:])
@@ -196,6 +203,7 @@ type report struct {
 	pgRestarts  int             // PostgreSQL restarts done
 	pgCrashes   int             // PostgreSQL crashes done
 	dropped     int             // transactions the node refused at every send (-drop-every)
+	shortened   int             // transactions the node refused for bandwidth (-short-every)
 	proven      int             // events filed with a proof of death (rebuilds, cancels)
 	durability  []outageCommits // each outage's durability probe
 	outages     []time.Duration // each restart or crash, from its command to the first query answered
@@ -266,6 +274,13 @@ func (r *report) failures(cfg config) []string {
 	}
 	if r.pgRestarts < cfg.restartPG {
 		out = append(out, fmt.Sprintf("%d PostgreSQL restarts, want %d", r.pgRestarts, cfg.restartPG))
+	}
+	if cfg.shortEvery > 0 && (r.shortened == 0 || r.onCall == nil || r.onCall.parkedRetried() == 0) {
+		retried := 0
+		if r.onCall != nil {
+			retried = r.onCall.parkedRetried()
+		}
+		out = append(out, fmt.Sprintf("-short-every %d: the node refused %d transactions for bandwidth, and the person on call landed %d retries of parked rows: the world meant to park rows for the operator's queue did not happen", cfg.shortEvery, r.shortened, retried))
 	}
 	if cfg.dropEvery > 0 && (r.dropped == 0 || r.proven == 0) {
 		out = append(out, fmt.Sprintf("-drop-every %d: the node refused %d transactions at every send, and %d events filed a proof of death: the world meant to make transactions die did not happen", cfg.dropEvery, r.dropped, r.proven))
@@ -375,6 +390,9 @@ func (r *report) print(w io.Writer) {
 		r.blocks, r.broadcasts, r.inclusions, r.historyOps)
 	if r.dropped > 0 || r.proven > 0 {
 		fmt.Fprintf(w, "livecheck: transactions the node refused at every send %d; events filed with a proof of death %d\n", r.dropped, r.proven)
+	}
+	if r.shortened > 0 {
+		fmt.Fprintf(w, "livecheck: transactions the node refused for bandwidth at their first sends %d\n", r.shortened)
 	}
 	for _, inv := range model.InvariantNames() {
 		fmt.Fprintf(w, "livecheck: invariant %-20s %d violations\n", inv, r.perInv[inv])
@@ -500,7 +518,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	front := ps.add("node", append(slices.Clone(env), operatorTokenEnv+"="+token), append([]string{"serve", "-store", "postgres",
 		"-workers", "1", "-lease", cfg.lease.String(), "-idle-sleep", "100ms",
 		"-addr", apiAddr, "-node-addr", nodeAddr, "-operator-addr", opAddr, "-solid-lag", "1",
-		"-mock-drop-every", strconv.Itoa(cfg.dropEvery)}, fund...)...)
+		"-mock-drop-every", strconv.Itoa(cfg.dropEvery), "-mock-short-every", strconv.Itoa(cfg.shortEvery)}, fund...)...)
 	if err := ps.start(front); err != nil {
 		return nil, err
 	}
@@ -842,7 +860,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	snap := snapshot(ops, events, ledger, truth, h, credits, dep.made, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, deposits: dep, onCall: oc, onCallWrong: oc.judge(ops, events), kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
-		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: droppedTxids(truth.Wire), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
+		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: refusedTxids(truth.Wire, mocknode.Busy), shortened: refusedTxids(truth.Wire, mocknode.BandwidthExhausted), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
 		metrics: got.s}
 	if got.err != nil {
 		rep.metricsErr = got.err.Error()

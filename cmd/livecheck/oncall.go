@@ -87,7 +87,10 @@ type onCall struct {
 	counts   map[string]int // "cancel/landed", "retry/refused", ...
 	// shown is the request each 200 showed (the operation's page after
 	// the action), held to the row at the end (judge).
-	shown    map[sluice.OperationID]model.Payload
+	shown map[sluice.OperationID]model.Payload
+	// queued counts the actions on rows the queue showed, "retry/landed"
+	// and so on (fromQueue): a part of counts.
+	queued   map[string]int
 	attempts int
 	unsure   int // attempts answered 503 or not at all, then sent again
 	lost     int // attempts not answered at all (the server may have counted them)
@@ -148,12 +151,31 @@ func (o *onCall) run(ctx context.Context, span, round time.Duration) {
 			id := sluice.OperationID(it.OperationID)
 			switch {
 			case it.State == sluice.Review.String():
-				o.act(ctx, id, operator.Cancel, "reviewed: cancel if the node proves it dead")
+				o.fromQueue(operator.Cancel, o.act(ctx, id, operator.Cancel, "reviewed: cancel if the node proves it dead"))
 			case it.Parked && o.rng.IntN(2) == 0:
-				o.act(ctx, id, operator.Retry, "the node is back, try it now")
+				o.fromQueue(operator.Retry, o.act(ctx, id, operator.Retry, "the node is back, try it now"))
 			}
 		}
 	}
+}
+
+// fromQueue counts an action on a row the queue showed (a parked row's
+// retry, a review's cancel) by its answer: the run with rows made to park
+// (-short-every) demands that some retry of a parked row landed.
+func (o *onCall) fromQueue(k operator.Kind, answer string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.queued == nil {
+		o.queued = map[string]int{}
+	}
+	o.queued[k.String()+"/"+answer]++
+}
+
+// parkedRetried counts the retries of parked rows answered 200.
+func (o *onCall) parkedRetried() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.queued["retry/landed"]
 }
 
 func (o *onCall) stuck() bool {
@@ -192,8 +214,9 @@ func (o *onCall) queue(ctx context.Context) []queueItem {
 	return page.Items
 }
 
-// act sends one action until it is answered, and judges the answer.
-func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind, why string) {
+// act sends one action until it is answered, and judges the answer; it
+// returns the answer as answered records it ("landed", "refused", ...).
+func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind, why string) string {
 	body, _ := json.Marshal(map[string]string{"operator": onCallName, "why": why})
 	what := fmt.Sprintf("POST /v1/operations/%s/%s", id, k)
 	final, unsure := "", false
@@ -219,7 +242,7 @@ func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind
 		}
 		if code != 0 && json.Unmarshal(b, &e) != nil {
 			o.fail("%s: %d with a body that is not the API's JSON: %.200q", what, code, b)
-			return
+			return "wrong"
 		}
 		switch {
 		case code == http.StatusOK:
@@ -259,7 +282,7 @@ func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind
 			continue
 		default:
 			o.fail("%s: %d %.200q, want 200, 409 or 503", what, code, b)
-			return
+			return "wrong"
 		}
 		break
 	}
@@ -293,6 +316,7 @@ func (o *onCall) act(ctx context.Context, id sluice.OperationID, k operator.Kind
 	if prev := o.answered[id][k]; prev != "landed" && (prev != "maybe" || final == "landed") {
 		o.answered[id][k] = final
 	}
+	return final
 }
 
 // do sends one request as the person: the status (0: no answer) and body.
@@ -400,8 +424,13 @@ func (o *onCall) summary() string {
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf(" %s %d", k, o.counts[k])
 	}
-	return fmt.Sprintf("operator on call: %d attempts (%d answered 503 or not at all, sent again); actions by answer:%s",
-		o.attempts, o.unsure, strings.Join(parts, ","))
+	queued := make([]string, 0, len(o.queued))
+	for k, n := range o.queued {
+		queued = append(queued, fmt.Sprintf(" %s %d", k, n))
+	}
+	sort.Strings(queued)
+	return fmt.Sprintf("operator on call: %d attempts (%d answered 503 or not at all, sent again); actions by answer:%s; of them on rows the queue showed (parked, review):%s",
+		o.attempts, o.unsure, strings.Join(parts, ","), strings.Join(queued, ","))
 }
 
 // metricProblems holds the operator API's action counter (the final

@@ -56,13 +56,13 @@ func snapshot(ops []sluice.Operation, events []sluice.Event, ledger *audit.Ledge
 	return s
 }
 
-// droppedTxids counts the transactions the node refused with an injected
-// SERVER_BUSY (the node process's -mock-drop-every; no other fault is
-// injected live).
-func droppedTxids(wire []mocknode.WireAttempt) int {
+// refusedTxids counts the transactions the node refused with the injected
+// fault f: SERVER_BUSY (the node process's -mock-drop-every) or
+// BANDWITH_ERROR (its -mock-short-every); no other fault is injected live.
+func refusedTxids(wire []mocknode.WireAttempt, f mocknode.Fault) int {
 	seen := map[tron.Txid]bool{}
 	for _, a := range wire {
-		if a.Fault == mocknode.Busy && a.Fired {
+		if a.Fault == f && a.Fired {
 			seen[a.Txid] = true
 		}
 	}

@@ -61,6 +61,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "-log-format", "xml"}, `-log-format "xml": want text or json`},
 		{[]string{"serve", "-mock-drop-every", "-1"}, `-mock-drop-every -1: want 0 or more`},
 		{[]string{"serve", "-mock-drop-every", "5", "-node-url", "http://127.0.0.1:1"}, `-mock-drop-every needs the mock node in this process`},
+		{[]string{"serve", "-mock-short-every", "-2"}, `-mock-short-every -2: want 0 or more`},
+		{[]string{"serve", "-mock-short-every", "5", "-node-url", "http://127.0.0.1:1"}, `-mock-short-every needs the mock node in this process`},
 	} {
 		code, out, errs := runCLI(t, c.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, c.says) {
@@ -113,7 +115,7 @@ func TestLogFlags(t *testing.T) {
 // re-sends included, and nothing else is touched (other transactions,
 // lookups, blocks).
 func TestDropEvery(t *testing.T) {
-	hook := dropEvery(3)
+	hook := liveFaults(3, 0)
 	tx := func(i int) tron.Txid { return tron.Txid{byte(i)} }
 	send := func(i int) mocknode.Fault { return hook(mocknode.Call{Kind: mocknode.Broadcast, Txid: tx(i)}) }
 	var got []string
@@ -128,5 +130,31 @@ func TestDropEvery(t *testing.T) {
 		if f := hook(mocknode.Call{Kind: k, Txid: tx(3)}); f != mocknode.None {
 			t.Errorf("%s of a dropped transaction: fault %s, want none", k, f)
 		}
+	}
+}
+
+// Goal: -mock-short-every refuses the first shortSends sends of each k-th
+// distinct transaction for bandwidth and takes the next, never touches a
+// transaction -mock-drop-every dropped, and leaves the others alone.
+func TestShortEvery(t *testing.T) {
+	hook := liveFaults(4, 2)
+	tx := func(i int) tron.Txid { return tron.Txid{byte(i)} }
+	send := func(i int) string { return hook(mocknode.Call{Kind: mocknode.Broadcast, Txid: tx(i)}).String() }
+	// Transactions 1..4 in order: 2 is short, 4 is dropped (not short
+	// though 4 is a multiple of 2), 6 is short.
+	var got []string
+	for _, i := range []int{1, 2, 3, 4, 2, 2, 2, 2, 4, 5, 6} {
+		got = append(got, send(i))
+	}
+	bw := mocknode.BandwidthExhausted.String()
+	want := []string{"none", bw, "none", "busy", bw, bw, "none", "none", "busy", "none", bw}
+	if !slices.Equal(got, want) {
+		t.Errorf("faults %v, want %v", got, want)
+	}
+	if shortSends != 3 {
+		t.Fatalf("shortSends %d: the want above assumes 3", shortSends)
+	}
+	if f := hook(mocknode.Call{Kind: mocknode.Lookup, Txid: tx(2)}); f != mocknode.None {
+		t.Errorf("lookup of a shortened transaction: fault %s, want none", f)
 	}
 }

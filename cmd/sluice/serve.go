@@ -85,6 +85,11 @@ type config struct {
 	// node refuses every send of each dropEvery-th new transaction (0:
 	// none), so that it dies unsent and must be proven dead.
 	dropEvery int
+	// shortEvery is a test hook for the live check: the in-process mock
+	// node refuses the first shortSends sends of each shortEvery-th new
+	// transaction for bandwidth (0: none), so that its withdrawal parks
+	// and the operator's queue has parked rows to show and retry.
+	shortEvery int
 }
 
 // fund is one -fund CUSTOMER=AMOUNT: a deposit credited at startup.
@@ -353,6 +358,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	})
 	fs.Float64Var(&c.killPointP, "kill-point", 0, "test hook (the live check): after each write a worker lands, SIGKILL this process with this chance; lands kills in every state, between the write-ahead and the send too. Never in production")
 	fs.IntVar(&c.dropEvery, "mock-drop-every", 0, "test hook (the live check): the mock node in this process answers SERVER_BUSY to every send of each K-th new transaction, which then expires unsent and must be proven dead before its withdrawal is rebuilt (0: none)")
+	fs.IntVar(&c.shortEvery, "mock-short-every", 0, fmt.Sprintf("test hook (the live check): the mock node in this process refuses the first %d sends of each K-th new transaction with BANDWITH_ERROR (not taken), so that its withdrawal parks; a transaction -mock-drop-every drops is not also shortened (0: none)", shortSends))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, serveHelp())
@@ -388,6 +394,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		err = fmt.Errorf("-mock-drop-every %d: want 0 or more", c.dropEvery)
 	case c.dropEvery > 0 && c.nodeURL != "":
 		err = errors.New("-mock-drop-every needs the mock node in this process: it excludes -node-url")
+	case c.shortEvery < 0:
+		err = fmt.Errorf("-mock-short-every %d: want 0 or more", c.shortEvery)
+	case c.shortEvery > 0 && c.nodeURL != "":
+		err = errors.New("-mock-short-every needs the mock node in this process: it excludes -node-url")
 	case c.killPointP < 0 || c.killPointP >= 1:
 		err = fmt.Errorf("-kill-point %v: want a chance in [0, 1)", c.killPointP)
 	case c.nodeURL != "" && !strings.HasPrefix(c.nodeURL, "http://") && !strings.HasPrefix(c.nodeURL, "https://"):
@@ -510,8 +520,8 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 			Verifier:   signer,
 		})
 		nodeFor = func(id string) (tron.Node, error) { return nodehttp.Serialized(&nodeMu, node.Client(id)), nil }
-		if cfg.dropEvery > 0 {
-			node.SetFaults(dropEvery(cfg.dropEvery))
+		if cfg.dropEvery > 0 || cfg.shortEvery > 0 {
+			node.SetFaults(liveFaults(cfg.dropEvery, cfg.shortEvery))
 		}
 		logger.Info(fmt.Sprintf("THIS IS A MOCK: the TRON node is simulated in this process (blocks every %s of real time, solid lag %d); no real chain is contacted and no real funds move", mocknode.SlotInterval, cfg.solidLag))
 
@@ -776,29 +786,56 @@ func runWorker(ctx context.Context, w *sluice.Worker, idle time.Duration, logger
 	}
 }
 
-// dropEvery is the live check's hook for transactions that die unsent: the
-// k-th, 2k-th, ... distinct transaction the node is sent is refused
-// (SERVER_BUSY, not taken) at every send, as by a node too busy to take it
-// until it expires. Only a proof of death (a lookup's unknown from a node
-// whose solid block is past the expiration and margin) lets the pipeline
-// rebuild it. The node calls the hook under its lock.
-func dropEvery(k int) func(mocknode.Call) mocknode.Fault {
-	seen := map[tron.Txid]bool{}
-	doomed := map[tron.Txid]bool{}
+// liveFaults are the live check's node faults, counted over the distinct
+// transactions the node is sent (the k-th is the k-th new txid).
+//
+// drop: the drop-th, 2drop-th, ... transaction is refused (SERVER_BUSY,
+// not taken) at every send, as by a node too busy to take it until it
+// expires. Only a proof of death (a lookup's unknown from a node whose
+// solid block is past the expiration and margin) lets the pipeline rebuild
+// it.
+//
+// short: the first shortSends sends of each short-th transaction (one not
+// dropped) are refused for bandwidth (BANDWITH_ERROR, not taken), as when
+// the hot wallet's bandwidth runs out for a while: the worker parks the
+// withdrawal with backoff, and the operator's queue shows it parked, where
+// the live check's person on call retries it. The send after those is
+// taken.
+//
+// The node calls the hook under its lock.
+func liveFaults(drop, short int) func(mocknode.Call) mocknode.Fault {
+	type fate struct {
+		doomed bool
+		short  bool
+		sends  int
+	}
+	fates := map[tron.Txid]*fate{}
 	return func(c mocknode.Call) mocknode.Fault {
 		if c.Kind != mocknode.Broadcast {
 			return mocknode.None
 		}
-		if !seen[c.Txid] {
-			seen[c.Txid] = true
-			doomed[c.Txid] = len(seen)%k == 0
+		f := fates[c.Txid]
+		if f == nil {
+			n := len(fates) + 1
+			f = &fate{doomed: drop > 0 && n%drop == 0}
+			f.short = !f.doomed && short > 0 && n%short == 0
+			fates[c.Txid] = f
 		}
-		if doomed[c.Txid] {
+		f.sends++
+		switch {
+		case f.doomed:
 			return mocknode.Busy
+		case f.short && f.sends <= shortSends:
+			return mocknode.BandwidthExhausted
 		}
 		return mocknode.None
 	}
 }
+
+// shortSends is how many sends of a transaction -mock-short-every refuses:
+// three parks in a spell (backoff doubling from RetryAmbiguous) unless an
+// operator retries it sooner.
+const shortSends = 3
 
 // killPoint is the live check's crash hook: after a write lands, the
 // process kills itself at once with chance p, as kill -9 would, running no
