@@ -114,7 +114,7 @@ var Categories = []Category{
 	},
 	{
 		Name: "address",
-		Doc:  "recipients with every prefix byte and payload length under a valid checksum, flipped checksum or payload bits, hex forms, look-alike characters, whitespace; other valid accounts",
+		Doc:  "recipients with every prefix byte and payload length under a valid checksum, a valid address under a byte more, flipped checksum or payload bits, hex forms, look-alike characters, whitespace; other valid accounts",
 		Cases: []Case{
 			addrCase("prefix-byte", func(a []byte, r Rand) string {
 				p := byte(r.IntN(255))
@@ -136,7 +136,17 @@ var Categories = []Category{
 				return base58(raw)
 			}),
 			addrCase("short", func(a []byte, r Rand) string { return base58Check(a[:20]) }),
-			addrCase("long", func(a []byte, r Rand) string { return base58Check(append(a, byte(r.Uint32()))) }),
+			addrCase("long", func(a []byte, r Rand) string {
+				v := r.Uint32()
+				if v&0x100 == 0 {
+					return base58Check(append(a, byte(v))) // a byte more under the checksum
+				}
+				// A valid address's 25 bytes under a high byte: a number
+				// past 200 bits whose low 25 bytes are the address. A
+				// decoder that drops what overflows its 25 bytes reads it
+				// as that address (independent bug 161).
+				return base58(append([]byte{byte(v) | 1}, withChecksum(a)...))
+			}),
 			addrCase("length", func(a []byte, r Rand) string {
 				n := r.IntN(40)
 				if n >= 21 {
@@ -287,7 +297,7 @@ var Categories = []Category{
 	},
 	{
 		Name: "json-shape",
-		Doc:  "unknown keys, keys in another case, duplicate keys (same or other value), numbers, nulls, arrays, missing keys, trailing data (another value, a stray `}` or `]`, garbage), a byte-order mark (refused); reordered keys, escaped keys and values, whitespace between tokens (accepted)",
+		Doc:  "unknown keys, keys in another case, duplicate keys (same or other value), numbers, nulls, arrays and objects (one with free text holding an unclosed bracket), missing keys, trailing data (another value, a stray `}` or `]`, garbage), a byte-order mark (refused); reordered keys, escaped keys and values, whitespace between tokens (accepted)",
 		Cases: []Case{
 			shapeCase("reordered", func(b Fields, r Rand) string {
 				kv := pairs(b)
@@ -368,7 +378,11 @@ var Categories = []Category{
 			shapeCase("nested-value", func(b Fields, r Rand) string {
 				kv := pairs(b)
 				i := r.IntN(len(kv))
-				kv[i][1] = pick(r, "["+kv[i][1]+"]", `{"value":`+kv[i][1]+"}")
+				// The object carries free text with an unclosed bracket,
+				// as a note typed by a person would: a reader that skips
+				// a nested value by counting brackets must skip strings
+				// (independent bug 162 did not, and read past the value).
+				kv[i][1] = pick(r, "["+kv[i][1]+"]", `{"value":`+kv[i][1]+`,"note":"see [1"}`)
 				return object(kv)
 			}),
 			shapeCase("missing-key", func(b Fields, r Rand) string {
