@@ -26,7 +26,8 @@ import (
 //     instruction.
 //   - Invalid is the answer exactly for payloads the model reads as
 //     invalid, and an invalid request never leaves a row that no valid
-//     request could have created.
+//     request could have created. A refusal that names a field
+//     (IntakeRecord.Field) names one at fault (BlameOf).
 //   - Unfunded (the customer's balance did not cover the amount) is an
 //     answer only to a valid payload (validation comes first), and it
 //     stores nothing: a row that only an Unfunded request could have made
@@ -161,6 +162,8 @@ func CheckIntakeUniqueness(s *Snapshot) []Violation {
 		case Invalid:
 			if sentBad == "" {
 				add(id, "%s sent a valid payload (%s) and was refused as invalid", who, describeOrder(sent))
+			} else if !namesAFault(r, sentBad) {
+				add(id, "%s sent an invalid request under id %q (%s) and was refused naming the field %q, which is not at fault", who, r.ID, sentBad, r.Field)
 			}
 			if row != nil && !couldCreate(s, ix, byKey(id), row) {
 				add(id, "%s sent an invalid request for id %q, and op %s exists although no valid request created it", who, r.ID, id)

@@ -57,21 +57,8 @@ func ReadPost(r RawPost) (p Payload, reason string) { return readPost(r, nil) }
 // readPost is ReadPost with the payload's strings made in texts (nil:
 // strings of their own).
 func readPost(r RawPost, texts *textArena) (p Payload, reason string) {
-	// "application/json" itself, the usual header, reads as itself with no
-	// parameters: ParseMediaType is for every other spelling.
-	if r.ContentType != "" && r.ContentType != "application/json" {
-		// RFC 2045's grammar, read by the standard library: the rule is
-		// about what the header says, and any HTTP client writes it so.
-		mt, params, err := mime.ParseMediaType(r.ContentType)
-		switch {
-		case err != nil:
-			return Payload{}, "content type is unreadable"
-		case mt != "application/json": // ParseMediaType lowercases it
-			return Payload{}, "content type is not application/json"
-		}
-		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-			return Payload{}, "content type names a charset other than UTF-8"
-		}
+	if why := refContentType(r.ContentType); why != "" {
+		return Payload{}, why
 	}
 	if len(r.Body) > PostBodyMax {
 		return Payload{}, "body is longer than " + strconv.Itoa(PostBodyMax) + " bytes"
@@ -81,6 +68,29 @@ func readPost(r RawPost, texts *textArena) (p Payload, reason string) {
 		return Payload{}, texts.cat("body ", why)
 	}
 	return Payload{ID: vals[0], Customer: vals[1], To: vals[2], Amount: vals[3], Asset: vals[4]}, ""
+}
+
+// refContentType says why a request's Content-Type header ("" for none)
+// is refused, or "" when it is absent or application/json.
+func refContentType(ct string) string {
+	// "application/json" itself, the usual header, reads as itself with no
+	// parameters: ParseMediaType is for every other spelling.
+	if ct == "" || ct == "application/json" {
+		return ""
+	}
+	// RFC 2045's grammar, read by the standard library: the rule is about
+	// what the header says, and any HTTP client writes it so.
+	mt, params, err := mime.ParseMediaType(ct)
+	switch {
+	case err != nil:
+		return "content type is unreadable"
+	case mt != "application/json": // ParseMediaType lowercases it
+		return "content type is not application/json"
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return "content type names a charset other than UTF-8"
+	}
+	return ""
 }
 
 // refObject reads body as one JSON object of the five string fields, token

@@ -275,6 +275,10 @@ type IntakeRecord struct {
 	// is a client told "unknown" where it could have been told the truth.
 	Status      int
 	StoreFailed bool
+	// Field is, for an Invalid answer, the field its body named ("field"
+	// of a 422: one of the API's, "body", or an unknown key); "" when it
+	// named none or the world did not read it.
+	Field string
 }
 
 // ClaimRecord is one claim that took a row: the incarnation (process) that

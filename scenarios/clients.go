@@ -404,6 +404,9 @@ func runPostClient(p *sim.Proc) {
 			var a model.Shown
 			rec.Outcome, a = classifyPost(resp)
 			rec.Answer, rec.State, rec.Txid = a.Payload, a.State, a.Txid
+			if resp.code == http.StatusUnprocessableEntity {
+				rec.Field = model.ReadRefusalField(resp.body)
+			}
 			w.release(resp)
 			answered = rec.Outcome != model.Failed
 			if rec.Outcome == model.Failed {
