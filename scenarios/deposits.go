@@ -58,12 +58,20 @@ func depositAmount(k int) money.Amount {
 // depositRef is the k-th late deposit's ref. Refs are case-sensitive (a
 // deposit's id may be a base58 txid): the odd ones have capitals, and each
 // even one is the one before it in lower case, another deposit, so that a
-// ref folded anywhere makes two deposits one.
+// ref folded anywhere makes two deposits one. Every other pair, the first
+// among them, is a bank's reference in another script: characters of two
+// and three bytes in UTF-8 whose later bytes fall in 0x80-0x9F (Ü is C3 9C,
+// № is E2 84 96), which a check of control characters byte by byte takes
+// for C1 controls (independent bug 164 refused them).
 func depositRef(k int) string {
 	if k%2 == 0 {
 		return strings.ToLower(depositRef(k - 1))
 	}
-	return "Dep-" + strconv.Itoa((k+1)/2) + "-Tx"
+	n := (k + 1) / 2
+	if n%2 == 1 {
+		return "Überweisung-№" + strconv.Itoa(n)
+	}
+	return "Dep-" + strconv.Itoa(n) + "-Tx"
 }
 
 // depositLoop is the depositor: every DepositEvery until the last client

@@ -155,4 +155,9 @@ func TestDepositRefsDifferOnlyInCase(t *testing.T) {
 			t.Errorf("folded ref %q stands for %d deposits, want 2", ref, n)
 		}
 	}
+	// The first ref has bytes in 0x80-0x9F inside its characters.
+	if first := depositRef(1); !strings.ContainsFunc(first, func(r rune) bool { return r > 0x7f }) ||
+		!strings.ContainsAny(first, "\u00dc\u2116") {
+		t.Errorf("the first ref %q has no character of another script", first)
+	}
 }
