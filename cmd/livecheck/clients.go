@@ -383,6 +383,11 @@ func (h *history) post(ctx context.Context, client string, p post, retries int) 
 			var a model.Shown
 			rec.Outcome, a = classifyPost(code, hdr.Get("X-Idempotent-Replay") == "true", body)
 			rec.Answer, rec.State, rec.Txid = a.Payload, a.State, a.Txid
+			if code == http.StatusUnprocessableEntity {
+				// The field the refusal names, which the model holds to
+				// its own reading of what was sent (model.BlameOf).
+				rec.Field = model.ReadRefusalField(body)
+			}
 		} else {
 			rec.Outcome = model.Failed
 		}
