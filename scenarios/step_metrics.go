@@ -219,18 +219,21 @@ func (w *world) checkStepMetrics(when string, fams map[string]*dto.MetricFamily)
 	counter("sluice_fenced_writes_total", t.fenced)
 	counter("sluice_step_errors_total", t.errs)
 	// Each cause by the world's own reading of the step (reviewCause); a
-	// cause never written must be absent or zero.
+	// cause never written reads zero. Every series is there from the
+	// first scrape, at 0 before its first event (metrics.New): a series
+	// that appears with its first increment hides that increment from a
+	// rate() (independent bug 168 left review out of the decisions).
 	for _, c := range []struct {
 		cause string
 		want  int
 	}{{metrics.CauseLogs, t.logsReviews}, {metrics.CauseStuck, t.stuckReviews}, {metrics.CauseParked, t.parkReviews}, {metrics.CauseStale, t.staleReviews}, {metrics.CauseOther, 0}} {
-		if got, ok := value(fams, "sluice_reviews_entered_total", "cause", c.cause); got != float64(c.want) || (!ok && c.want != 0) {
+		if got, ok := value(fams, "sluice_reviews_entered_total", "cause", c.cause); !ok || got != float64(c.want) {
 			w.metricsBreak(when, fmt.Sprintf("sluice_reviews_entered_total{cause=%q} is %v (present %v), the workers' writes and the node's answers say %d", c.cause, got, ok, c.want))
 		}
 	}
 	counter("sluice_ledger_chain_mismatches_total", t.logsReviews)
 	for i, action := range decisionLabels {
-		if got, ok := value(fams, "sluice_stuck_decisions_total", "action", action); got != float64(t.decisions[i]) || (!ok && t.decisions[i] != 0) {
+		if got, ok := value(fams, "sluice_stuck_decisions_total", "action", action); !ok || got != float64(t.decisions[i]) {
 			w.metricsBreak(when, fmt.Sprintf("sluice_stuck_decisions_total{action=%q} is %v (present %v), the node's answers and the workers' writes say %d", action, got, ok, t.decisions[i]))
 		}
 	}
