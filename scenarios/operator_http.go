@@ -544,6 +544,9 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	} else {
 		o.slip(path, req)
 	}
+	// The node's answers to this action alone, as served and as the
+	// service's client got them (a cancel is judged by them below).
+	o.a.stepSolidOK, o.a.stepLookupOK, o.a.stepSolidGot, o.a.stepLookupGot = false, false, false, false
 	code, body := o.do(http.MethodPost, path, req)
 	what := "POST " + path
 	answer := "done"
@@ -574,6 +577,11 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 				o.broke(what, code, body, "a resolve without a txid is refused for the txid, not %q", e.Field)
 			}
 		}
+		if kind == "cancel" && it.State == "review" {
+			if why := o.a.deathShown(it.Txid); why != "" {
+				o.broke(what, code, body, "a cancel of a review refused, though the node's answers to it prove the txid dead: %s", why)
+			}
+		}
 		w.tally["operator-"+kind+"-refused"]++
 		if wrong {
 			w.tally["operator-wrong-txid-refused"]++
@@ -590,6 +598,24 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		}
 		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(sluice.OperationID(it.OperationID)), Answer: kind + ": " + answer})
 	}
+}
+
+// deathShown says how the node's answers to the actor's request (the last
+// solid block and lookup served, each received by its client) prove txid
+// dead by a failed receipt, or "" when they do not: the lookup found txid
+// included with a receipt other than SUCCESS, in a block at or below the
+// solid block (README, proof of death). A service that refuses to cancel a
+// review on such answers leaves its money held for good: independent bug
+// 169 dropped the block number from its proof and refused every one.
+func (a *actor) deathShown(txid string) string {
+	l, s := a.stepLookup, a.stepSolid
+	if !a.stepLookupOK || !a.stepLookupGot || !a.stepSolidOK || !a.stepSolidGot || txid == "" || l.Txid.String() != txid {
+		return ""
+	}
+	if l.Status != tron.Included || l.Receipt == "" || l.Receipt == tron.ReceiptSuccess || l.BlockNumber <= 0 || l.BlockNumber > s.Number {
+		return ""
+	}
+	return fmt.Sprintf("receipt %s in block #%d, the solid block #%d", l.Receipt, l.BlockNumber, s.Number)
 }
 
 // operatorTxids are the txids a person on call may paste into a

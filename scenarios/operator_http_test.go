@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"sluicesim/sluice/intake"
+	"sluicesim/sluice/tron"
 )
 
 // answerRewriter wraps the operator handler: each answer goes through
@@ -277,3 +278,33 @@ func TestStoreRefusalStopsTheRun(t *testing.T) {
 // 12 sufficed until census-fault (session 29) moved wire's tapes; then
 // "evidence about another txid" is first read at seed 16.
 const operatorReadSeeds = 40
+
+// Goal: the node's answers prove a txid dead for the person's cancel only
+// when both reached the service's client, the lookup is about that txid,
+// found it with a failed receipt, in a block at or below the solid block
+// (independent bug 169 refused such cancels for good).
+func TestDeathShown(t *testing.T) {
+	txid := tron.Txid{7}
+	proven := func() *actor {
+		return &actor{stepLookup: tron.TxInfo{Txid: txid, Status: tron.Included, Receipt: "REVERT", BlockNumber: 90},
+			stepSolid: tron.Block{Number: 90}, stepLookupOK: true, stepLookupGot: true, stepSolidOK: true, stepSolidGot: true}
+	}
+	if why := proven().deathShown(txid.String()); !strings.Contains(why, "receipt REVERT in block #90, the solid block #90") {
+		t.Errorf("a failed receipt at the solid block: %q, want it shown", why)
+	}
+	for name, spoil := range map[string]func(a *actor){
+		"another txid":           func(a *actor) { a.stepLookup.Txid = tron.Txid{8} },
+		"success":                func(a *actor) { a.stepLookup.Receipt = tron.ReceiptSuccess },
+		"above the solid block":  func(a *actor) { a.stepSolid.Number = 89 },
+		"pending":                func(a *actor) { a.stepLookup.Status = tron.Pending },
+		"lookup lost on the way": func(a *actor) { a.stepLookupGot = false },
+		"no solid block served":  func(a *actor) { a.stepSolidOK = false },
+		"no block number":        func(a *actor) { a.stepLookup.BlockNumber = 0 },
+	} {
+		a := proven()
+		spoil(a)
+		if why := a.deathShown(txid.String()); why != "" {
+			t.Errorf("%s: %q, want no proof", name, why)
+		}
+	}
+}
