@@ -168,12 +168,7 @@ func (b *Blame) object(body []byte) (vals [len(postFields)]string, strs [len(pos
 			break
 		}
 		key, _ := t.(string) // the decoder yields only strings as keys
-		i := -1
-		for j, f := range postFields {
-			if key == f {
-				i = j
-			}
-		}
+		i := slices.Index(postFields[:], key)
 		switch {
 		case i < 0:
 			b.Body = true
