@@ -603,8 +603,8 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 // deathShown says how the node's answers to the actor's request (the last
 // solid block and lookup served, each received by its client) prove txid
 // dead by a failed receipt, or "" when they do not: the lookup found txid
-// included with a receipt other than SUCCESS, in a block at or below the
-// solid block (README, proof of death). A service that refuses to cancel a
+// included with a receipt other than SUCCESS, in a block its node calls
+// solid and at or below the solid block (README, proof of death). A service that refuses to cancel a
 // review on such answers leaves its money held for good: independent bug
 // 169 dropped the block number from its proof and refused every one.
 func (a *actor) deathShown(txid string) string {
@@ -612,7 +612,7 @@ func (a *actor) deathShown(txid string) string {
 	if !a.stepLookupOK || !a.stepLookupGot || !a.stepSolidOK || !a.stepSolidGot || txid == "" || l.Txid.String() != txid {
 		return ""
 	}
-	if l.Status != tron.Included || l.Receipt == "" || l.Receipt == tron.ReceiptSuccess || l.BlockNumber <= 0 || l.BlockNumber > s.Number {
+	if l.Status != tron.Included || !l.Solid || l.Receipt == "" || l.Receipt == tron.ReceiptSuccess || l.BlockNumber <= 0 || l.BlockNumber > s.Number {
 		return ""
 	}
 	return fmt.Sprintf("receipt %s in block #%d, the solid block #%d", l.Receipt, l.BlockNumber, s.Number)

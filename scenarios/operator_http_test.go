@@ -286,7 +286,7 @@ const operatorReadSeeds = 40
 func TestDeathShown(t *testing.T) {
 	txid := tron.Txid{7}
 	proven := func() *actor {
-		return &actor{stepLookup: tron.TxInfo{Txid: txid, Status: tron.Included, Receipt: "REVERT", BlockNumber: 90},
+		return &actor{stepLookup: tron.TxInfo{Txid: txid, Status: tron.Included, Receipt: "REVERT", BlockNumber: 90, Solid: true},
 			stepSolid: tron.Block{Number: 90}, stepLookupOK: true, stepLookupGot: true, stepSolidOK: true, stepSolidGot: true}
 	}
 	if why := proven().deathShown(txid.String()); !strings.Contains(why, "receipt REVERT in block #90, the solid block #90") {

@@ -4,6 +4,7 @@ package operator_test
 // the code as it stands and fails with its guard removed.
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -101,5 +102,39 @@ func TestGuardCreditNamesWhoAndWhy(t *testing.T) {
 		if _, _, err := w.svc.Credit(w.ctx, sluice.Credit{Ref: "dep-7", Customer: "cust-1", Amount: 5}, a); err == nil {
 			t.Errorf("credit by %+v landed", a)
 		}
+	}
+}
+
+// staleForkLookups answers every lookup as a node left on an orphaned fork
+// does: the txid included with a failed receipt in a block at the height of
+// the solid block another node gives, which this node does not call solid
+// (its own solid head is below it).
+type staleForkLookups struct{ tron.Node }
+
+func (s staleForkLookups) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	solid, err := s.Node.SolidBlock(ctx)
+	if err != nil {
+		return tron.TxInfo{}, err
+	}
+	return tron.TxInfo{Txid: id, Status: tron.Included, BlockNumber: solid.Number, Receipt: "REVERT",
+		Solid: false, NodeSolid: solid.Number - 5}, nil
+}
+
+// A failed receipt proves the txid dead only in a block the answering node
+// calls solid, as the pipeline's await demands: behind a balancer, a node
+// left on an orphaned fork shows the orphaned block's receipt at a height
+// another node's solid block covers, while on the canonical chain the
+// transaction went back to the pools and may still pay. Cancelling on it
+// would refund a withdrawal that may be paid.
+func TestGuardCancelNeedsTheReceiptsBlockSolidWhereItWasSeen(t *testing.T) {
+	w := newWorld(t, func(c *sluice.Config) { c.ParkLimit = 1 })
+	w.fund("cust-1", "100")
+	id := w.reviewAfterParking("cust-1")
+	w.idle(time.Minute)
+	w.svc.Node = staleForkLookups{w.node.Client("operator")}
+	_, err := w.svc.Cancel(w.ctx, id, act)
+	wantRefused(t, "cancel on a stale fork's failed receipt", err, "does not call it solid")
+	if h := w.hold(id); h.State != sluice.HoldHeld {
+		t.Fatalf("hold %s, want held", h.State)
 	}
 }

@@ -152,11 +152,22 @@ func (s *Service) cancel(ctx context.Context, id sluice.OperationID, a Act, act 
 		return sluice.Operation{}, refuse(Cancel, id, fmt.Sprintf(
 			"it is %s and not parked: a worker may be driving it; wait until it parks or reaches review", row.State))
 	}
-	ev, err := s.proof(ctx, row)
+	ev, solidThere, err := s.proof(ctx, row)
 	if err != nil {
 		return sluice.Operation{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
 	act.Evidence = &ev
+	if ev.Lookup == tron.Included && ev.Receipt != tron.ReceiptSuccess && !solidThere {
+		// As the pipeline's await: a failed receipt counts only in a block
+		// the node that showed it calls solid. Behind a balancer, a node
+		// left on an orphaned fork shows the orphaned block's receipt at
+		// a height another node's solid block covers, while on the
+		// canonical chain the transaction went back to the pools and may
+		// still pay: a refund now could refund a payment.
+		return sluice.Operation{}, refuse(Cancel, id, fmt.Sprintf(
+			"txid %s is included in block #%d with receipt %s, but the node that answered does not call it solid (its solid head #%d): it may be on a fork that will be orphaned; wait until it does",
+			ev.Txid, ev.BlockNumber, ev.Receipt, ev.LookupSolid))
+	}
 	if why := noProof(ev); why != "" {
 		return sluice.Operation{}, refuse(Cancel, id, why)
 	}
@@ -191,14 +202,16 @@ func (s *Service) cancel(ctx context.Context, id sluice.OperationID, a Act, act 
 // proof asks the chain about the row's current txid exactly as the
 // pipeline does: the solid block first, then the lookup. Looking up first
 // would let an inclusion slip in between the two calls and be missed.
-func (s *Service) proof(ctx context.Context, row sluice.Operation) (sluice.Evidence, error) {
+// solidThere says whether the node that answered the lookup calls the
+// including block solid (false unless included).
+func (s *Service) proof(ctx context.Context, row sluice.Operation) (_ sluice.Evidence, solidThere bool, _ error) {
 	solid, err := s.Node.SolidBlock(ctx)
 	if err != nil {
-		return sluice.Evidence{}, fmt.Errorf("solid block: %w: %w", err, ErrNodeUnavailable)
+		return sluice.Evidence{}, false, fmt.Errorf("solid block: %w: %w", err, ErrNodeUnavailable)
 	}
 	info, err := s.Node.Lookup(ctx, row.Envelope.Txid)
 	if err != nil {
-		return sluice.Evidence{}, fmt.Errorf("lookup %s: %w: %w", row.Envelope.Txid.Short(), err, ErrNodeUnavailable)
+		return sluice.Evidence{}, false, fmt.Errorf("lookup %s: %w: %w", row.Envelope.Txid.Short(), err, ErrNodeUnavailable)
 	}
 	ev := sluice.Evidence{
 		Txid:        row.Envelope.Txid,
@@ -212,7 +225,7 @@ func (s *Service) proof(ctx context.Context, row sluice.Operation) (sluice.Evide
 	if info.Status == tron.Included {
 		ev.Receipt, ev.BlockNumber = info.Receipt, info.BlockNumber
 	}
-	return ev, nil
+	return ev, info.Status == tron.Included && info.Solid, nil
 }
 
 // noProof says why ev does not prove the txid dead, or "" when it does.
