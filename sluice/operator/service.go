@@ -157,9 +157,10 @@ func (s *Service) cancel(ctx context.Context, id sluice.OperationID, a Act, act 
 		return sluice.Operation{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
 	act.Evidence = &ev
-	if ev.Lookup == tron.Included && ev.Receipt != tron.ReceiptSuccess && !solidThere {
+	if ev.Lookup == tron.Included && !solidThere && ev.Proves() {
 		// As the pipeline's await: a failed receipt counts only in a block
-		// the node that showed it calls solid. Behind a balancer, a node
+		// the node that showed it calls solid (a block above the solid
+		// block is refused below, as not yet solid). Behind a balancer, a node
 		// left on an orphaned fork shows the orphaned block's receipt at
 		// a height another node's solid block covers, while on the
 		// canonical chain the transaction went back to the pools and may
