@@ -497,16 +497,19 @@ func (c auditContext) stuckRebuild(e *sluice.Event, ev *sluice.Evidence) string 
 }
 
 // failedReceiptProof checks evidence that txid t died by a failed receipt
-// against the chain: the chain has t in the cited block, at or below the
-// cited solid block and the final solid head, with the cited receipt, which
-// is not SUCCESS; and t has no other inclusion.
+// against the chain: the node that showed the receipt called its block
+// solid (by the evidence: only that node can say a block is final; another
+// node's solid height proves nothing about a fork this one may be on), the
+// chain has t in the cited block, at or below the cited solid block and the
+// final solid head, with the cited receipt, which is not SUCCESS; and t has
+// no other inclusion.
 func (c auditContext) failedReceiptProof(at lazyAt, t tron.Txid, ev *sluice.Evidence) []Violation {
 	var vs []Violation
 	add := func(format string, args ...any) {
 		vs = append(vs, Violation{Invariant: AuditLog, Operation: at.id, Message: at.String() + " " + fmt.Sprintf(format, args...)})
 	}
-	if ev.Receipt == "" || ev.Receipt == tron.ReceiptSuccess || ev.BlockNumber <= 0 || ev.BlockNumber > ev.SolidNumber {
-		add("retires txid %s with evidence that proves nothing (%s): an inclusion proves death only with a failed receipt in a block at or below the cited solid block", t.Short(), ev)
+	if ev.Receipt == "" || ev.Receipt == tron.ReceiptSuccess || ev.BlockNumber <= 0 || ev.BlockNumber > ev.SolidNumber || !ev.SeenSolid {
+		add("retires txid %s with evidence that proves nothing (%s): an inclusion proves death only with a failed receipt in a block at or below the cited solid block, which the node that showed it calls solid", t.Short(), ev)
 	}
 	if bad := c.citedBlock(ev); bad != "" {
 		add("retires txid %s with evidence citing %s (%s)", t.Short(), bad, ev)

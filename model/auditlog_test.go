@@ -399,7 +399,8 @@ func TestCheckAuditLogCatchesOperatorActions(t *testing.T) {
 
 // Goal: a failed receipt proves its txid's death only as the chain bears
 // it out: the txid in the block cited, at or below the solid block cited
-// and the final solid head, with the failed receipt cited. Method: break
+// and the final solid head, with the failed receipt cited, and solid on the
+// node that showed it. Method: break
 // the clean run's opReverted, rebuilt on the proof of its REVERT.
 func TestCheckAuditLogCatchesFailedReceiptProofs(t *testing.T) {
 	id := opID(opReverted)
@@ -425,6 +426,12 @@ func TestCheckAuditLogCatchesFailedReceiptProofs(t *testing.T) {
 				ev := proofOf(b)
 				ev.BlockNumber = ev.SolidNumber + 1
 			},
+		},
+		{
+			// Behind a balancer, a node on an orphaned fork shows a failed
+			// receipt at a height the other node's solid block covers.
+			name: "a failed-receipt proof from a node that did not call the block solid", op: id, mention: "which the node that showed it calls solid",
+			break_: func(b *builder) { proofOf(b).SeenSolid = false },
 		},
 		{
 			name: "a failed-receipt proof citing a solid block that was never solid", op: id, mention: "it was never solid",

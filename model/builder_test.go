@@ -671,7 +671,7 @@ func (o *opb) waitOutDeath() *opb {
 func (o *opb) receiptEvidence() *sluice.Evidence {
 	ev := o.evidence()
 	in := o.b.inclusion(o.txid())
-	ev.Lookup, ev.Receipt, ev.BlockNumber = tron.Included, in.Receipt, in.BlockNumber
+	ev.Lookup, ev.Receipt, ev.BlockNumber, ev.SeenSolid = tron.Included, in.Receipt, in.BlockNumber, true
 	return ev
 }
 

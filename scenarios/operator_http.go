@@ -153,7 +153,10 @@ type (
 		LookupSolid  int64  `json:"lookup_solid"`
 		Receipt      string `json:"receipt"`
 		BlockNumber  int64  `json:"block_number"`
-		Proves       bool   `json:"proves"`
+		// SeenSolid: for an inclusion, whether the node that showed it
+		// called the block solid; absent otherwise.
+		SeenSolid optBool `json:"seen_solid"`
+		Proves    bool    `json:"proves"`
 	}
 	opPage struct {
 		Items []opItem `json:"items"`
@@ -393,12 +396,44 @@ func evidenceShown(e sluice.Evidence) opEvidence {
 		SolidNumber: e.SolidNumber, SolidTime: text(e.SolidTime), LookupSolid: e.LookupSolid,
 		Receipt: e.Receipt, BlockNumber: e.BlockNumber}
 	if e.Lookup == tron.Included {
-		v.Proves = e.Receipt != tron.ReceiptSuccess && e.Receipt != "" && e.BlockNumber > 0 && e.BlockNumber <= e.SolidNumber
+		v.SeenSolid = optFalse
+		if e.SeenSolid {
+			v.SeenSolid = optTrue
+		}
+		v.Proves = e.Receipt != tron.ReceiptSuccess && e.Receipt != "" && e.SeenSolid && e.BlockNumber > 0 && e.BlockNumber <= e.SolidNumber
 	} else {
 		v.Expiration = text(e.Expiration)
 		v.Proves = e.Lookup == tron.Unknown && e.LookupSolid >= e.SolidNumber && !e.SolidTime.Before(e.Expiration.Add(e.Margin))
 	}
 	return v
+}
+
+// optBool is a JSON boolean that may be absent (optAbsent), kept
+// comparable so that a whole evidence compares with ==.
+type optBool uint8
+
+const (
+	optAbsent optBool = iota
+	optFalse
+	optTrue
+)
+
+func (b optBool) String() string { return [...]string{"absent", "false", "true"}[b] }
+
+func (b *optBool) UnmarshalJSON(data []byte) error {
+	var v *bool
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	switch {
+	case v == nil:
+		*b = optAbsent
+	case *v:
+		*b = optTrue
+	default:
+		*b = optFalse
+	}
+	return nil
 }
 
 // apiTime is a time as the operator API writes it (RFC 3339 in UTC, to the

@@ -236,7 +236,7 @@ func equalFoldASCII(a, b string) bool {
 var (
 	pageNames     = []string{"operation_id", "state", "txid", "parked", "waited", "actions", "decision", "evidence", "builds", "parks", "park_reason", "parked_since", "first_sent_at", "created_at", "updated_at", "txids", "customer", "to_address", "amount", "asset"}
 	decisionNames = []string{"action", "reason", "waited", "rebuilds"}
-	evidenceNames = []string{"txid", "lookup", "expiration", "margin", "solid_number", "solid_time", "lookup_solid", "receipt", "block_number", "proves"}
+	evidenceNames = []string{"txid", "lookup", "expiration", "margin", "solid_number", "solid_time", "lookup_solid", "receipt", "block_number", "proves", "seen_solid"}
 )
 
 func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
@@ -331,8 +331,16 @@ func readPagePlain(body []byte, p *lookPage, buf *pageBuf) bool {
 					return str(&e.Receipt)
 				case 8:
 					return num(&e.BlockNumber)
-				default:
+				case 9:
 					e.Proves, ok = r.boolean()
+					return ok
+				default:
+					var seen bool
+					seen, ok = r.boolean()
+					e.SeenSolid = optFalse
+					if seen {
+						e.SeenSolid = optTrue
+					}
 					return ok
 				}
 			})

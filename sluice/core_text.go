@@ -176,7 +176,13 @@ func (e *Evidence) appendTo(b []byte) []byte {
 		b = append(b, " with receipt "...)
 		b = append(b, e.Receipt...)
 		b = append(b, ", solid=#"...)
-		return appendInt(b, e.SolidNumber)
+		b = appendInt(b, e.SolidNumber)
+		if !e.SeenSolid {
+			// Only ever on evidence that proves nothing (Proves), so no
+			// filed proof's text carries it.
+			b = append(b, ", not solid where seen"...)
+		}
+		return b
 	}
 	// "txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s (node solid #%d)"
 	b = append(b, "txid="...)

@@ -57,7 +57,7 @@ func TestTextsMatchFmt(t *testing.T) {
 		for _, lookup := range []tron.Status{tron.Unknown, tron.Pending, tron.Included, tron.Status(9)} {
 			e := Evidence{Txid: x, Expiration: times[r.IntN(len(times))], Margin: d, SolidNumber: a,
 				SolidTime: times[r.IntN(len(times))], Lookup: lookup, LookupSolid: b,
-				Receipt: []string{"", tron.ReceiptRevert, tron.ReceiptOutOfEnergy}[r.IntN(3)], BlockNumber: ints[r.IntN(len(ints))]}
+				Receipt: []string{"", tron.ReceiptRevert, tron.ReceiptOutOfEnergy}[r.IntN(3)], BlockNumber: ints[r.IntN(len(ints))], SeenSolid: r.IntN(2) == 0}
 			check(e.String(), evidenceSprintf(e))
 		}
 	}
@@ -88,8 +88,12 @@ func TestTextsMatchFmt(t *testing.T) {
 // evidenceSprintf is Evidence.String as it was written with fmt.
 func evidenceSprintf(e Evidence) string {
 	if e.Lookup == tron.Included {
-		return fmt.Sprintf("txid=%s included in #%d with receipt %s, solid=#%d",
+		s := fmt.Sprintf("txid=%s included in #%d with receipt %s, solid=#%d",
 			e.Txid.Short(), e.BlockNumber, e.Receipt, e.SolidNumber)
+		if !e.SeenSolid {
+			s += ", not solid where seen"
+		}
+		return s
 	}
 	return fmt.Sprintf("txid=%s expiration=%s margin=%s solid=#%d@%s lookup=%s (node solid #%d)",
 		e.Txid.Short(), e.Expiration.UTC().Format(time.RFC3339Nano), e.Margin,

@@ -174,6 +174,14 @@ type Evidence struct {
 	// nothing, and a txid is never included twice.
 	Receipt     string
 	BlockNumber int64
+	// SeenSolid, with Lookup Included: the node that answered the lookup
+	// calls the including block solid (tron.TxInfo.Solid). Without it a
+	// failed receipt proves nothing, however low its block: behind a
+	// balancer, a node left on an orphaned fork shows the orphaned block's
+	// receipt at a height another node's solid block covers, while on the
+	// canonical chain the transaction went back to the pools and may still
+	// pay. Only the node that showed the receipt can say its block is final.
+	SeenSolid bool
 }
 
 // String is a one-line summary for logs and traces.
@@ -189,12 +197,13 @@ func (e Evidence) String() string {
 // a node behind the one that gave the solid block answers "unknown" for a
 // transaction already included below it.
 //
-// A txid found Included proves death only by a failure receipt in a solid
-// block: it is on chain for good, moved nothing, and cannot be included
-// again.
+// A txid found Included proves death only by a failure receipt in a block
+// that is solid both on the node that showed it and at or below the cited
+// solid block: it is on chain for good, moved nothing, and cannot be
+// included again.
 func (e Evidence) Proves() bool {
 	if e.Lookup == tron.Included {
-		return e.Receipt != "" && e.Receipt != tron.ReceiptSuccess &&
+		return e.Receipt != "" && e.Receipt != tron.ReceiptSuccess && e.SeenSolid &&
 			e.BlockNumber > 0 && e.BlockNumber <= e.SolidNumber
 	}
 	return e.Lookup == tron.Unknown && e.LookupSolid >= e.SolidNumber &&

@@ -51,11 +51,13 @@ func TestEvidenceNeedsTheLookupNodesHeight(t *testing.T) {
 }
 
 // Goal: a txid found on chain proves its death only by a failure receipt in
-// a block at or below the cited solid block: a SUCCESS (or no receipt yet)
-// never does, and neither does a failure above the solid block, which a
+// a block at or below the cited solid block that the node showing it calls
+// solid: a SUCCESS (or no receipt yet) never does, and neither does a
+// failure above the solid block, or one the node that showed it does not
+// call solid (behind a balancer, a node left on an orphaned fork), which a
 // reorg could still take away.
 func TestEvidenceByReceipt(t *testing.T) {
-	base := Evidence{Lookup: tron.Included, SolidNumber: 300, BlockNumber: 290, Receipt: tron.ReceiptRevert}
+	base := Evidence{Lookup: tron.Included, SolidNumber: 300, BlockNumber: 290, Receipt: tron.ReceiptRevert, SeenSolid: true}
 	for _, c := range []struct {
 		name   string
 		mutate func(*Evidence)
@@ -64,6 +66,7 @@ func TestEvidenceByReceipt(t *testing.T) {
 		{"REVERT below solid", func(*Evidence) {}, true},
 		{"OUT_OF_ENERGY at solid", func(e *Evidence) { e.Receipt, e.BlockNumber = tron.ReceiptOutOfEnergy, 300 }, true},
 		{"REVERT above solid", func(e *Evidence) { e.BlockNumber = 301 }, false},
+		{"REVERT below solid, not solid where seen", func(e *Evidence) { e.SeenSolid = false }, false},
 		{"SUCCESS", func(e *Evidence) { e.Receipt = tron.ReceiptSuccess }, false},
 		{"no receipt", func(e *Evidence) { e.Receipt = "" }, false},
 		{"no block", func(e *Evidence) { e.BlockNumber = 0 }, false},

@@ -442,7 +442,7 @@ func (p *Pipeline) evidence(op Operation, solid tron.Block, info tron.TxInfo) Ev
 		LookupSolid: info.NodeSolid,
 	}
 	if info.Status == tron.Included {
-		ev.Receipt, ev.BlockNumber = info.Receipt, info.BlockNumber
+		ev.Receipt, ev.BlockNumber, ev.SeenSolid = info.Receipt, info.BlockNumber, info.Solid
 	}
 	return ev
 }

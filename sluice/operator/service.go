@@ -152,23 +152,11 @@ func (s *Service) cancel(ctx context.Context, id sluice.OperationID, a Act, act 
 		return sluice.Operation{}, refuse(Cancel, id, fmt.Sprintf(
 			"it is %s and not parked: a worker may be driving it; wait until it parks or reaches review", row.State))
 	}
-	ev, solidThere, err := s.proof(ctx, row)
+	ev, err := s.proof(ctx, row)
 	if err != nil {
 		return sluice.Operation{}, fmt.Errorf("cancel %s: %w", id, err)
 	}
 	act.Evidence = &ev
-	if ev.Lookup == tron.Included && !solidThere && ev.Proves() {
-		// As the pipeline's await: a failed receipt counts only in a block
-		// the node that showed it calls solid (a block above the solid
-		// block is refused below, as not yet solid). Behind a balancer, a node
-		// left on an orphaned fork shows the orphaned block's receipt at
-		// a height another node's solid block covers, while on the
-		// canonical chain the transaction went back to the pools and may
-		// still pay: a refund now could refund a payment.
-		return sluice.Operation{}, refuse(Cancel, id, fmt.Sprintf(
-			"txid %s is included in block #%d with receipt %s, but the node that answered does not call it solid (its solid head #%d): it may be on a fork that will be orphaned; wait until it does",
-			ev.Txid, ev.BlockNumber, ev.Receipt, ev.LookupSolid))
-	}
 	if why := noProof(ev); why != "" {
 		return sluice.Operation{}, refuse(Cancel, id, why)
 	}
@@ -203,16 +191,14 @@ func (s *Service) cancel(ctx context.Context, id sluice.OperationID, a Act, act 
 // proof asks the chain about the row's current txid exactly as the
 // pipeline does: the solid block first, then the lookup. Looking up first
 // would let an inclusion slip in between the two calls and be missed.
-// solidThere says whether the node that answered the lookup calls the
-// including block solid (false unless included).
-func (s *Service) proof(ctx context.Context, row sluice.Operation) (_ sluice.Evidence, solidThere bool, _ error) {
+func (s *Service) proof(ctx context.Context, row sluice.Operation) (sluice.Evidence, error) {
 	solid, err := s.Node.SolidBlock(ctx)
 	if err != nil {
-		return sluice.Evidence{}, false, fmt.Errorf("solid block: %w: %w", err, ErrNodeUnavailable)
+		return sluice.Evidence{}, fmt.Errorf("solid block: %w: %w", err, ErrNodeUnavailable)
 	}
 	info, err := s.Node.Lookup(ctx, row.Envelope.Txid)
 	if err != nil {
-		return sluice.Evidence{}, false, fmt.Errorf("lookup %s: %w: %w", row.Envelope.Txid.Short(), err, ErrNodeUnavailable)
+		return sluice.Evidence{}, fmt.Errorf("lookup %s: %w: %w", row.Envelope.Txid.Short(), err, ErrNodeUnavailable)
 	}
 	ev := sluice.Evidence{
 		Txid:        row.Envelope.Txid,
@@ -224,9 +210,9 @@ func (s *Service) proof(ctx context.Context, row sluice.Operation) (_ sluice.Evi
 		LookupSolid: info.NodeSolid,
 	}
 	if info.Status == tron.Included {
-		ev.Receipt, ev.BlockNumber = info.Receipt, info.BlockNumber
+		ev.Receipt, ev.BlockNumber, ev.SeenSolid = info.Receipt, info.BlockNumber, info.Solid
 	}
-	return ev, info.Status == tron.Included && info.Solid, nil
+	return ev, nil
 }
 
 // noProof says why ev does not prove the txid dead, or "" when it does.
@@ -238,6 +224,14 @@ func noProof(ev sluice.Evidence) string {
 	switch {
 	case ev.Lookup == tron.Included && ev.Receipt == tron.ReceiptSuccess:
 		return fmt.Sprintf("txid %s is included in block #%d with receipt SUCCESS: tokens may have moved, so it can never be cancelled; resolve it as paid if it paid exactly the request", t, ev.BlockNumber)
+	case ev.Lookup == tron.Included && ev.BlockNumber > 0 && ev.BlockNumber <= ev.SolidNumber && !ev.SeenSolid:
+		// Behind a balancer, a node left on an orphaned fork shows the
+		// orphaned block's receipt at a height another node's solid block
+		// covers, while on the canonical chain the transaction went back
+		// to the pools and may still pay: a refund now could refund a
+		// payment.
+		return fmt.Sprintf("txid %s is included in block #%d with receipt %s, but the node that answered does not call it solid (its solid head #%d): it may be on a fork that will be orphaned; wait until it does",
+			t, ev.BlockNumber, ev.Receipt, ev.LookupSolid)
 	case ev.Lookup == tron.Included:
 		return fmt.Sprintf("txid %s is included in block #%d with receipt %s, not yet solid (solid head #%d): wait until it is", t, ev.BlockNumber, ev.Receipt, ev.SolidNumber)
 	case ev.Lookup == tron.Pending:

@@ -52,8 +52,11 @@ type evidenceView struct {
 	LookupSolid int64  `json:"lookup_solid"`
 	Receipt     string `json:"receipt,omitempty"`
 	BlockNumber int64  `json:"block_number,omitempty"`
-	Proves      bool   `json:"proves"`
-	Summary     string `json:"summary"`
+	// SeenSolid, for an inclusion only: whether the node that showed it
+	// called its block solid (a failed receipt proves nothing otherwise).
+	SeenSolid *bool  `json:"seen_solid,omitempty"`
+	Proves    bool   `json:"proves"`
+	Summary   string `json:"summary"`
 }
 
 type queueView struct {
@@ -131,6 +134,8 @@ func viewEvidence(e sluice.Evidence) evidenceView {
 	}
 	if e.Lookup != tron.Included {
 		v.Expiration = timeText(e.Expiration)
+	} else {
+		v.SeenSolid = &e.SeenSolid
 	}
 	return v
 }

@@ -458,6 +458,7 @@ func insertEvent(ctx context.Context, tx pgx.Tx, e event) (int64, error) {
 		evLookup                     *int32
 		evReceipt                    *string
 		evBlock                      *int64
+		evSeenSolid                  *bool
 		hold, decAction, decReason   *string
 		decWaited                    *int64
 		decRebuilds                  *int32
@@ -467,8 +468,8 @@ func insertEvent(ctx context.Context, tx pgx.Tx, e event) (int64, error) {
 		evExp, evSolidTime = nsOrNil(ev.Expiration), nsOrNil(ev.SolidTime)
 		margin, number, lookup, lookupSolid := int64(ev.Margin), ev.SolidNumber, int32(ev.Lookup), ev.LookupSolid
 		evMargin, evSolidNumber, evLookup, evLookupSolid = &margin, &number, &lookup, &lookupSolid
-		receipt, block := ev.Receipt, ev.BlockNumber
-		evReceipt, evBlock = &receipt, &block
+		receipt, block, seen := ev.Receipt, ev.BlockNumber, ev.SeenSolid
+		evReceipt, evBlock, evSeenSolid = &receipt, &block, &seen
 	}
 	if e.hold != sluice.HoldKeep {
 		// Checked before (checkHold): only settle and release get here.
@@ -483,15 +484,15 @@ func insertEvent(ctx context.Context, tx pgx.Tx, e event) (int64, error) {
 	err := tx.QueryRow(ctx, `
 		INSERT INTO events (operation_id, from_state, to_state, token, worker, at_ns, txid, retired_txid, note,
 			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid,
-			ev_receipt, ev_block_number, hold_action,
+			ev_receipt, ev_block_number, ev_seen_solid, hold_action,
 			has_decision, dec_action, dec_reason, dec_waited_ns, dec_rebuilds)
 		VALUES ($1, $2::op_state, $3::op_state, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-			$18, $19, $20::hold_action, $21, $22::decision_action, $23, $24, $25)
+			$18, $19, $20, $21::hold_action, $22, $23::decision_action, $24, $25, $26)
 		RETURNING seq`,
 		string(e.id), e.from.String(), e.to.String(), e.token, e.worker, e.now,
 		txidOrNil(e.txid), txidOrNil(e.retired), e.note,
 		e.evidence != nil, evTxid, evExp, evMargin, evSolidNumber, evSolidTime, evLookup, evLookupSolid,
-		evReceipt, evBlock, hold,
+		evReceipt, evBlock, evSeenSolid, hold,
 		e.decision != nil, decAction, decReason, decWaited, decRebuilds).Scan(&seq)
 	return seq, err
 }
@@ -538,7 +539,7 @@ func (s *Store) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Eve
 	rows, err := s.pool.Query(ctx, `
 		SELECT seq, operation_id::text, from_state::text, to_state::text, token, worker, at_ns, txid, retired_txid, note,
 			has_evidence, ev_txid, ev_expiration_ns, ev_margin_ns, ev_solid_number, ev_solid_time_ns, ev_lookup, ev_lookup_solid,
-			ev_receipt, ev_block_number, hold_action::text,
+			ev_receipt, ev_block_number, ev_seen_solid, hold_action::text,
 			has_decision, dec_action::text, dec_reason, dec_waited_ns, dec_rebuilds
 		FROM events WHERE operation_id = $1 ORDER BY seq`, string(id))
 	if err != nil {
@@ -565,6 +566,7 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 		evExp, evMargin, evNumber, evSolidTime *int64
 		evLookup                               *int32
 		evLookupSolid, evBlock                 *int64
+		evSeenSolid                            *bool
 		evReceipt, hold, decAction, decReason  *string
 		hasDec                                 bool
 		decWaited                              *int64
@@ -572,7 +574,7 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 	)
 	if err := row.Scan(&e.Seq, &opID, &from, &to, &token, &worker, &at, &txid, &retired, &note,
 		&hasEv, &evTxid, &evExp, &evMargin, &evNumber, &evSolidTime, &evLookup, &evLookupSolid,
-		&evReceipt, &evBlock, &hold, &hasDec, &decAction, &decReason, &decWaited, &decRebuilds); err != nil {
+		&evReceipt, &evBlock, &evSeenSolid, &hold, &hasDec, &decAction, &decReason, &decWaited, &decRebuilds); err != nil {
 		return e, err
 	}
 	var err error
@@ -611,6 +613,12 @@ func scanEvent(row pgx.CollectableRow) (sluice.Event, error) {
 		}
 		if evBlock != nil {
 			ev.BlockNumber = *evBlock
+		}
+		// NULL before migration 0006: read as not seen solid, which a
+		// proof by receipt then does not pass (Evidence.Proves). Nothing
+		// acts on a stored proof again; the operator's view shows it.
+		if evSeenSolid != nil {
+			ev.SeenSolid = *evSeenSolid
 		}
 		e.Evidence = ev
 	}

@@ -540,8 +540,9 @@ func testFirstSentAt(e *env) {
 
 // Goal: an event keeps everything its write carried: the hold action, the
 // stuck policy's decision (every field, a zero one included, which is not
-// no decision), and the evidence's receipt, block number and lookup solid
-// height (a proof by a failure receipt carries no times: zero comes back
+// no decision), and the evidence's receipt, block number, lookup solid
+// height and whether the node that showed the receipt called its block
+// solid (a proof by a failure receipt carries no times: zero comes back
 // zero). The operator's events keep the operator, the new token and the
 // paying txid. Method: write them, read the log back whole.
 func testEventsRoundTrip(e *env) {
@@ -553,7 +554,7 @@ func testEventsRoundTrip(e *env) {
 	// zero-valued decision (a decision, not none).
 	c := e.change(op, "w1", sluice.Signing)
 	c.Evidence = &sluice.Evidence{Txid: op.Envelope.Txid, SolidNumber: 4242, Lookup: tron.Included,
-		LookupSolid: 4250, Receipt: "OUT_OF_ENERGY", BlockNumber: 4240}
+		LookupSolid: 4250, Receipt: "OUT_OF_ENERGY", BlockNumber: 4240, SeenSolid: true}
 	c.Decision = &sluice.Decision{}
 	op = e.cas(c)
 	wantEvs = append(wantEvs, sluice.Event{OperationID: op.ID, From: sluice.Broadcast, To: sluice.Signing, Token: op.Token,
