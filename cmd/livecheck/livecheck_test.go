@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -521,5 +522,63 @@ func TestStarting(t *testing.T) {
 	close(p.done)
 	if p.starting() {
 		t.Error("a dead process counts as starting")
+	}
+}
+
+// Goal: the watchdog ends the run the first time a process exits by
+// itself, naming it and quoting its log, and never for a process the run
+// killed or one that died by its own kill point (the restarter's). Method:
+// real child processes (sh) that exit each way, watched until the crashed
+// one's turn comes.
+func TestWatchEndsTheRunOnACrash(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	ps := &procs{bin: "sh", dir: t.TempDir()}
+	defer ps.killAll()
+	start := func(name, script string) *proc {
+		p := ps.add(name, nil, "-c", script)
+		if err := ps.start(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	alive := start("alive", "sleep 30")
+	killed := start("killed", "sleep 30")
+	killed.kill()
+	byKillPoint := start("killpoint", "echo 'sluice: 2026/12/06 04:00:00.000000 "+killPointLine+" signed->broadcasting'; exit 137")
+	waitExit := func(p *proc) {
+		p.mu.Lock()
+		done := p.done
+		p.mu.Unlock()
+		<-done
+	}
+	waitExit(byKillPoint)
+
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	stop := make(chan struct{})
+	watched := []*proc{alive, killed, byKillPoint}
+	go watch(ctx, stop, 10*time.Millisecond, watched, cancel)
+	time.Sleep(100 * time.Millisecond) // about ten looks at three processes that must not end the run
+	if ctx.Err() != nil {
+		t.Fatalf("the run ended without a crash: %v", context.Cause(ctx))
+	}
+	close(stop)
+
+	crashed := start("worker2", "echo 'panic: sluice: in signing without a consistent envelope'; exit 2")
+	ctx2, cancel2 := context.WithCancelCause(t.Context())
+	defer cancel2(nil)
+	go watch(ctx2, make(chan struct{}), 10*time.Millisecond, append(watched, crashed), cancel2)
+	select {
+	case <-ctx2.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a process that exited by itself did not end the run")
+	}
+	cause := context.Cause(ctx2).Error()
+	for _, want := range []string{"worker2 exited by itself", "exit status 2", "without a consistent envelope"} {
+		if !strings.Contains(cause, want) {
+			t.Errorf("the run's cause %q does not say %q", cause, want)
+		}
 	}
 }

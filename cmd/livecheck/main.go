@@ -541,6 +541,25 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	logf("started: api http://%s (with one worker), node http://%s, operator API and /metrics http://%s, %d worker processes; logs in %s",
 		apiAddr, nodeAddr, opAddr, len(workers), dir)
 
+	// The watchdog: a process that exits by itself (a panic, a refused
+	// start) ends the run at once, naming it and its log's tail. Without
+	// it the clients, the depositor and the person on call would go on
+	// against a dead service, and a crash loop read as a hang. It stops
+	// before the workers are stopped on purpose.
+	ctx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	failed := func(err error) error {
+		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
+			return cause
+		}
+		return err
+	}
+	stopWatch := make(chan struct{})
+	var stopWatchOnce sync.Once
+	stopWatching := func() { stopWatchOnce.Do(func() { close(stopWatch) }) }
+	defer stopWatching()
+	go watch(ctx, stopWatch, 200*time.Millisecond, append([]*proc{front}, workers...), cancelRun)
+
 	// The clients.
 	h := newHistory("http://"+apiAddr, 15*time.Second)
 
@@ -770,17 +789,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	<-depositsDone
 	<-onCallDone
 	if err := <-killerDone; err != nil {
-		return nil, err
+		return nil, failed(err)
 	}
 	if err := <-restartsDone; err != nil {
-		return nil, err
+		return nil, failed(err)
 	}
 	// A restart is a fault like a kill: liveness is judged from the last.
 	if d := h.outages.lastUp(); d.After(healed) {
 		healed = d
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, failed(ctx.Err())
 	}
 	logf("clients done (%d posts recorded), %d kills done; waiting for every operation to be terminal", len(h.intake), kills)
 
@@ -789,7 +808,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	for {
 		open, total, err := openOps(ctx, pool)
 		if err != nil {
-			return nil, err
+			return nil, failed(err)
 		}
 		for _, w := range append([]*proc{front}, workers...) {
 			if err := w.unexpected(); err != nil {
@@ -806,10 +825,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, failed(ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
+	stopWatching()
 	end := time.Now()
 	endScrape()
 	got := <-metricsDone

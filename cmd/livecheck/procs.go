@@ -292,3 +292,25 @@ func dataRaces(ps []*proc) []string {
 	}
 	return out
 }
+
+// watch looks at every process each period until stop closes or ctx ends,
+// and cancels the run (cancel, with the process's error and its log's
+// tail as the cause) the first time one has exited by itself: not killed
+// or stopped by the run, not by its own kill point.
+func watch(ctx context.Context, stop <-chan struct{}, every time.Duration, ps []*proc, cancel context.CancelCauseFunc) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		for _, p := range ps {
+			if err := p.unexpected(); err != nil {
+				cancel(fmt.Errorf("%w; its log ends:\n%s", err, p.tail(20)))
+				return
+			}
+		}
+	}
+}
