@@ -12,6 +12,11 @@
 #   world W N      explore -world W finds a violation (exit 1) in seeds 1..N
 #   postgres W N   the same with -store postgres (needs DATABASE_URL): the
 #                  memory store cannot see a bug in the PostgreSQL store
+#   coverage W N COND  explore -require-coverage -world W in seeds 1..N
+#                  never reaches the coverage condition COND (exit 3), as the
+#                  CI gate would fail it: a bug that passes every invariant
+#                  but stops the world reaching a danger it must test (a
+#                  call cancelled under a stopped worker, say)
 #   hang W N       with -store postgres, a seed of W among 1..N hangs (a lock
 #                  never let go): explore's seed watchdog exits 4
 #   test PKG RUN   sluice's own tests catch it: go test -run RUN PKG fails
@@ -118,7 +123,7 @@ search() {
 # check runs a row against the applied patch; prints a verdict line and
 # returns 1 when the bug was not caught.
 check() {
-	local name=$1 kind=$2 a=$3 b=$4 t
+	local name=$1 kind=$2 a=$3 b=$4 c=${5:-} t
 	case "$kind" in
 	world | postgres)
 		local flags=()
@@ -138,6 +143,17 @@ check() {
 		# A panic's stack would bury its message: the first lines say why.
 		echo "$out" | grep -m3 -E '^(panic|explore|fatal error|world )' | sed 's/^/    /'
 		echo "$out" | tail -n 3 | sed 's/^/    /'
+		return 1
+		;;
+	coverage)
+		explore "$a" 1 "$b" -require-coverage
+		local missed
+		missed=$(echo "$out" | sed -n 's/^coverage: .*; never reached: //p' | tr ',' '\n' | sed 's/^ *//')
+		if [ "$code" -eq 3 ] && grep -qx -- "$c" <<<"$missed"; then
+			echo "$name: caught by the coverage requirement: $a seeds 1..$b never reached $c"
+			return 0
+		fi
+		echo "$name: SURVIVES the coverage requirement of $a seeds 1..$b (explore exit $code; never reached: ${missed:-nothing})"
 		return 1
 		;;
 	hang)
@@ -200,7 +216,7 @@ check() {
 		echo "$name: not checked here (only the live check catches it: make independent-bugs)"
 		;;
 	harmless | survivor)
-		echo "$name: $kind, not checked ($a${b:+ $b})"
+		echo "$name: $kind, not checked ($a${b:+ $b}${c:+ $c})"
 		;;
 	*)
 		echo "$name: caught.tsv row of unknown kind '$kind'"
@@ -238,7 +254,7 @@ for patch in "${patches[@]}"; do
 	fi
 	# Only a world needs explore built (about 4 s a patch); go test builds
 	# what its package needs.
-	if $update || [ "$kind" = world ] || [ "$kind" = postgres ] || [ "$kind" = hang ]; then
+	if $update || [ "$kind" = world ] || [ "$kind" = postgres ] || [ "$kind" = hang ] || [ "$kind" = coverage ]; then
 		if ! (cd "$dir" && go build -o explore.bin ./cmd/explore); then
 			echo "$name: does not build"
 			failed=$((failed + 1))
@@ -249,12 +265,12 @@ for patch in "${patches[@]}"; do
 		search "$name"
 		continue
 	fi
-	read -r a b <<<"$args"
+	read -r a b c <<<"$args"
 	case "$kind" in
 	livecheck | harmless | survivor) skipped=$((skipped + 1)) ;;
 	*) checked=$((checked + 1)) ;;
 	esac
-	check "$name" "$kind" "$a" "$b" || failed=$((failed + 1))
+	check "$name" "$kind" "$a" "$b" "$c" || failed=$((failed + 1))
 done
 
 if ! $update && [ $# -eq 0 ]; then
