@@ -114,6 +114,14 @@ func checkKillTable(table string, patches []string) []string {
 			if n, err := strconv.Atoi(args[1]); err != nil || n < 1 {
 				problems = append(problems, where+": "+kind+" "+args[0]+": the seed "+strconv.Quote(args[1])+" is not a positive number")
 			}
+		case "coverage":
+			if len(args) != 3 || !slices.Contains(WorldNames(), args[0]) || !slices.Contains(CoverageNames(), args[2]) {
+				problems = append(problems, where+": coverage wants a world, a seed count and a coverage condition, got "+strconv.Quote(cols[2]))
+				break
+			}
+			if n, err := strconv.Atoi(args[1]); err != nil || n < 1 {
+				problems = append(problems, where+": coverage "+args[0]+": the seed count "+strconv.Quote(args[1])+" is not a positive number")
+			}
 		case "test", "race":
 			if len(args) != 2 || !strings.HasPrefix(args[0], "sluicesim/sluice") {
 				problems = append(problems, where+": "+kind+" wants a package of sluice and a -run pattern, got "+strconv.Quote(cols[2]))
@@ -151,17 +159,20 @@ func TestCheckKillTableRefuses(t *testing.T) {
 		t.Fatalf("a good table refused: %v", p)
 	}
 	for _, bad := range []string{
-		"01-a\tworld\twire 4\n",                                                     // 02-b has no row
-		good + "03-c\tworld\twire 1\n",                                              // no such patch
-		good + "01-a\tworld\twire 5\n",                                              // a second row
-		"01-a\tworld\tnowhere 4\n02-b\ttest\tsluicesim/sluice x\n",                  // no such world
-		"01-a\tworld\twire 0\n02-b\ttest\tsluicesim/sluice x\n",                     // seed 0
-		"01-a\tworld wire 4\n02-b\ttest\tsluicesim/sluice x\n",                      // spaces for tabs
-		"01-a\tseen\twire 4\n02-b\ttest\tsluicesim/sluice x\n",                      // unknown kind
-		"01-a\tharmless\t\n02-b\ttest\tsluicesim/sluice x\n",                        // no reason
-		"01-a\ttest\t./model x\n02-b\ttest\tsluicesim/sluice x\n",                   // not sluice's test
-		"01-a\tchecker\tsluicesim/sluice/store x\n02-b\ttest\tsluicesim/sluice x\n", // sluice's, not the checker's
-		"01-a\tlive\tlivecheck-quiet\n02-b\ttest\tsluicesim/sluice x\n",             // not a deterministic live check
+		"01-a\tworld\twire 4\n",                                                        // 02-b has no row
+		good + "03-c\tworld\twire 1\n",                                                 // no such patch
+		good + "01-a\tworld\twire 5\n",                                                 // a second row
+		"01-a\tworld\tnowhere 4\n02-b\ttest\tsluicesim/sluice x\n",                     // no such world
+		"01-a\tworld\twire 0\n02-b\ttest\tsluicesim/sluice x\n",                        // seed 0
+		"01-a\tworld wire 4\n02-b\ttest\tsluicesim/sluice x\n",                         // spaces for tabs
+		"01-a\tseen\twire 4\n02-b\ttest\tsluicesim/sluice x\n",                         // unknown kind
+		"01-a\tharmless\t\n02-b\ttest\tsluicesim/sluice x\n",                           // no reason
+		"01-a\ttest\t./model x\n02-b\ttest\tsluicesim/sluice x\n",                      // not sluice's test
+		"01-a\tchecker\tsluicesim/sluice/store x\n02-b\ttest\tsluicesim/sluice x\n",    // sluice's, not the checker's
+		"01-a\tlive\tlivecheck-quiet\n02-b\ttest\tsluicesim/sluice x\n",                // not a deterministic live check
+		"01-a\tcoverage\twire 100 node:nowhere\n02-b\ttest\tsluicesim/sluice x\n",      // no such condition
+		"01-a\tcoverage\twire 100\n02-b\ttest\tsluicesim/sluice x\n",                   // no condition
+		"01-a\tcoverage\twire 0 node:call-cancelled\n02-b\ttest\tsluicesim/sluice x\n", // seed count 0
 	} {
 		if p := checkKillTable(bad, patches); len(p) == 0 {
 			t.Errorf("table accepted:\n%s", bad)
