@@ -29,9 +29,11 @@ import (
 //     chain did not take for reasons of the chain's own, by the model's
 //     sight of the world: its last txid was not refused on the wire for
 //     bandwidth, energy or the contract's state without ever being
-//     accepted, is not on chain with a failed receipt, and the world never
-//     saw the core park the operation (the core's own rule: parked once,
-//     never cancelled, only reviewed).
+//     accepted, is not on chain with a failed receipt, was accepted by
+//     some node at least once (never heard accepted, our sends never got
+//     through: review), and the world never saw the core park the
+//     operation (the core's own rule: parked once, never cancelled, only
+//     reviewed).
 //
 // Anything else (a refusal or a failed receipt turned into a failure, a
 // cancel after the operation was parked) is an operational failure. An
@@ -91,6 +93,15 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 		}
 		if n := ix.parked[k]; n > 0 {
 			trouble = append(trouble, fmt.Sprintf("parked %d times", n))
+		}
+		if n := len(txids); n > 0 && len(trouble) == 0 && e.Decision != nil && e.Decision.Action == sluice.Cancel && !ix.accepted(txids[n-1]) {
+			// No node ever took the last txid (not by its answer on the
+			// wire, not in its pool): our sends never got through (a
+			// network of ours, a shortage whose park died with its
+			// worker). The chain did not refuse the customer's payment;
+			// we never delivered it. That is a person's to look at, not
+			// the customer's failure (README, "The stuck policy").
+			trouble = append(trouble, fmt.Sprintf("no node ever accepted its last txid %s", txids[n-1].Short()))
 		}
 		switch {
 		case len(trouble) > 0:

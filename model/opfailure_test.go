@@ -66,6 +66,21 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 			},
 		},
 		{
+			// No node ever took its last txid (every send answered busy,
+			// none reached a pool), and the policy cancelled it with the
+			// proof: our sends never got through, so it was for review.
+			name: "a policy cancel of a txid no node accepted", op: opID(opPolicyCancel), mention: "no node ever accepted its last txid",
+			break_: func(b *builder) {
+				last := b.row(opID(opPolicyCancel)).Envelope.Txid
+				for i := range b.s.Wire {
+					if w := &b.s.Wire[i]; w.Txid == last {
+						w.Answer, w.Truth, w.Accepted = string(tron.CodeServerBusy), tron.CodeServerBusy, false
+					}
+				}
+				b.s.Accepted = slices.DeleteFunc(b.s.Accepted, func(a mocknode.Acceptance) bool { return a.Txid == last })
+			},
+		},
+		{
 			// The old rule: a REVERT failed the operation.
 			name: "a failure after a failed receipt", op: opID(8), mention: "on chain with receipt REVERT",
 			break_: func(b *builder) { revertedAndFailed(b) },

@@ -530,25 +530,28 @@ func TestLegacyCustomerIsTheMigrations(t *testing.T) {
 }
 
 // Goal: no-operational-failure is judged live: a withdrawal the stuck
-// policy cancelled, never refused and never parked, passes; the same
-// cancel after its send was refused for bandwidth (the node's answer on the
-// wire, from the mock's ground truth) or after its row counts parks (the
-// store's record standing in for the parks a run's observer sees) is an
-// operational failure.
+// policy cancelled, accepted by the node, never refused and never parked,
+// passes; the same cancel after its send was refused for bandwidth (the
+// node's answer on the wire, from the mock's ground truth), after its row
+// counts parks (the store's record standing in for the parks a run's
+// observer sees) or with its txid never accepted by the node (the
+// ground truth's acceptances) is an operational failure.
 func TestJudgeOperationalFailure(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		final   sluice.State
 		parks   int
 		refused bool
+		unheard bool   // the node never accepted the txid
 		want    string // in no-operational-failure's message; "" for none
 	}{
-		{"cancelled, no trouble", sluice.Failed, 0, false, ""},
-		{"cancelled after parks", sluice.Failed, 2, false, "parked 2 times"},
-		{"cancelled after a refusal for bandwidth", sluice.Failed, 0, true, "refused " + string(tron.CodeBandwidthError)},
+		{"cancelled, no trouble", sluice.Failed, 0, false, false, ""},
+		{"cancelled after parks", sluice.Failed, 2, false, false, "parked 2 times"},
+		{"cancelled after a refusal for bandwidth", sluice.Failed, 0, true, false, "refused " + string(tron.CodeBandwidthError)},
+		{"cancelled, never accepted", sluice.Failed, 0, false, true, "no node ever accepted its last txid"},
 		// The row counts its parks, with no instant for any: whether the
 		// review came past the park bounds is not judged live.
-		{"in review after two parks", sluice.Review, 2, false, ""},
+		{"in review after two parks", sluice.Review, 2, false, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			op, evs := withdrawal(1, c.final, 5_000_000)
@@ -557,8 +560,11 @@ func TestJudgeOperationalFailure(t *testing.T) {
 				evs[len(evs)-1].Decision = &sluice.Decision{Action: sluice.Cancel, Reason: "proven dead past CancelAfter", Waited: 3 * time.Hour, Rebuilds: 0}
 			}
 			tr := chain()
-			if c.refused {
+			switch {
+			case c.refused:
 				tr.Wire = []mocknode.WireAttempt{{Seq: 1, Txid: op.Envelope.Txid, Reached: true, Truth: tron.CodeBandwidthError, Answer: string(tron.CodeBandwidthError)}}
+			case !c.unheard:
+				tr.Accepted = []mocknode.Acceptance{{Txid: op.Envelope.Txid, Times: 1}}
 			}
 			rep := judge([]sluice.Operation{op}, evs, nil, tr, nil)
 			var got []string
