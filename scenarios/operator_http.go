@@ -31,8 +31,11 @@ import (
 // yield there.
 
 // operatorToken is the bearer token the world's handler is built with and
-// its operator sends: 16 bytes or more, as operator.CheckToken demands.
-const operatorToken = "sluicesim-on-call-token-0123456789"
+// its operator sends: exactly operator.TokenMin bytes, the shortest the
+// README documents, so that a handler refusing its own documented minimum
+// (an off-by-one in CheckToken) cannot start in any world
+// (TestOperatorTokenIsTheMinimum).
+const operatorToken = "sluicesim-oncall"
 
 // operatorPage is how many queue items the operator asks for per page. It
 // pages until the handler gives no cursor, so a round still sees the whole

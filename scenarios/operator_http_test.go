@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"sluicesim/sluice/intake"
+	"sluicesim/sluice/operator"
 	"sluicesim/sluice/tron"
 )
 
@@ -306,5 +307,17 @@ func TestDeathShown(t *testing.T) {
 		if why := a.deathShown(txid.String()); why != "" {
 			t.Errorf("%s: %q, want no proof", name, why)
 		}
+	}
+}
+
+// Goal: the world's handler runs with a token of exactly the documented
+// minimum, so that a handler refusing its own minimum fails every world
+// that has an operator (independent bug 185 was a CheckToken that did).
+func TestOperatorTokenIsTheMinimum(t *testing.T) {
+	if len(operatorToken) != operator.TokenMin {
+		t.Errorf("operatorToken is %d bytes, want operator.TokenMin (%d): the boundary is what a wrong CheckToken gets wrong", len(operatorToken), operator.TokenMin)
+	}
+	if err := operator.CheckToken(operatorToken); err != nil {
+		t.Errorf("CheckToken(operatorToken): %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -196,9 +197,12 @@ type queueItem struct {
 }
 
 // queue reads the first page of the queue; nothing when it is not
-// answered (an outage: the next round reads it again).
+// answered (an outage: the next round reads it again). It asks for the
+// largest page the API documents (operator.QueueMax), the boundary a wrong
+// limit check gets wrong; the person still acts on at most queueActs rows a
+// round, as before.
 func (o *onCall) queue(ctx context.Context) []queueItem {
-	code, b := o.do(ctx, http.MethodGet, "/v1/queue?limit=20", nil)
+	code, b := o.do(ctx, http.MethodGet, "/v1/queue?limit="+strconv.Itoa(operator.QueueMax), nil)
 	if code != http.StatusOK {
 		if code != 0 && code != http.StatusServiceUnavailable {
 			o.fail("GET /v1/queue: %d %.200q, want 200 or 503", code, b)
@@ -211,8 +215,11 @@ func (o *onCall) queue(ctx context.Context) []queueItem {
 	if err := json.Unmarshal(b, &page); err != nil {
 		o.fail("GET /v1/queue: 200 with a body that is not the API's JSON: %.200q", b)
 	}
-	return page.Items
+	return page.Items[:min(len(page.Items), queueActs)]
 }
+
+// queueActs is how many rows of the queue the person acts on in a round.
+const queueActs = 20
 
 // act sends one action until it is answered, and judges the answer; it
 // returns the answer as answered records it ("landed", "refused", ...).
