@@ -113,7 +113,7 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 		}
 	}
 	vs = append(vs, checkParks(s, j)...)
-	vs = append(vs, checkParkBackoff(s)...)
+	vs = append(vs, checkParkBackoff(s, j.ix)...)
 	vs = append(vs, checkParkReviews(s, j)...)
 	return finish(vs)
 }
@@ -127,10 +127,21 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 // the cap leaves a withdrawal idle long after the trouble ended. The spell
 // is measured on the world's records (the park's instant and the wait it
 // asked for), not on the row's parked_since, which is the store's to keep.
-func checkParkBackoff(s *Snapshot) []Violation {
-	if len(s.Parks) == 0 || s.ParkRetry <= 0 || s.ParkBackoffMax <= 0 {
+//
+// The same walk holds the park bounds from the other side (checkParkReviews
+// holds a review to "only past them"): a park that is the operation's
+// ParkLimit+1th in its life, or that comes when its spell has lasted
+// ParkFor (from the spell's first park to when the last one let the row
+// come free), should have been a review, wherever the row's state has an
+// edge to review (the model's own table; ix nil: not judged). Parked on,
+// the withdrawal stays with the automation, its money held, past the point
+// where the README hands it to a person.
+func checkParkBackoff(s *Snapshot, ix *index) []Violation {
+	if len(s.Parks) == 0 {
 		return nil
 	}
+	// Without the backoff's parameters only the bounds are judged.
+	backoff := s.ParkRetry > 0 && s.ParkBackoffMax > 0
 	// Parks and writes are both in the order they landed: walk them
 	// together, keeping each operation's newest write Seq so far.
 	type spell struct {
@@ -140,6 +151,7 @@ func checkParkBackoff(s *Snapshot) []Violation {
 	// this check's allocations).
 	spells := make(map[sluice.OperationID]spell, len(s.Parks))
 	lastWrite := make(map[sluice.OperationID]int64, len(s.Parks))
+	lives := make(map[sluice.OperationID]int, len(s.Parks)) // parks so far, by operation
 	next := 0
 	var vs []Violation
 	for i := range s.Parks {
@@ -151,16 +163,23 @@ func checkParkBackoff(s *Snapshot) []Violation {
 		}
 		sp, ok := spells[p.Op]
 		least := s.ParkRetry
+		lasted := time.Duration(-1) // the spell so far; none: a new spell
 		if !ok || lastWrite[p.Op] > s.Parks[sp.prev].Seq {
 			sp = spell{first: i} // a transition since the last park: a new spell
 		} else {
 			prev := &s.Parks[sp.prev]
-			least = max(least, prev.At.Add(prev.After).Sub(s.Parks[sp.first].At))
+			lasted = prev.At.Add(prev.After).Sub(s.Parks[sp.first].At)
+			least = max(least, lasted)
+		}
+		lives[p.Op]++
+		if v, ok := parkedPastBounds(s, ix, p, lives[p.Op], lasted); ok {
+			vs = append(vs, v)
 		}
 		sp.prev = i
 		spells[p.Op] = sp
 		least = min(least, s.ParkBackoffMax)
 		switch {
+		case !backoff:
 		case p.After < least:
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
 				"op %s parked by %s at %s for %s, but its spell of parks wants at least %s (it began %s, the first waits %s, each later one as long as the spell has lasted, capped at %s)",
@@ -172,6 +191,45 @@ func checkParkBackoff(s *Snapshot) []Violation {
 		}
 	}
 	return vs
+}
+
+// parkedPastBounds reports park p, the operation's life-th, made when its
+// spell had lasted lasted (negative: p began a new spell), if the park
+// bounds had sent it to review instead.
+func parkedPastBounds(s *Snapshot, ix *index, p *ReleaseRecord, life int, lasted time.Duration) (Violation, bool) {
+	if ix == nil || s.ParkLimit <= 0 || s.ParkFor <= 0 || p.At.IsZero() {
+		// p.At zero: not the world's record of a park (a live audit counts
+		// them from the rows), nothing to place it by.
+		return Violation{}, false
+	}
+	var over string
+	switch {
+	case life > s.ParkLimit:
+		over = fmt.Sprintf("its park number %d in its life, past ParkLimit %d", life, s.ParkLimit)
+	case lasted >= s.ParkFor:
+		over = fmt.Sprintf("its spell of parks had lasted %s, at or past ParkFor %s", lasted, s.ParkFor)
+	default:
+		return Violation{}, false
+	}
+	k, ok := ix.slot[p.Op]
+	if !ok {
+		return Violation{}, false
+	}
+	// The row's state when the park landed: its last event at or before
+	// the park's Seq (a park changes no state).
+	state, known := sluice.State(0), false
+	for _, pos := range ix.eventsOf(k) {
+		if s.Events[pos].Seq > p.Seq {
+			break
+		}
+		state, known = s.Events[pos].To, true
+	}
+	if !known || !Legal(state, sluice.Review) {
+		return Violation{}, false
+	}
+	return Violation{Invariant: NoOperationalFailure, Operation: p.Op, Message: fmt.Sprintf(
+		"op %s parked by %s at %s in %s, %s: past the park bounds it goes to review, and parked on it stays with the automation, its money held",
+		p.Op, p.Proc, p.At.Format(time.RFC3339Nano), state, over)}, true
 }
 
 // checkParkReviews holds each review a worker wrote for an operation it

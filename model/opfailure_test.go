@@ -32,6 +32,29 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 			},
 		},
 		{
+			// Parked a second time with ParkLimit 1: that park was the
+			// review the bounds call for (the other side of "only past
+			// them").
+			name: "a park past ParkLimit", op: opID(12), mention: "its park number 2 in its life, past ParkLimit 1",
+			break_: func(b *builder) {
+				b.s.ParkLimit, b.s.ParkFor = 1, time.Hour
+				twoParks(b)
+			},
+			// Parked on, it is still open when the run ends.
+			also: []string{Liveness},
+		},
+		{
+			// The first park's wait (6s) ran past ParkFor 5s before the
+			// second: the spell was over its bound.
+			name: "a park past ParkFor", op: opID(12), mention: "its spell of parks had lasted 6s, at or past ParkFor 5s",
+			break_: func(b *builder) {
+				b.s.ParkFor = 5 * time.Second
+				twoParks(b)
+			},
+			// Parked on, it is still open when the run ends.
+			also: []string{Liveness},
+		},
+		{
 			// From signed, which the event's shape would take for a stale
 			// send; the world read the worker's step as a park past the
 			// bounds (its head block failed), and that is what is judged.
@@ -144,6 +167,15 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 	}
 }
 
+// twoParks writes operation 12 parked twice in broadcasting, each time
+// after a refusal for bandwidth since its claim, with no transition
+// between: one spell.
+func twoParks(b *builder) {
+	o := b.create(12, 1_000_000, "c12").claim().build()
+	o.step(sluice.Broadcasting, nil).refuse(tron.CodeBandwidthError).park("first send refused by the node: " + string(tron.CodeBandwidthError))
+	o.claim().refuse(tron.CodeBandwidthError).park("re-send refused by the node: " + string(tron.CodeBandwidthError))
+}
+
 // parkTrouble is the clean run's refusal for bandwidth that opOpCancel's
 // park answers.
 func parkTrouble(b *builder) *mocknode.WireAttempt {
@@ -251,7 +283,7 @@ func TestCheckParkBackoff(t *testing.T) {
 			for _, seq := range c.writes {
 				s.Writes = append(s.Writes, WriteRecord{Seq: seq, Op: opID(1), Proc: "w1"})
 			}
-			got := checkParkBackoff(s)
+			got := checkParkBackoff(s, nil)
 			switch {
 			case c.want == "" && len(got) > 0:
 				t.Errorf("want none, got:\n%s", describe(got))
@@ -295,7 +327,7 @@ func TestParkReviewWithinTheBounds(t *testing.T) {
 		every time.Duration // the wait each park asks
 	}{
 		{"ParkLimit parks", parkLimit, 6 * time.Second},
-		{"a spell of ParkFor", 2, 61 * time.Minute},
+		{"a spell of ParkFor", 1, 61 * time.Minute}, // a second park would have been past the bound
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := clean(t)
