@@ -340,6 +340,27 @@ var coreMutants = []Mutant{
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return parkNoop{s, a} },
 	},
 	{
+		Name:   "park-limit-late",
+		Breaks: "the park bounds count one park too many: a withdrawal past ParkLimit parks once more instead of going to review",
+		// The core's limit is one above the world's; no-operational-failure
+		// judges each park by the world's own ParkLimit.
+		configure: func(c *Config) { c.Sluice.ParkLimit++ },
+	},
+	{
+		Name:   "never-accepted-cancelled",
+		Breaks: "the stuck policy cancels a spent withdrawal no node was ever heard accepting (still broadcasting, never parked) instead of sending it to review",
+		World:  "laggy",
+		workerStore: func(a *actor, s sluice.Store) sluice.Store {
+			return casRewrite{s, a, func(row sluice.Operation, c *sluice.Change) {
+				if c.To == sluice.Review && c.Decision != nil && c.Decision.Action == sluice.Escalate && row.State == sluice.Broadcasting && row.Parks == 0 {
+					d := *c.Decision
+					d.Action = sluice.Cancel
+					c.To, c.Hold, c.Decision = sluice.Failed, sluice.HoldRelease, &d
+				}
+			}}
+		},
+	},
+	{
 		Name:        "release-wait-shortened",
 		Breaks:      "the store hands a row back after a quarter of the wait the step asked for: the next claim looks the txid up again too soon, and the node is asked four times as often",
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return shortWait{s} },

@@ -53,10 +53,12 @@ var recordedKills = map[string]uint64{
 	"operator-cancel-skips-proof":  1,
 	"park-is-failure":              1,
 	"carry-on-after-fence":         3,
-	"park-updates-nothing":         1, // 2026-12-05, with one-writer's hand-back clause
-	"release-wait-shortened":       1, // 2026-12-05, with paced-polling
-	"fee-limit-never-raised":       3, // on fees (2026-12-05)
-	"fee-limit-cap-ignored":        3, // on fees (2026-12-05)
+	"park-updates-nothing":         1,  // 2026-12-05, with one-writer's hand-back clause
+	"park-limit-late":              15, // 2026-12-06, with the park bounds held from the other side
+	"never-accepted-cancelled":     9,  // on laggy (2026-12-06)
+	"release-wait-shortened":       1,  // 2026-12-05, with paced-polling
+	"fee-limit-never-raised":       3,  // on fees (2026-12-05)
+	"fee-limit-cap-ignored":        3,  // on fees (2026-12-05)
 	"id-trims-space":               2,
 	"customer-trims-space":         11,
 	"address-checksum-unchecked":   16,
