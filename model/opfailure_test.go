@@ -78,30 +78,14 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 			// (A refusal of a re-send after a node had taken the txid is
 			// not: the txid then died of the chain's own doing.)
 			name: "a policy cancel of a txid only ever refused", op: opID(opPolicyCancel), mention: "refused BANDWITH_ERROR and never accepted",
-			break_: func(b *builder) {
-				last := b.row(opID(opPolicyCancel)).Envelope.Txid
-				for i := range b.s.Wire {
-					if w := &b.s.Wire[i]; w.Txid == last {
-						w.Answer, w.Truth, w.Accepted = string(tron.CodeBandwidthError), tron.CodeBandwidthError, false
-					}
-				}
-				b.s.Accepted = slices.DeleteFunc(b.s.Accepted, func(a mocknode.Acceptance) bool { return a.Txid == last })
-			},
+			break_: func(b *builder) { neverAccepted(b, tron.CodeBandwidthError) },
 		},
 		{
 			// No node ever took its last txid (every send answered busy,
 			// none reached a pool), and the policy cancelled it with the
 			// proof: our sends never got through, so it was for review.
 			name: "a policy cancel of a txid no node accepted", op: opID(opPolicyCancel), mention: "no node ever accepted its last txid",
-			break_: func(b *builder) {
-				last := b.row(opID(opPolicyCancel)).Envelope.Txid
-				for i := range b.s.Wire {
-					if w := &b.s.Wire[i]; w.Txid == last {
-						w.Answer, w.Truth, w.Accepted = string(tron.CodeServerBusy), tron.CodeServerBusy, false
-					}
-				}
-				b.s.Accepted = slices.DeleteFunc(b.s.Accepted, func(a mocknode.Acceptance) bool { return a.Txid == last })
-			},
+			break_: func(b *builder) { neverAccepted(b, tron.CodeServerBusy) },
 		},
 		{
 			// The old rule: a REVERT failed the operation.
@@ -165,6 +149,18 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCaught(t, NoOperationalFailure, CheckNoOperationalFailure, c) })
 	}
+}
+
+// neverAccepted makes every send of opPolicyCancel's last txid answered
+// code, taken by no node, and in no pool.
+func neverAccepted(b *builder, code tron.Code) {
+	last := b.row(opID(opPolicyCancel)).Envelope.Txid
+	for i := range b.s.Wire {
+		if w := &b.s.Wire[i]; w.Txid == last {
+			w.Answer, w.Truth, w.Accepted = string(code), code, false
+		}
+	}
+	b.s.Accepted = slices.DeleteFunc(b.s.Accepted, func(a mocknode.Acceptance) bool { return a.Txid == last })
 }
 
 // twoParks writes operation 12 parked twice in broadcasting, each time
