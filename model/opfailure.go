@@ -100,7 +100,7 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 			// network of ours, a shortage whose park died with its
 			// worker). The chain did not refuse the customer's payment;
 			// we never delivered it. That is a person's to look at, not
-			// the customer's failure (README, "The stuck policy").
+			// the customer's failure (README, "The customer's money").
 			trouble = append(trouble, fmt.Sprintf("no node ever accepted its last txid %s", txids[n-1].Short()))
 		}
 		switch {
