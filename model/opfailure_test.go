@@ -44,11 +44,12 @@ func TestCheckNoOperationalFailureCatches(t *testing.T) {
 			also: []string{Liveness},
 		},
 		{
-			// The first park's wait (6s) ran past ParkFor 5s before the
-			// second: the spell was over its bound.
-			name: "a park past ParkFor", op: opID(12), mention: "its spell of parks had lasted 6s, at or past ParkFor 5s",
+			// The first park's wait (6s) reached ParkFor 6s before the
+			// second: the spell was at its bound, which is past it (the
+			// boundary itself, so that ">" for ">=" fails here).
+			name: "a park at ParkFor", op: opID(12), mention: "its spell of parks had lasted 6s, at or past ParkFor 6s",
 			break_: func(b *builder) {
-				b.s.ParkFor = 5 * time.Second
+				b.s.ParkFor = 6 * time.Second
 				twoParks(b)
 			},
 			// Parked on, it is still open when the run ends.
