@@ -525,7 +525,7 @@ func (o *opb) resolve(who string, to sluice.State, why string, edit func(*sluice
 func (o *opb) park(why string) *opb {
 	b := o.b
 	now := b.tick(time.Second)
-	r := ReleaseRecord{Op: o.id, Token: o.token, Proc: o.proc, At: now, After: 6 * time.Second}
+	r := ReleaseRecord{Op: o.id, Token: o.token, Proc: o.proc, At: now, After: 6 * time.Second, Claims: len(b.s.Claims), Park: true}
 	if n := len(b.s.Events); n > 0 {
 		r.Seq = b.s.Events[n-1].Seq // the store's newest event when it landed
 	}
@@ -538,6 +538,23 @@ func (o *opb) park(why string) *opb {
 		row.ParkedSince = now
 	}
 	row.NotBefore, row.UpdatedAt = now.Add(r.After), now
+	return o
+}
+
+// release is the holder's release of its lease under token (its own, or
+// one a later claim already replaced: then the store changes nothing),
+// asking the row to wait after before it is claimed again.
+func (o *opb) release(token sluice.FencingToken, after time.Duration) *opb {
+	b := o.b
+	now := b.tick(time.Second)
+	r := ReleaseRecord{Op: o.id, Token: token, Proc: o.proc, At: now, After: after, Claims: len(b.s.Claims)}
+	if n := len(b.s.Events); n > 0 {
+		r.Seq = b.s.Events[n-1].Seq
+	}
+	b.s.Releases = append(b.s.Releases, r)
+	if token == o.token {
+		o.row().NotBefore = now.Add(after)
+	}
 	return o
 }
 

@@ -125,14 +125,16 @@ func CheckNoOperationalFailure(s *Snapshot) []Violation {
 // ParkBackoffMax; jitter only adds, at most as much again. A wait below
 // that hammers a node or a signer that is already short; one above twice
 // the cap leaves a withdrawal idle long after the trouble ended. The spell
-// is measured on the world's records (the park's instant and the wait it
-// asked for), not on the row's parked_since, which is the store's to keep.
+// is measured on the world's records (its first park's instant, to when
+// the row came free for the claim that parks: the last park's wait, or a
+// release's since, spellEnd), not on the row's parked_since, which is the
+// store's to keep.
 //
 // The same walk holds the park bounds from the other side (checkParkReviews
 // holds a review to "only past them"): a park that is the operation's
 // ParkLimit+1th in its life, or that comes when its spell has lasted
-// ParkFor (from the spell's first park to when the last one let the row
-// come free), should have been a review, wherever the row's state has an
+// ParkFor (from the spell's first park to when the row came free for the
+// claim), should have been a review, wherever the row's state has an
 // edge to review (the model's own table; ix nil: not judged). Parked on,
 // the withdrawal stays with the automation, its money held, past the point
 // where the README hands it to a person.
@@ -154,6 +156,7 @@ func checkParkBackoff(s *Snapshot, ix *index) []Violation {
 	lives := make(map[sluice.OperationID]int, len(s.Parks)) // parks so far, by operation
 	next := 0
 	var vs []Violation
+	var waits []time.Time // claimWaits, once a spell has a second park
 	for i := range s.Parks {
 		p := &s.Parks[i]
 		for ; next < len(s.Writes) && s.Writes[next].Seq <= p.Seq; next++ {
@@ -167,8 +170,10 @@ func checkParkBackoff(s *Snapshot, ix *index) []Violation {
 		if !ok || lastWrite[p.Op] > s.Parks[sp.prev].Seq {
 			sp = spell{first: i} // a transition since the last park: a new spell
 		} else {
-			prev := &s.Parks[sp.prev]
-			lasted = prev.At.Add(prev.After).Sub(s.Parks[sp.first].At)
+			if waits == nil {
+				waits = claimWaits(s)
+			}
+			lasted = spellEnd(s, waits, sp.prev, p.Op, p.Token, p.Claims).Sub(s.Parks[sp.first].At)
 			least = max(least, lasted)
 		}
 		lives[p.Op]++
@@ -191,6 +196,20 @@ func checkParkBackoff(s *Snapshot, ix *index) []Violation {
 		}
 	}
 	return vs
+}
+
+// spellEnd is when a spell of parks, whose latest park is s.Parks[last],
+// had let the row come free for the claim of op that gave token (looked
+// for before position before in Claims): the latest park's end, or later
+// when a release since then moved it (claimWaits). It is what the core
+// measures the spell to when it parks or reviews under that claim.
+func spellEnd(s *Snapshot, waits []time.Time, last int, op sluice.OperationID, token sluice.FencingToken, before int) time.Time {
+	p := &s.Parks[last]
+	end := p.At.Add(p.After)
+	if ci := claimOf(s, op, token, before); ci >= 0 && waits[ci].After(end) {
+		end = waits[ci]
+	}
+	return end
 }
 
 // parkedPastBounds reports park p, the operation's life-th, made when its
@@ -237,8 +256,8 @@ func parkedPastBounds(s *Snapshot, ix *index, p *ReleaseRecord, life int, lasted
 // the row's counters or the core's reason): the operation had parked
 // ParkLimit times in its life, so that this would be one more; or its
 // current spell of parks (those since its last transition) had lasted
-// ParkFor, from the first park of the spell to when the last one let the
-// row come free again. Short of both, the trouble may already have passed,
+// ParkFor, from the first park of the spell to when the row came free for
+// the claim that reviews (spellEnd: a release's wait counts). Short of both, the trouble may already have passed,
 // and a person is handed a withdrawal that would have gone through. A
 // review the stuck policy decided (it carries a decision), one for a
 // transfer the chain reported otherwise than asked (from broadcast, a txid
@@ -258,6 +277,7 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 	}
 	byOp := groupIndices(len(s.Parks), func(i int) sluice.OperationID { return s.Parks[i].Op }, cmp.Compare[sluice.OperationID])
 	var vs []Violation
+	var waits []time.Time // claimWaits, once a review follows a spell
 	for _, slot := range ix.byID {
 		evs := ix.eventsOf(slot)
 		id := ix.ids[slot]
@@ -294,8 +314,10 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 			}
 			lasted := time.Duration(0)
 			if spell >= 0 {
-				last := &s.Parks[parks[before-1]]
-				lasted = last.At.Add(last.After).Sub(s.Parks[spell].At)
+				if waits == nil {
+					waits = claimWaits(s)
+				}
+				lasted = spellEnd(s, waits, parks[before-1], id, e.Token, len(s.Claims)).Sub(s.Parks[spell].At)
 			}
 			if lasted >= s.ParkFor {
 				continue

@@ -345,3 +345,55 @@ func TestParkReviewWithinTheBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestSpellIncludesAReleasesWait holds the park bounds to the spell the
+// core measures (NotBefore - ParkedSince): a release within a spell (a
+// busy node) moves the row's NotBefore past the last park's end, and a
+// review or a park under the next claim is judged by that; a stale
+// release (its lease already taken over) moves nothing.
+func TestSpellIncludesAReleasesWait(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		stale bool         // the release names a lease another claim took
+		then  sluice.State // Review: the claim reviews; else it parks again
+		want  string       // a violation's text; "": none
+	}{
+		{"a review past ParkFor by a release's wait", false, sluice.Review, ""},
+		{"a review within ParkFor, the release stale", true, sluice.Review, "sent to review after 1 parks, its current spell of parks lasting 6s"},
+		{"a park past ParkFor by a release's wait", false, sluice.None, "at or past ParkFor 1m0s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			b.s.ParkFor = time.Minute
+			o := b.create(12, 1_000_000, "c12").claim().build()
+			o.step(sluice.Broadcasting, nil)
+			o.refuse(tron.CodeBandwidthError).park("first send refused by the node: " + string(tron.CodeBandwidthError))
+			o.claim()
+			held := o.token
+			if c.stale {
+				o.claimBy("w2") // w1's lease lapsed and w2 took the row
+			}
+			o.release(held, time.Minute) // a busy node: come back in a minute
+			b.tick(time.Minute)
+			o.claim()
+			if c.then == sluice.Review {
+				o.step(sluice.Review, nil)
+			} else {
+				o.refuse(tron.CodeBandwidthError).park("first send refused by the node: " + string(tron.CodeBandwidthError))
+				b.s.Parks[len(b.s.Parks)-1].After = time.Minute // the spell's length, capped: the backoff is met
+			}
+			var got []string
+			for _, v := range CheckNoOperationalFailure(&b.s) {
+				if v.Operation == opID(12) {
+					got = append(got, v.Message)
+				}
+			}
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Errorf("reported, though the core's spell had reached ParkFor: %q", got)
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+				t.Errorf("got %q, want one violation mentioning %q", got, c.want)
+			}
+		})
+	}
+}

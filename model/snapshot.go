@@ -363,19 +363,27 @@ type FencedRecord struct {
 	Claims int
 }
 
-// ReleaseRecord is one release that changed a row: its holder gave up the
-// lease held under Token.
+// ReleaseRecord is one release or park the store took: its holder gave up
+// the lease held under Token. A release naming a lease already gone (a
+// later claim took the row, or its holder had let it go) is recorded too,
+// though the store changed nothing; claimWaits tells them apart.
 type ReleaseRecord struct {
 	Op    sluice.OperationID
 	Token sluice.FencingToken
 	Proc  string
 	At    time.Time
-	// For a park: the wait it asked for (Park.After), and the store's
-	// newest event Seq when it landed, which orders it against the writes
-	// (a transition between two parks ends a spell; times alone cannot
-	// order a write and a park made at one virtual instant).
+	// The wait it asked for (Park.After, or a release's after), and the
+	// store's newest event Seq when it landed, which orders it against the
+	// writes (a transition between two parks ends a spell; times alone
+	// cannot order a write and a park made at one virtual instant).
 	After time.Duration
 	Seq   int64
+	// Claims is how many claims the world had recorded when it landed,
+	// which orders it against them (a release names a lease that a later
+	// claim may already have replaced). Zero on a live audit's parks.
+	Claims int
+	// Park marks a park (its twin is in Parks); else a release.
+	Park bool
 }
 
 // SignerFailure is one signing the world failed: which process asked, for

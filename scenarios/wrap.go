@@ -505,7 +505,11 @@ func (s storeView) Release(ctx context.Context, id sluice.OperationID, token slu
 		// A stale release changes nothing in the store, and ends nothing in
 		// one-writer's reckoning either: it names a token whose lease a
 		// later claim already replaced.
-		s.a.w.releases = append(s.a.w.releases, model.ReleaseRecord{Op: id, Token: token, Proc: s.a.p.Name(), At: s.a.w.s.Now()})
+		// Its wait and its place among the claims and the writes let the
+		// model tell when the row came free (a release within a spell of
+		// parks moves that later), and tell a stale one itself.
+		s.a.w.releases = append(s.a.w.releases, model.ReleaseRecord{Op: id, Token: token, Proc: s.a.p.Name(), At: s.a.w.s.Now(),
+			After: after, Seq: s.a.w.store.LastSeq(), Claims: len(s.a.w.claims)})
 	}
 	if s.a.w.s.Tracing() {
 		s.a.w.fact(withErr(model.Fact{Kind: model.FactRelease, Op: s.a.w.name(id), Token: int64(token), Dur: after}, err))
@@ -549,9 +553,9 @@ func (s storeView) Park(ctx context.Context, pk sluice.Park) (sluice.Operation, 
 	s.a.wroteRow(pk.ID, before)
 	s.a.wrote(sluice.None, err)
 	if err == nil {
-		r := model.ReleaseRecord{Op: pk.ID, Token: pk.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now()}
+		r := model.ReleaseRecord{Op: pk.ID, Token: pk.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now(),
+			After: pk.After, Seq: s.a.w.store.LastSeq(), Claims: len(s.a.w.claims), Park: true}
 		s.a.w.releases = append(s.a.w.releases, r)
-		r.After, r.Seq = pk.After, s.a.w.store.LastSeq()
 		s.a.w.parks = append(s.a.w.parks, r)
 	}
 	if s.a.w.s.Tracing() {
