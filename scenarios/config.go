@@ -549,7 +549,10 @@ func Zombies() Config {
 // pays twice. Intake is slow too, to patient clients: a GET's two reads (the
 // row, then its log) can straddle a whole rebuild, which is where an answer
 // that mixes two instants shows. A relay hands the chain the sends a node
-// lost.
+// lost. Its ParkFor is a minute, so that withdrawals parked through a
+// shortage go to review by the length of their spell (before ParkLimit
+// parks, which the other worlds reach first), and releases for busy nodes
+// within a spell count in its length.
 func Laggy() Config {
 	c := chaosBase()
 	c.Name = "laggy"
@@ -570,6 +573,7 @@ func Laggy() Config {
 	c.HealAt = Duration(8 * time.Minute)
 	c.LivenessBudget = Duration(30 * time.Minute)
 	c.StepsMax = 500_000
+	c.Sluice.ParkFor = time.Minute
 	return c
 }
 

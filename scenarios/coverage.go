@@ -287,7 +287,18 @@ func buildCoverage() []Condition {
 	cond("chain:priced-out-of-energy", "a transaction's fee limit cannot buy its energy at its block's price: it runs out of energy on chain and burns the whole limit", func(c Config) bool { return c.EnergySpikeP > 0 }, covNone)
 	cond("fees:raised-limit-paid", "a transfer pays with a fee limit above the starting one: raised after running out of energy (priced, or forced by a shortage or a failed receipt)", func(c Config) bool { return c.EnergySpikeP > 0 || c.ShortageP > 0 || c.ReceiptFailP > 0 }, covNone)
 	cond("fees:paid-at-ceiling", "a transfer pays with its fee limit at FeeLimitMax: raised to the ceiling, not past it", func(c Config) bool { return c.EnergySpikeP > 0 }, covNone)
-	cond("worker:parked", "a worker parks an operation after operational trouble", func(c Config) bool { return c.SignerFailP > 0 || c.BroadcastLieP > 0 || c.ShortageP > 0 }, covNone)
+	cond("worker:parked", "a worker parks an operation after operational trouble", parks, covNone)
+	// The two park bounds, each where a world's spells reach it first: a
+	// ParkFor of a minute (laggy) comes before ParkLimit parks, one of five
+	// minutes after them.
+	cond("worker:review-park-limit", "the park bounds send a withdrawal to review after ParkLimit parks in its life", func(c Config) bool {
+		return parks(c) && c.Withdrawals >= 8 && c.Sluice.ParkFor > time.Minute
+	}, covNone)
+	out[len(out)-1].Seldom, out[len(out)-1].SeldomWhy = parks, "a withdrawal parked ParkLimit times, which few withdrawals or a short ParkFor leave rare"
+	cond("worker:review-park-for", "the park bounds send a withdrawal to review before ParkLimit parks: its spell of parks (a release's wait included) reached ParkFor", func(c Config) bool {
+		return parks(c) && c.Sluice.ParkFor <= time.Minute
+	}, covNone)
+	out[len(out)-1].Seldom, out[len(out)-1].SeldomWhy = parks, "a spell of parks as long as ParkFor, which backoff capped at ParkBackoffMax reaches only after several parks"
 	// The store.
 	cond("store:failed-before-effect", "a store call fails before it reaches the store: nothing happened", storeFaults, covNone)
 	cond("store:cas-answer-lost", "a CAS takes effect and its answer is lost: the worker hears it failed", storeFaults, covStoreCASLost)
@@ -381,6 +392,9 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 	add("fees:raised-limit-paid", raised)
 	add("fees:paid-at-ceiling", ceiling)
 	add("worker:parked", len(snap.Parks))
+	byLimit, byFor := parkReviews(snap, w.cfg.Sluice.ParkLimit)
+	add("worker:review-park-limit", byLimit)
+	add("worker:review-park-for", byFor)
 	add("worker:stopped-mid-call", tallied("worker-stop"))
 	cancelled := 0
 	for _, call := range wireCalls {
@@ -548,6 +562,35 @@ func (w *world) resends(wire []mocknode.WireAttempt) int {
 		}
 	}
 	return n - len(w.sent)
+}
+
+// parks reports whether a world has the operational trouble a worker
+// parks for.
+func parks(c Config) bool { return c.SignerFailP > 0 || c.BroadcastLieP > 0 || c.ShortageP > 0 }
+
+// parkReviews counts the workers' reviews the world read as the park
+// bounds' (never the core's reason): by the world's records of the parks,
+// those after limit parks in the operation's life, and those before it,
+// which only a spell of ParkFor sends (no-operational-failure holds each
+// to that).
+func parkReviews(snap *model.Snapshot, limit int) (byLimit, byFor int) {
+	for _, w := range snap.Writes {
+		if w.Review != model.ReviewParked {
+			continue
+		}
+		n := 0
+		for _, p := range snap.Parks {
+			if p.Op == w.Op && p.Seq < w.Seq {
+				n++
+			}
+		}
+		if n >= limit {
+			byLimit++
+		} else {
+			byFor++
+		}
+	}
+	return byLimit, byFor
 }
 
 // rebuildsOfAccepted counts the rebuilds that retired a txid some node had
