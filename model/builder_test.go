@@ -441,11 +441,29 @@ func (o *opb) claim() *opb { return o.claimBy("w1") }
 
 // claimBy is a new lease by proc at the current time, as the world sees it.
 func (o *opb) claimBy(proc string) *opb {
+	if nb := o.row().NotBefore; nb.After(o.b.now) {
+		o.b.now = nb // a claim comes only once the row is free again
+	}
 	o.token++
 	o.proc = proc
 	o.row().Token = o.token
-	o.b.s.Claims = append(o.b.s.Claims, ClaimRecord{Op: o.id, Token: o.token, Proc: proc, At: o.b.now})
+	o.b.s.Claims = append(o.b.s.Claims, ClaimRecord{Op: o.id, Token: o.token, Proc: proc, At: o.b.now, Seq: o.b.lastSeq()})
 	return o
+}
+
+// lastSeq is the store's newest event Seq (0 before any).
+func (b *builder) lastSeq() int64 {
+	if n := len(b.s.Events); n > 0 {
+		return b.s.Events[n-1].Seq
+	}
+	return 0
+}
+
+// claimCall records a worker's claim call at the current time that asked
+// for limit rows and took the last took claims recorded.
+func (b *builder) claimCall(proc string, limit, took int) {
+	b.s.ClaimCalls = append(b.s.ClaimCalls, ClaimCall{Proc: proc, At: b.now, Limit: limit, Took: took,
+		Claims: len(b.s.Claims) - took, Releases: len(b.s.Releases), Seq: b.lastSeq()})
 }
 
 // step writes a transition as the store's CAS would, by the claim's
@@ -497,6 +515,7 @@ func (o *opb) resolve(who string, to sluice.State, why string, edit func(*sluice
 	o.proc = operatorProc
 	row.Token = o.token
 	b.s.Claims = append(b.s.Claims, ClaimRecord{Op: o.id, Token: o.token, Proc: operatorProc, At: now, Operator: true})
+	claim := &b.s.Claims[len(b.s.Claims)-1]
 	e := sluice.Event{OperationID: o.id, From: row.State, To: to, Token: o.token, Worker: sluice.WorkerID(sluice.OperatorPrefix + who),
 		At: now, Txid: row.Envelope.Txid, Note: why}
 	if to != row.State {
@@ -511,6 +530,7 @@ func (o *opb) resolve(who string, to sluice.State, why string, edit func(*sluice
 	row.State, row.UpdatedAt, row.NotBefore = to, now, now
 	row.ParkReason, row.ParkedSince = "", time.Time{}
 	b.appendEvent(e)
+	claim.Seq = b.lastSeq() // the world records the resolution's claim after its event
 	b.closeHold(b.s.Events[len(b.s.Events)-1])
 	b.s.Writes = append(b.s.Writes, WriteRecord{
 		Seq: b.s.Events[len(b.s.Events)-1].Seq, Op: o.id, Token: o.token, Proc: operatorProc, At: now, Terminal: to.Terminal(),

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"sluicesim/sluice"
@@ -72,4 +73,135 @@ func claimOf(s *Snapshot, op sluice.OperationID, token sluice.FencingToken, befo
 		}
 	}
 	return -1
+}
+
+// dueRows holds every claim call that took fewer rows than its limit to
+// having taken every row that was due, by the world's records: a row
+// created (its creation event in the store's log before the call), not
+// terminal (no write into a terminal state before it, by the world's
+// record of the writes), free (the wait its last park or release asked
+// for, or an operator's resolution, passed) and not leased (no holder, or
+// the holder's lease, Lease past its claim and each of its writes, lapsed).
+// The store takes due rows oldest first up to the limit, so a call short of
+// it that passes one over leaves a withdrawal idle, its money held, for as
+// long as the slip lasts: a lapsed lease never taken over, a wait that
+// outlives what was asked, an operator's retry that does not free the row.
+// Claims, releases and writes are replayed in the order they landed: a
+// write before a claim or release whose Seq is at least its own, a claim
+// before a release or call that had counted it.
+func dueRows(s *Snapshot, add func(id sluice.OperationID, format string, args ...any)) {
+	if len(s.ClaimCalls) == 0 || s.Lease <= 0 {
+		return
+	}
+	ix := s.index()
+	type row struct {
+		exists, terminal, held bool
+		token                  sluice.FencingToken
+		free, leaseEnd         time.Time
+	}
+	rows := make([]row, len(ix.ids))
+	slot := func(id sluice.OperationID) (*row, bool) {
+		k, ok := ix.slot[id]
+		if !ok {
+			return nil, false
+		}
+		return &rows[k], true
+	}
+	ev, cl, rl, wr := 0, 0, 0, 0
+	write := func() {
+		w := &s.Writes[wr]
+		wr++
+		r, ok := slot(w.Op)
+		switch {
+		case !ok:
+		case w.Terminal:
+			r.terminal, r.held = true, false
+		case r.held && w.Token == r.token:
+			r.leaseEnd = w.At.Add(s.Lease) // a write under the lease renews it
+		}
+	}
+	claim := func() {
+		c := &s.Claims[cl]
+		cl++
+		r, ok := slot(c.Op)
+		if !ok {
+			return
+		}
+		r.token = c.Token
+		if c.Operator {
+			// A resolution takes the row from any holder and frees it.
+			r.held, r.free = false, c.At
+			return
+		}
+		r.held, r.leaseEnd = true, c.At.Add(s.Lease)
+	}
+	release := func() {
+		rel := &s.Releases[rl]
+		rl++
+		r, ok := slot(rel.Op)
+		if !ok || !rel.Park && (r.terminal || !r.held || r.token != rel.Token) {
+			return // a stale release changes nothing
+		}
+		r.held, r.free = false, rel.At.Add(max(rel.After, 0))
+	}
+	// upTo replays what landed before a record that had counted claims
+	// claims and releases releases, with the store's log at seq.
+	upTo := func(claims, releases int, seq int64) {
+		for ; ev < len(s.Events) && s.Events[ev].Seq <= seq; ev++ {
+			if e := &s.Events[ev]; e.From == sluice.None {
+				r := &rows[ix.evSlot[ev]]
+				r.exists, r.free = true, e.At
+			}
+		}
+		for {
+			nextW := wr < len(s.Writes) && s.Writes[wr].Seq <= seq
+			nextC := cl < claims && cl < len(s.Claims)
+			nextR := rl < releases && rl < len(s.Releases)
+			switch {
+			case nextW && (!nextC || s.Writes[wr].Seq <= s.Claims[cl].Seq) && (!nextR || s.Writes[wr].Seq <= s.Releases[rl].Seq):
+				write()
+			case nextC && (!nextR || cl < s.Releases[rl].Claims):
+				claim()
+			case nextR:
+				// Every write and claim before it is applied: one blocked
+				// behind a claim that comes after the release is itself
+				// after the release.
+				release()
+			default:
+				return
+			}
+		}
+	}
+	var reported []bool
+	for i := range s.ClaimCalls {
+		call := &s.ClaimCalls[i]
+		upTo(call.Claims, call.Releases, call.Seq)
+		if call.Took >= call.Limit {
+			continue
+		}
+		for k := range rows {
+			r := &rows[k]
+			if !r.exists || r.terminal || r.free.After(call.At) || r.held && r.leaseEnd.After(call.At) {
+				continue
+			}
+			id := ix.ids[k]
+			taken := false
+			for j := call.Claims; j < call.Claims+call.Took && j < len(s.Claims); j++ {
+				taken = taken || s.Claims[j].Op == id
+			}
+			if taken || reported != nil && reported[k] {
+				continue
+			}
+			if reported == nil {
+				reported = make([]bool, len(rows))
+			}
+			reported[k] = true // its first, and the first is enough
+			why := fmt.Sprintf("free since %s, no holder", stamp(r.free))
+			if r.held {
+				why = fmt.Sprintf("free since %s, its holder's lease (token %d) lapsed at %s", stamp(r.free), r.token, stamp(r.leaseEnd))
+			}
+			add(id, "op %s was due at %s (%s), yet a claim by %s then took %d of the %d rows it asked for and passed it over: a withdrawal idle, its money held, while workers find nothing to do",
+				id, stamp(call.At), why, call.Proc, call.Took, call.Limit)
+		}
+	}
 }

@@ -20,6 +20,11 @@ import (
 //     lease runs Lease past its claim and past each of its writes, and ends
 //     early only by a release or a terminal write. Two incarnations then
 //     never hold one lease at once.
+//   - No claim takes a row before the wait its last park or release asked
+//     for has passed (claimWaits; an operator's resolution frees it at
+//     once).
+//   - A claim call that took fewer rows than its limit passed over no row
+//     that was due (dueRows).
 //   - Tokens of successive claims of an operation strictly increase.
 //   - A worker's write is refused as fenced only when another claim (a
 //     worker's, or an operator's resolution) took the row after the
@@ -204,6 +209,24 @@ func CheckOneWriter(s *Snapshot) []Violation {
 			}
 		}
 	}
+
+	// Every claim after the wait its row was let go with (claimWaits: the
+	// world's records of the parks and releases, which the store's NotBefore
+	// must keep). A claim before it skips a park's backoff or a release's
+	// delay: a worker back at a node or a signer that is still short, and
+	// the park bounds spent in moments.
+	if len(s.Releases) > 0 {
+		waits := claimWaits(s)
+		for i := range s.Claims {
+			if c := &s.Claims[i]; !c.Operator && c.At.Before(waits[i]) {
+				add(c.Op, "op %s was claimed by %s at %s (token %d), before %s: the wait its last park or release asked for had not passed",
+					c.Op, c.Proc, stamp(c.At), c.Token, stamp(waits[i]))
+			}
+		}
+	}
+
+	// Every claim short of its limit took every due row.
+	dueRows(s, add)
 
 	// Every batch handed back before its process's next.
 	handBacks{s: s, claimsOf: claimsOf, slot: claimSlot,

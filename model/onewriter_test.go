@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
 )
 
 func TestCheckOneWriterClean(t *testing.T) { wantClean(t, CheckOneWriter) }
@@ -162,6 +163,65 @@ func TestCheckOneWriterLeaseEnds(t *testing.T) {
 // Goal: a terminal write drops the lease at once: a claim right after it
 // takes no live lease (the store would not offer a terminal row, but the
 // checker judges leases, not rows).
+// Goal: a claim comes no sooner than the wait the row's last park or
+// release asked for, exactly (a claim at that instant is allowed, one a
+// nanosecond earlier is not); an operator's retry frees the row at once;
+// a release naming a lease already gone moves nothing.
+func TestCheckOneWriterClaimAfterTheWait(t *testing.T) {
+	refused := "first send refused by the node: " + string(tron.CodeBandwidthError)
+	for _, c := range []struct {
+		name   string
+		then   func(o *opb) // after the park, before the claim
+		early  time.Duration
+		wantOK bool
+	}{
+		{"claim when the park's wait is over", func(*opb) {}, 0, true},
+		{"claim a nanosecond before the park's wait is over", func(*opb) {}, time.Nanosecond, false},
+		{"claim before a release's delay is over", func(o *opb) {
+			o.claim().release(o.token, 30*time.Second)
+		}, time.Second, false},
+		{"claim right after an operator's retry", func(o *opb) {
+			o.resolve("alice", sluice.Broadcasting, "node fixed", nil)
+			o.row().NotBefore = o.b.now
+		}, 0, true},
+		{"a stale release's delay moves nothing", func(o *opb) {
+			o.claim()
+			held := o.token
+			o.b.tick(lease) // w1's lease lapses, and w2 takes the row
+			o.claimBy("w2")
+			o.release(o.token, 0)      // w2 lets it go at once
+			o.release(held, time.Hour) // and w1 wakes to let go of a lease it lost
+		}, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			o := b.create(12, 1_000_000, "c12").claim().build()
+			o.step(sluice.Broadcasting, nil)
+			o.refuse(tron.CodeBandwidthError).park(refused)
+			c.then(o)
+			due := o.row().NotBefore
+			if c.wantOK || c.early > 0 {
+				b.now = due.Add(-c.early)
+			}
+			o.b.s.Claims = append(o.b.s.Claims, ClaimRecord{Op: o.id, Token: o.token + 1, Proc: "w3", At: b.now, First: true})
+			var got []Violation
+			for _, v := range CheckOneWriter(&b.s) {
+				if v.Operation == opID(12) {
+					got = append(got, v)
+				}
+			}
+			if ok := len(got) == 0; ok != c.wantOK {
+				t.Errorf("CheckOneWriter: kept = %v, want %v:\n%s", ok, c.wantOK, describe(got))
+			}
+			for _, v := range got {
+				if !strings.Contains(v.Message, "the wait its last park or release asked for had not passed") {
+					t.Errorf("unexpected violation: %s", v)
+				}
+			}
+		})
+	}
+}
+
 func TestCheckOneWriterTerminalWriteEndsLease(t *testing.T) {
 	b := clean(t)
 	id := opID(opHappy)
@@ -323,6 +383,84 @@ func TestCheckOneWriterHandsBatchesBack(t *testing.T) {
 			if len(got) != 1 || got[0].Invariant != OneWriter || got[0].Operation != sluice.OperationID(c.fired) ||
 				!strings.Contains(got[0].Message, "without handing it back") {
 				t.Errorf("want one one-writer violation about op %s kept, got:\n%s", c.fired, describe(got))
+			}
+		})
+	}
+}
+
+// Goal: a claim call that took fewer rows than it asked for passed over no
+// row the world's records say was due: created, not terminal, its wait
+// over, no live lease (Lease past the claim and each write under it, ended
+// by a release, a park, a terminal write or an operator's resolution).
+func TestCheckOneWriterClaimsTakeDueRows(t *testing.T) {
+	refused := "first send refused by the node: " + string(tron.CodeBandwidthError)
+	leaseEnd := func(o *opb) time.Time { return lastWriteUnder(o.b, o.id, o.token).Add(lease) }
+	for _, c := range []struct {
+		name   string
+		then   func(o *opb) // from broadcasting, w1 holding the row; ends with the call
+		wantOK bool
+	}{
+		{"a lapsed lease passed over", func(o *opb) {
+			o.b.now = leaseEnd(o)
+			o.b.claimCall("w2", 8, 0)
+		}, false},
+		{"a live lease a nanosecond before it lapses", func(o *opb) {
+			o.b.now = leaseEnd(o).Add(-time.Nanosecond)
+			o.b.claimCall("w2", 8, 0)
+		}, true},
+		{"a write renewed the lease", func(o *opb) {
+			end := leaseEnd(o)
+			o.b.now = end.Add(-2 * time.Second)
+			o.step(sluice.Broadcast, nil)
+			o.b.now = end
+			o.b.claimCall("w2", 8, 0)
+		}, true},
+		{"an operator's retry passed over", func(o *opb) {
+			o.refuse(tron.CodeBandwidthError).park(refused)
+			o.resolve("alice", sluice.Broadcasting, "node fixed", nil)
+			o.b.claimCall("w2", 8, 0)
+		}, false},
+		{"a call that took as many as it asked for", func(o *opb) {
+			o.b.now = leaseEnd(o)
+			o.b.create(13, 1_000_000, "c13").claimBy("w2")
+			o.b.claimCall("w2", 1, 1)
+		}, true},
+		{"the row taken by the call", func(o *opb) {
+			o.b.now = leaseEnd(o)
+			o.claimBy("w2")
+			o.b.claimCall("w2", 8, 1)
+		}, true},
+		{"a stale release frees nothing", func(o *opb) {
+			held := o.token
+			o.b.now = leaseEnd(o)
+			o.claimBy("w2")
+			o.release(held, 0) // w1 wakes and lets go of a lease it lost
+			o.b.claimCall("w3", 8, 0)
+		}, true},
+		{"a terminal row is not due", func(o *opb) {
+			o.step(sluice.Review, nil)
+			o.b.now = leaseEnd(o)
+			o.b.claimCall("w2", 8, 0)
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			o := b.create(12, 1_000_000, "c12").claim().build()
+			o.step(sluice.Broadcasting, nil)
+			c.then(o)
+			var got []Violation
+			for _, v := range CheckOneWriter(&b.s) {
+				if v.Operation == opID(12) {
+					got = append(got, v)
+				}
+			}
+			if ok := len(got) == 0; ok != c.wantOK {
+				t.Errorf("CheckOneWriter: kept = %v, want %v:\n%s", ok, c.wantOK, describe(got))
+			}
+			for _, v := range got {
+				if !strings.Contains(v.Message, "passed it over") {
+					t.Errorf("unexpected violation: %s", v)
+				}
 			}
 		})
 	}

@@ -38,6 +38,9 @@ type Snapshot struct {
 	Claims   []ClaimRecord
 	Writes   []WriteRecord
 	Releases []ReleaseRecord
+	// ClaimCalls is every worker's claim call that answered (nil: not
+	// recorded, and nothing is judged of them).
+	ClaimCalls []ClaimCall
 	// Fenced is every worker's write the store refused as fenced (a CAS
 	// or a park): one-writer holds each to a claim that took the row
 	// after the writer's own.
@@ -295,6 +298,23 @@ type ClaimRecord struct {
 	// it to the next First of the same process are one batch, which
 	// one-writer requires handed back before the process's next batch.
 	First bool
+	// Seq is the store's newest event Seq when it landed, which orders it
+	// against the writes (a claim appends no event).
+	Seq int64
+}
+
+// ClaimCall is one claim call of a worker's that reached the store and
+// answered (whether or not it took a row): how many rows it could take and
+// took, when, and its place among the world's other records (how many
+// claims and releases it had recorded before it, the store's newest event
+// Seq). one-writer holds a call that took fewer than its limit to having
+// taken every row the world's records say was due.
+type ClaimCall struct {
+	Proc             string
+	At               time.Time
+	Limit, Took      int
+	Claims, Releases int
+	Seq              int64
 }
 
 // WriteRecord is one write that landed, as the world saw it: the event it

@@ -333,11 +333,12 @@ type world struct {
 
 	// The world's own record of who did what (never the store's), for
 	// one-writer and audit-log.
-	claims    []model.ClaimRecord
-	writes    []model.WriteRecord
-	releases  []model.ReleaseRecord
-	parks     []model.ReleaseRecord
-	envelopes []sluice.Envelope
+	claims     []model.ClaimRecord
+	claimCalls []model.ClaimCall
+	writes     []model.WriteRecord
+	releases   []model.ReleaseRecord
+	parks      []model.ReleaseRecord
+	envelopes  []sluice.Envelope
 	// fenced: the workers' writes the store refused as fenced; rare (a few
 	// a run), so not kept between runs.
 	fenced []model.FencedRecord
@@ -643,6 +644,7 @@ var tapes sync.Pool
 // runs on fresh storage.
 type records struct {
 	claims          []model.ClaimRecord
+	claimCalls      []model.ClaimCall
 	writes          []model.WriteRecord
 	releases, parks []model.ReleaseRecord
 	envelopes       []sluice.Envelope
@@ -671,6 +673,7 @@ var nodeStorage sync.Pool
 // lend gives w the storage, empty.
 func (r *records) lend(w *world) {
 	w.claims, w.writes, w.releases, w.parks = r.claims[:0], r.writes[:0], r.releases[:0], r.parks[:0]
+	w.claimCalls = r.claimCalls[:0]
 	w.envelopes, w.reads, w.intake = r.envelopes[:0], r.reads[:0], r.intake[:0]
 	w.lookups, w.sends = r.lookups[:0], r.sends[:0]
 	if r.txids == nil {
@@ -682,6 +685,7 @@ func (r *records) lend(w *world) {
 // keep takes the storage back from w, as it grew, for the next run.
 func (r *records) keep(w *world) {
 	r.claims, r.writes, r.releases, r.parks = w.claims, w.writes, w.releases, w.parks
+	r.claimCalls = w.claimCalls
 	r.envelopes, r.reads, r.intake = w.envelopes, w.reads, w.intake
 	r.lookups, r.sends = w.lookups, w.sends
 	r.txids = w.txids
@@ -780,6 +784,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 	}
 	return &model.Snapshot{
 		Claims:           w.claims,
+		ClaimCalls:       w.claimCalls,
 		Writes:           w.writes,
 		Releases:         w.releases,
 		Fenced:           w.fenced,

@@ -404,8 +404,13 @@ func (s storeView) Claim(ctx context.Context, worker sluice.WorkerID, limit int)
 	ops, err := s.a.w.store.Claim(ctx, worker, limit)
 	s.a.busy = len(ops) > 0
 	s.a.wroteAhead, s.a.sentUnwritten = false, false
+	seq := s.a.w.store.LastSeq()
+	if err == nil && s.a.worker {
+		s.a.w.claimCalls = append(s.a.w.claimCalls, model.ClaimCall{Proc: s.a.p.Name(), At: s.a.w.s.Now(), Limit: limit, Took: len(ops),
+			Claims: len(s.a.w.claims), Releases: len(s.a.w.releases), Seq: seq})
+	}
 	for i, op := range ops {
-		s.a.w.claims = append(s.a.w.claims, model.ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now(), First: i == 0})
+		s.a.w.claims = append(s.a.w.claims, model.ClaimRecord{Op: op.ID, Token: op.Token, Proc: s.a.p.Name(), At: s.a.w.s.Now(), First: i == 0, Seq: seq})
 	}
 	// A claim reads which rows are claimable (not their contents) and
 	// writes the rows it takes.
@@ -590,7 +595,7 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 	}
 	if err == nil {
 		w := s.a.w
-		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true})
+		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true, Seq: w.store.LastSeq()})
 		w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: r.ID, Token: row.Token,
 			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(r.To), SolidSeen: w.solidSeen(r.To)})
 		w.checkLedger(row.Request.Customer)
