@@ -142,6 +142,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 	vs = append(vs, c.confirmedWhenSolid()...)
 	vs = append(vs, c.freshWriteAheads()...)
 	vs = append(vs, c.expirationsFromHead()...)
+	vs = append(vs, c.referencesSolid()...)
 	return finish(append(vs, c.stuckWaits()...))
 }
 
@@ -350,6 +351,46 @@ func (c auditContext) expirationsFromHead() []Violation {
 				"%s (by %s) stored txid %s expiring %s after the head the node answered in that step (%s), outside [MinValidity %s, ExpirationWindow %s]: an expiration counts from head chain time",
 				lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), after, stamp(w.BuiltHead), c.s.MinValidity, c.s.ExpirationWindow)})
 		}
+	}
+	return vs
+}
+
+// referencesSolid checks every envelope a worker's write stored fresh: its
+// TAPoS reference names a block of the chain at or below the solid head
+// when the write landed (WriteRecord.BuiltSolid, the network's truth), as
+// TRON.md says sluice does. A reference to the head, or to any block above
+// the solid one, is refused TAPOS_ERROR by a node a block behind, and dies
+// with its block when a reorg orphans it: an envelope that can never land,
+// its withdrawal waiting out an expiration and spending a rebuild. The
+// reference is matched by hand (the block number's bytes 6..8, the id's
+// bytes 8..16), not with tron's own Ref.
+func (c auditContext) referencesSolid() []Violation {
+	var vs []Violation
+	for i := range c.s.Writes {
+		w := &c.s.Writes[i]
+		if !w.Built || w.BuiltSolid <= 0 || w.BuiltSolid >= int64(len(c.s.Blocks)) {
+			continue
+		}
+		e := writeEvent(c.s, w)
+		if e == nil || e.Txid.IsZero() {
+			continue
+		}
+		raw, ok := c.ix.envelope(c.s, e.Txid)
+		if !ok {
+			continue
+		}
+		// The one block at or below the solid head, within TAPoS's window
+		// of 65,536, whose number ends in the reference's two bytes.
+		low := int64(raw.RefBlockBytes[0])<<8 | int64(raw.RefBlockBytes[1])
+		n := w.BuiltSolid - (w.BuiltSolid-low)&0xffff
+		if n >= 0 {
+			if id := c.s.Blocks[n].ID; c.s.Blocks[n].Number == n && [8]byte(id[8:16]) == raw.RefBlockHash {
+				continue
+			}
+		}
+		vs = append(vs, Violation{Invariant: AuditLog, Operation: e.OperationID, Message: fmt.Sprintf(
+			"%s (by %s) stored txid %s whose TAPoS reference (block number ending %04x, id bytes %x) names no block at or below the solid head %d when it landed: a reference above the solid block is refused by a node behind it and dies with it in a reorg (TRON.md: sluice references the solid block)",
+			lazyAt{e.OperationID, e}, w.Proc, e.Txid.Short(), low, raw.RefBlockHash, w.BuiltSolid)})
 	}
 	return vs
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,15 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) {
 				w := b.write(b.event(opID(opHappy), sluice.Validated, sluice.Signing))
 				w.BuiltHead = w.BuiltHead.Add(window - minValidity + time.Second)
+			},
+		},
+		{
+			// The reference is a block the world had not yet seen solid
+			// (independent bug 194 took the head block).
+			name: "TAPoS reference above the solid head", op: opID(opHappy), mention: "names no block at or below the solid head",
+			break_: func(b *builder) {
+				w := b.write(b.event(opID(opHappy), sluice.Validated, sluice.Signing))
+				w.BuiltSolid = refNumber(b, w) - 1
 			},
 		},
 		{
@@ -460,4 +470,41 @@ func waitAt(e *sluice.Event) WaitRecord {
 	ev := e.Evidence
 	return WaitRecord{Op: e.OperationID, Proc: "w2", Txid: ev.Txid,
 		SolidNumber: ev.SolidNumber, SolidTime: ev.SolidTime, LookupSolid: ev.LookupSolid, Reason: "no proof of death yet"}
+}
+
+// refNumber is the number of the block the envelope stored by build write w
+// references (TAPoS), found by its id in the chain.
+func refNumber(b *builder, w *WriteRecord) int64 {
+	raw, ok := b.s.index().envelope(&b.s, writeEvent(&b.s, w).Txid)
+	if !ok {
+		b.t.Fatalf("no envelope for the write at Seq %d", w.Seq)
+	}
+	for _, blk := range b.s.Blocks {
+		// The builder's ids share bytes 8..16 among many blocks: the
+		// number's two bytes tell them apart.
+		if [8]byte(blk.ID[8:16]) == raw.RefBlockHash && blk.Number&0xffff == int64(raw.RefBlockBytes[0])<<8|int64(raw.RefBlockBytes[1]) {
+			return blk.Number
+		}
+	}
+	b.t.Fatalf("the envelope references no block of the chain")
+	return 0
+}
+
+// Goal: an envelope referencing exactly the solid head is kept; one block
+// above it is not.
+func TestReferencesSolidBoundary(t *testing.T) {
+	for _, above := range []int64{0, 1} {
+		b := clean(t)
+		w := b.write(b.event(opID(opHappy), sluice.Validated, sluice.Signing))
+		w.BuiltSolid = refNumber(b, w) - above
+		var got []Violation
+		for _, v := range CheckAuditLog(&b.s) {
+			if strings.Contains(v.Message, "TAPoS reference") {
+				got = append(got, v)
+			}
+		}
+		if (len(got) == 0) != (above == 0) {
+			t.Errorf("reference %d above the solid head: got %v", above, got)
+		}
+	}
 }

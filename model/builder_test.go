@@ -751,7 +751,7 @@ func (o *opb) reenvelope(ev *sluice.Evidence, d *sluice.Decision) *opb {
 // from the head the node answered at at (as the world records a build).
 func (o *opb) built(at time.Time) {
 	w := &o.b.s.Writes[len(o.b.s.Writes)-1]
-	w.Built, w.BuiltHead = true, o.b.head(at).Time
+	w.Built, w.BuiltHead, w.BuiltSolid = true, o.b.head(at).Time, o.b.solid(w.At).Number
 }
 
 // broadcastAndConfirm is the happy tail: write-ahead, accepted send,

@@ -352,6 +352,11 @@ type WriteRecord struct {
 	// worker's own clock.
 	Built     bool
 	BuiltHead time.Time
+	// BuiltSolid, on a Built write, is the chain's solid head number when
+	// it landed, read from the mock network's truth (never a node's
+	// answer): audit-log requires the envelope's TAPoS reference to name a
+	// block at or below it (TRON.md: sluice references the solid block).
+	BuiltSolid int64
 	// Claims and Sends, on a Built write, are how many claims and sends
 	// the world had seen when it landed, which orders it exactly against
 	// them: paced-polling holds the next send after a rebuild for a failed

@@ -731,7 +731,7 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	}
 	fresh := c.Envelope != nil && w.stored[c.Envelope.Txid] == ""
 	if fresh && a.worker {
-		rec.Built = true
+		rec.Built, rec.BuiltSolid = true, w.net.SolidSeen()
 		rec.Claims, rec.Sends = len(w.claims), len(w.sends)
 		if a.stepHeadOK {
 			rec.BuiltHead = a.stepHead.Time
