@@ -40,7 +40,10 @@ type Mutant struct {
 	// (package hostile) that alone catches it.
 	Category string
 
-	configure   func(*Config)
+	configure func(*Config)
+	// store wraps the run's store itself, beneath the world's watch: a
+	// broken store whose answers the world records as the store's.
+	store       func(s Store) Store
 	intakeStore func(w *world, s sluice.Store) sluice.Store
 	workerStore func(a *actor, s sluice.Store) sluice.Store
 	workerNode  func(a *actor, n tron.Node) tron.Node
@@ -366,6 +369,11 @@ var coreMutants = []Mutant{
 		workerStore: func(a *actor, s sluice.Store) sluice.Store { return shortWait{s} },
 	},
 	{
+		Name:   "claim-one-at-a-time",
+		Breaks: "the store's claim takes one row a call whatever the limit: a worker handed a short batch idles while other due rows wait",
+		store:  func(s Store) Store { return oneAtATime{s} },
+	},
+	{
 		Name:   "fee-limit-never-raised",
 		Breaks: "a rebuild after OUT_OF_ENERGY keeps the fee limit that ran out: the doubling is lost",
 		World:  "fees",
@@ -386,7 +394,7 @@ var coreMutants = []Mutant{
 // OnStore reports whether the mutant breaks the store a worker or intake
 // sees (the CAS, the claim, the insert, the log): the mutants that say
 // something about a store, and so are run against PostgreSQL too.
-func (m Mutant) OnStore() bool { return m.workerStore != nil || m.intakeStore != nil }
+func (m Mutant) OnStore() bool { return m.workerStore != nil || m.intakeStore != nil || m.store != nil }
 
 func mutant(name string) (Mutant, bool) {
 	for _, m := range Mutants {

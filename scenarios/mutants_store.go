@@ -61,6 +61,15 @@ func (m shortWait) Release(ctx context.Context, id sluice.OperationID, token slu
 	return m.Store.Release(ctx, id, token, after/4)
 }
 
+// oneAtATime claims one row a call whatever the limit (a LIMIT bound to
+// the wrong parameter, say): a worker that gets a short batch takes it
+// that nothing else is due and idles, while due rows wait.
+type oneAtATime struct{ Store }
+
+func (m oneAtATime) Claim(ctx context.Context, worker sluice.WorkerID, limit int) ([]sluice.Operation, error) {
+	return m.Store.Claim(ctx, worker, min(limit, 1))
+}
+
 // sendFirst sends the envelope before the write-ahead CAS: a crash between
 // the two leaves bytes on the wire and a row that says signed.
 type sendFirst struct {

@@ -482,6 +482,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		return &Result{Seed: seed, Failure: serr.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: serr.Error()}}}
 	}
 	defer dispose()
+	if m, ok := mutant(cfg.Mutant); ok && m.store != nil {
+		st = m.store(st)
+	}
 	w.store = st
 	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks, w.pages, w.lookWrap, w.noSupport = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks, o.pages, o.lookWrap, o.noSupport
 	if err := w.fund(); err != nil {

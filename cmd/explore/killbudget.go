@@ -57,6 +57,7 @@ var recordedKills = map[string]uint64{
 	"park-limit-late":              15, // 2026-12-06, with the park bounds held from the other side
 	"never-accepted-cancelled":     9,  // on laggy (2026-12-06)
 	"release-wait-shortened":       1,  // 2026-12-05, with paced-polling
+	"claim-one-at-a-time":          1,  // 2026-12-06, with one-writer's due rows
 	"fee-limit-never-raised":       3,  // on fees (2026-12-05)
 	"fee-limit-cap-ignored":        3,  // on fees (2026-12-05)
 	"id-trims-space":               2,
