@@ -204,20 +204,7 @@ func TestCheckOneWriterClaimAfterTheWait(t *testing.T) {
 				b.now = due.Add(-c.early)
 			}
 			o.b.s.Claims = append(o.b.s.Claims, ClaimRecord{Op: o.id, Token: o.token + 1, Proc: "w3", At: b.now, First: true})
-			var got []Violation
-			for _, v := range CheckOneWriter(&b.s) {
-				if v.Operation == opID(12) {
-					got = append(got, v)
-				}
-			}
-			if ok := len(got) == 0; ok != c.wantOK {
-				t.Errorf("CheckOneWriter: kept = %v, want %v:\n%s", ok, c.wantOK, describe(got))
-			}
-			for _, v := range got {
-				if !strings.Contains(v.Message, "the wait its last park or release asked for had not passed") {
-					t.Errorf("unexpected violation: %s", v)
-				}
-			}
+			wantOneWriterOn(t, b, opID(12), c.wantOK, "the wait its last park or release asked for had not passed")
 		})
 	}
 }
@@ -448,20 +435,27 @@ func TestCheckOneWriterClaimsTakeDueRows(t *testing.T) {
 			o := b.create(12, 1_000_000, "c12").claim().build()
 			o.step(sluice.Broadcasting, nil)
 			c.then(o)
-			var got []Violation
-			for _, v := range CheckOneWriter(&b.s) {
-				if v.Operation == opID(12) {
-					got = append(got, v)
-				}
-			}
-			if ok := len(got) == 0; ok != c.wantOK {
-				t.Errorf("CheckOneWriter: kept = %v, want %v:\n%s", ok, c.wantOK, describe(got))
-			}
-			for _, v := range got {
-				if !strings.Contains(v.Message, "passed it over") {
-					t.Errorf("unexpected violation: %s", v)
-				}
-			}
+			wantOneWriterOn(t, b, opID(12), c.wantOK, "passed it over")
 		})
+	}
+}
+
+// wantOneWriterOn checks one-writer on b's run for op id: clean when
+// wantOK, else violations, each mentioning mention.
+func wantOneWriterOn(t *testing.T, b *builder, id sluice.OperationID, wantOK bool, mention string) {
+	t.Helper()
+	var got []Violation
+	for _, v := range CheckOneWriter(&b.s) {
+		if v.Operation == id {
+			got = append(got, v)
+		}
+	}
+	if ok := len(got) == 0; ok != wantOK {
+		t.Errorf("CheckOneWriter: kept = %v, want %v:\n%s", ok, wantOK, describe(got))
+	}
+	for _, v := range got {
+		if !strings.Contains(v.Message, mention) {
+			t.Errorf("unexpected violation: %s", v)
+		}
 	}
 }
