@@ -70,6 +70,17 @@ func (m oneAtATime) Claim(ctx context.Context, worker sluice.WorkerID, limit int
 	return m.Store.Claim(ctx, worker, min(limit, 1))
 }
 
+// EventCount keeps the store's own count (the world's logLen looks with it
+// around every read, outside any step): without it, the world would read
+// whole logs instead, as if a step had.
+func (m oneAtATime) EventCount(id sluice.OperationID) (int, bool) {
+	if c, ok := m.Store.(eventCounter); ok {
+		return c.EventCount(id)
+	}
+	evs, err := m.Store.Events(context.Background(), id)
+	return len(evs), err == nil
+}
+
 // sendFirst sends the envelope before the write-ahead CAS: a crash between
 // the two leaves bytes on the wire and a row that says signed.
 type sendFirst struct {
