@@ -377,6 +377,7 @@ type memo struct {
 	own   *ownership
 	meant *intentsByID
 	judge *judge
+	waits []time.Time // claimWaits, once asked for
 }
 
 // withMemo is the checkers' own shallow copy of s with an empty memo, so

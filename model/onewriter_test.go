@@ -424,6 +424,24 @@ func TestCheckOneWriterClaimsTakeDueRows(t *testing.T) {
 			o.release(held, 0) // w1 wakes and lets go of a lease it lost
 			o.b.claimCall("w3", 8, 0)
 		}, true},
+		{"let go before its lease lapsed, after a quiet call, passed over", func(o *opb) {
+			o.b.claimCall("w2", 8, 0) // the lease is live: nothing due
+			o.release(o.token, 0)     // a graceful stop: due at once
+			o.b.tick(time.Second)
+			o.b.claimCall("w2", 8, 0)
+		}, false},
+		{"let go with a wait not yet over", func(o *opb) {
+			o.b.claimCall("w2", 8, 0)
+			o.release(o.token, time.Minute)
+			o.b.tick(time.Second)
+			o.b.claimCall("w2", 8, 0)
+		}, true},
+		{"an operator's retry after a quiet call, passed over", func(o *opb) {
+			o.refuse(tron.CodeBandwidthError).park(refused)
+			o.b.claimCall("w2", 8, 0) // parked: nothing due
+			o.resolve("alice", sluice.Broadcasting, "node fixed", nil)
+			o.b.claimCall("w2", 8, 0)
+		}, false},
 		{"a terminal row is not due", func(o *opb) {
 			o.step(sluice.Review, nil)
 			o.b.now = leaseEnd(o)
