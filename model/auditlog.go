@@ -153,15 +153,23 @@ func CheckAuditLog(s *Snapshot) []Violation {
 // waits only while it has waited less than RebuildAfter since the first
 // write-ahead, has rebuilds left, and has waited less than CancelAfter.
 // Otherwise it rebuilds, cancels or sends to review, and a wait leaves the
-// customer's money held for nothing.
+// customer's money held for nothing. A step that got its row's txid
+// settled (solid, SUCCESS) and wrote nothing (WaitRecord.Settled) is
+// reported whatever the policy.
 func (c auditContext) stuckWaits() []Violation {
 	p := c.s.Stuck
-	if p.RebuildAfter <= 0 {
-		return nil
-	}
 	var vs []Violation
 	for i := range c.s.Waits {
 		r := &c.s.Waits[i]
+		if r.Settled != 0 {
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: r.Op, Message: fmt.Sprintf(
+				"op %s: %s got txid %s included in block #%d, solid, with receipt SUCCESS, and wrote nothing (%q): only a confirmation, or a review when the logs are not the payment asked, follows such an answer; a paid withdrawal left open, its money held",
+				r.Op, r.Proc, r.Txid.Short(), r.Settled, r.Reason)})
+			continue
+		}
+		if p.RebuildAfter <= 0 {
+			continue
+		}
 		raw, ok := c.ix.envelope(c.s, r.Txid)
 		if !ok || r.LookupSolid < r.SolidNumber || r.SolidTime.Before(time.UnixMilli(raw.Expiration).Add(c.s.SafetyMargin)) {
 			continue // no proof of death: waiting is all the policy may do

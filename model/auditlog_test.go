@@ -177,6 +177,16 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			},
 		},
 		{
+			// The world's record of a step that got the happy op's txid
+			// settled and tried no write; reported whatever the policy
+			// (here one with no RebuildAfter at all).
+			name: "a settled answer left unwritten", op: opID(opHappy), mention: "and wrote nothing",
+			break_: func(b *builder) {
+				b.s.Stuck.RebuildAfter = 0
+				b.s.Waits = append(b.s.Waits, WaitRecord{Op: opID(opHappy), Proc: "w1", Txid: b.row(opID(opHappy)).Envelope.Txid, Settled: 5, Reason: "pending"})
+			},
+		},
+		{
 			name: "rebuild without evidence", op: rebuilt, mention: "without evidence",
 			break_: func(b *builder) { rebuildOf(b).Evidence = nil },
 		},

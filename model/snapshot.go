@@ -175,6 +175,10 @@ type WaitRecord struct {
 	SolidTime   time.Time
 	LookupSolid int64
 	Reason      string // the core's, for the message
+	// Settled, when not 0: not a stuck policy's wait, but a step on a
+	// broadcast row that got the txid included in this block, which the
+	// node called solid, with a SUCCESS receipt, and tried no write.
+	Settled int64
 }
 
 // LookupRecord is one lookup a worker made: of which txid (and so of

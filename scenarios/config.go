@@ -188,6 +188,16 @@ type Config struct {
 	// cached for another txid, or the node's answer cut short. Each proves
 	// nothing about the txid asked, and the client must refuse it.
 	MiddleboxP float64 `json:",omitempty"`
+	// ThinAnswerP is the chance, per lookup or block read over a wire
+	// before the heal point, that the proxy in front of the node drops
+	// from the node's answer a field the client must insist on (an
+	// included lookup's block_number, block_time or receipt; a block's
+	// number, block_id or timestamp), as a gateway that re-encodes
+	// answers with its own idea of what is optional does. The client must
+	// refuse the answer (the pipeline waits), never fill in a zero: a
+	// receipt read as "" fails a paid withdrawal, a block id read as zeros
+	// references no block.
+	ThinAnswerP float64 `json:",omitempty"`
 	// GracefulStopP is the chance, per worker node call before the heal
 	// point, that the worker is stopped as a deploy stops it (SIGTERM):
 	// its context is cancelled under the call, and it restarts later.
@@ -669,6 +679,18 @@ func Wire() Config {
 	return c
 }
 
+// Proxies is wire whose node sits behind a proxy that now and then drops
+// a field from the node's answer that the client must not do without
+// (Config.ThinAnswerP): the world where a decoder "tolerant" of a missing
+// receipt or block id is seen for what it does to money. Wire itself
+// keeps its tape (its kill rows were measured with it).
+func Proxies() Config {
+	c := Wire()
+	c.Name = "proxies"
+	c.ThinAnswerP = 0.05
+	return c
+}
+
 // Fees is chaos whose hot wallet buys its energy with TRX, at a price that
 // spikes: now and then, for one to five minutes, a transfer costs more than
 // the starting fee limit. A transaction whose fee limit cannot buy the
@@ -716,7 +738,7 @@ func Ledger() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees}
+var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees, "proxies": Proxies}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

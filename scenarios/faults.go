@@ -117,6 +117,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.MiddleboxP = 0 },
 	},
 	{
+		Name: "thin-answer", Doc: "in the proxies world, the proxy in front of the node drops from its answer to a lookup or a block read a field the client must insist on (an included lookup's block_number, block_time or receipt; a block's number, block_id or timestamp): the client must refuse the answer, never fill in a zero",
+		Choices: []string{"thin-answer", "thin-field"},
+		Tally:   []string{"wire-thin-block_number", "wire-thin-block_time", "wire-thin-receipt", "wire-thin-number", "wire-thin-block_id", "wire-thin-timestamp"},
+		Off:     func(c *Config) { c.ThinAnswerP = 0 },
+	},
+	{
 		Name: "graceful-stop", Doc: "a worker is stopped as a deploy stops it (SIGTERM): its context is cancelled under a node call, its step ends in errors, and it restarts later; its lease stays until it expires",
 		Choices: []string{"graceful-stop"},
 		Tally:   []string{"worker-stop"},

@@ -38,12 +38,25 @@ var middleboxKinds = [...]string{"canned", "cached", "stripped", "cut"}
 
 func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := m.w
-	if r.URL.Path != nodehttp.PathLookup {
+	switch r.URL.Path {
+	case nodehttp.PathLookup:
+	case nodehttp.PathHead, nodehttp.PathSolid:
+		if w.faulty() && w.s.Chance("thin-answer", w.cfg.ThinAnswerP) {
+			m.thin(rw, r, blockMusts)
+			return
+		}
+		m.next.ServeHTTP(rw, r)
+		return
+	default:
 		m.next.ServeHTTP(rw, r)
 		return
 	}
 	asked, ok := askedTxid(r)
 	if !w.faulty() || !w.s.Chance("middlebox", w.cfg.MiddleboxP) {
+		if w.faulty() && w.s.Chance("thin-answer", w.cfg.ThinAnswerP) {
+			m.thin(rw, r, lookupMusts)
+			return
+		}
 		m.pass(rw, r, asked, ok)
 		return
 	}
@@ -98,6 +111,45 @@ func (m *middlebox) pass(rw http.ResponseWriter, r *http.Request, asked tron.Txi
 		rw.Header()[k] = v
 	}
 	answer(rw, m.rec.code, m.rec.body)
+}
+
+// The fields of the node's answers that nodehttp's client must refuse to
+// do without (Config.ThinAnswerP), as the wire names them: a lookup's are
+// present only when the txid is included.
+var (
+	lookupMusts = []string{"block_number", "block_time", "receipt"}
+	blockMusts  = []string{"number", "block_id", "timestamp"}
+)
+
+// thin serves r from the node and drops one of musts (the tape chooses
+// among those the answer has) from the node's answer: a 200 the client
+// must refuse. An answer with none of them (a lookup of a txid not
+// included, a failure) passes as it was.
+func (m *middlebox) thin(rw http.ResponseWriter, r *http.Request, musts []string) {
+	m.rec.reset()
+	m.next.ServeHTTP(&m.rec, r)
+	var ans map[string]json.RawMessage
+	var has []string
+	if m.rec.code == http.StatusOK && json.Unmarshal(m.rec.body, &ans) == nil {
+		for _, f := range musts {
+			if _, ok := ans[f]; ok {
+				has = append(has, f)
+			}
+		}
+	}
+	if len(has) == 0 {
+		for k, v := range m.rec.header {
+			rw.Header()[k] = v
+		}
+		answer(rw, m.rec.code, m.rec.body)
+		return
+	}
+	drop := has[m.w.s.Choose("thin-field", len(has))]
+	m.w.tally["wire-thin-"+drop]++
+	m.w.served.boxed = true
+	delete(ans, drop)
+	b, _ := json.Marshal(ans) // sorted keys: the same bytes every run
+	answer(rw, http.StatusOK, b)
 }
 
 // answer writes a JSON answer.

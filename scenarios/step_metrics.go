@@ -68,6 +68,7 @@ func (a *actor) stepFailed(err error) {
 
 // stepCAS counts a worker's CAS as the worker got its answer.
 func (a *actor) stepCAS(c sluice.Change, row sluice.Operation, err error) {
+	a.stepWrote = true
 	if !a.countsSteps() {
 		return
 	}
@@ -177,6 +178,7 @@ func (a *actor) countWait() {
 
 // stepPark counts a worker's Park as the worker got its answer.
 func (a *actor) stepPark(err error) {
+	a.stepWrote = true
 	switch {
 	case !a.countsSteps():
 	case err != nil:

@@ -32,11 +32,24 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 				SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: d.Reason})
 		}
 	}
+	// A sent row whose txid the node answered in a block it calls solid,
+	// with a SUCCESS receipt, the worker getting that answer: the only
+	// steps that may follow are a confirmation or, when the logs are not
+	// the payment asked, a review. A step that writes neither leaves a
+	// paid withdrawal open (its money held, the customer told nothing),
+	// however the core read the answer.
+	if l := &a.stepLookup; ob.Before.State == sluice.Broadcast && a.stepLookupOK && a.stepLookupGot && !a.stepWrote &&
+		l.Txid == ob.Before.Envelope.Txid && l.Status == tron.Included && l.Solid && l.Receipt == tron.ReceiptSuccess {
+		a.w.waits = append(a.w.waits, model.WaitRecord{Op: ob.Before.ID, Proc: string(ob.Worker), Txid: l.Txid,
+			SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: ob.Why,
+			Settled: l.BlockNumber})
+	}
 	if a.countsSteps() {
 		a.countWait()
 	}
 	a.stepSolidOK, a.stepLookupOK, a.stepHeadOK = false, false, false
 	a.stepSolidGot, a.stepLookupGot, a.stepHeadAsked, a.stepDecided = false, false, false, false
+	a.stepWrote = false
 	if o.inner != nil {
 		o.inner.Observe(ob)
 	}

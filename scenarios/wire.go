@@ -50,7 +50,7 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 		return served
 	}}
 	h := srv.Handler()
-	if w.cfg.MiddleboxP > 0 {
+	if w.cfg.MiddleboxP > 0 || w.cfg.ThinAnswerP > 0 {
 		h = &middlebox{w: w, next: h}
 	}
 	if w.wireHandler != nil {

@@ -52,6 +52,8 @@ type actor struct {
 	// stuck policy's decision tried, landed or not (step_metrics.go).
 	stepSolidGot, stepLookupGot bool
 	stepHeadAsked, stepDecided  bool
+	// stepWrote: the step tried a CAS or a park, landed or not.
+	stepWrote bool
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc

@@ -1,0 +1,54 @@
+package scenarios
+
+import (
+	"context"
+	"testing"
+
+	"sluicesim/sluice"
+	"sluicesim/sluice/tron"
+)
+
+// TestSettledAnswerLeftUnwritten: the world records a step on a broadcast
+// row that got the row's txid settled (included, solid, SUCCESS) and tried
+// no write, and only such a step (audit-log reports the record).
+func TestSettledAnswerLeftUnwritten(t *testing.T) {
+	txid := tron.Txid{7}
+	sent := sluice.Operation{ID: "op-1", State: sluice.Broadcast, Envelope: sluice.Envelope{Txid: txid}}
+	settled := tron.TxInfo{Txid: txid, Status: tron.Included, BlockNumber: 90, Solid: true, Receipt: tron.ReceiptSuccess}
+	for _, c := range []struct {
+		name string
+		step func(a *actor, ob *sluice.Observation)
+		want int64 // the record's Settled block, 0 for none
+	}{
+		{"settled, nothing written", func(a *actor, ob *sluice.Observation) {}, 90},
+		{"settled, a confirmation tried", func(a *actor, ob *sluice.Observation) {
+			a.stepCAS(sluice.Change{From: sluice.Broadcast, To: sluice.Confirmed}, sluice.Operation{}, errStoreDown)
+		}, 0},
+		{"settled, a park tried", func(a *actor, ob *sluice.Observation) { a.stepPark(nil) }, 0},
+		{"the answer lost on its way to the worker", func(a *actor, ob *sluice.Observation) { a.stepLookupGot = false }, 0},
+		{"not solid", func(a *actor, ob *sluice.Observation) { a.stepLookup.Solid = false }, 0},
+		{"a failed receipt", func(a *actor, ob *sluice.Observation) { a.stepLookup.Receipt = tron.ReceiptRevert }, 0},
+		{"another txid", func(a *actor, ob *sluice.Observation) { a.stepLookup.Txid = tron.Txid{8} }, 0},
+		{"a row not yet broadcast", func(a *actor, ob *sluice.Observation) { ob.Before.State = sluice.Broadcasting }, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &world{ctx: context.Background()}
+			a := &actor{w: w, worker: true}
+			o := waitObserver{a: a}
+			// A step before it that wrote: its write is not this step's.
+			a.stepCAS(sluice.Change{To: sluice.Broadcast}, sluice.Operation{}, nil)
+			o.Observe(sluice.Observation{Before: sent, After: sent})
+			a.stepLookup, a.stepLookupOK, a.stepLookupGot = settled, true, true
+			ob := sluice.Observation{Worker: "w1", Before: sent, After: sent, Wait: 3}
+			c.step(a, &ob)
+			o.Observe(ob)
+			var got int64
+			for _, r := range w.waits {
+				got = r.Settled
+			}
+			if len(w.waits) > 1 || got != c.want {
+				t.Errorf("records %+v, want one settled at %d (0: none)", w.waits, c.want)
+			}
+		})
+	}
+}
