@@ -36,7 +36,60 @@ import (
 // many more there were), so that a loop of twelve lookups reads as one
 // finding.
 func CheckPacedPolling(s *Snapshot) []Violation {
-	return finish(append(pacedLookups(s), pacedAfterShortage(s)...))
+	vs := append(pacedLookups(s), pacedAfterShortage(s)...)
+	return finish(append(vs, lookedAfterUntaken(s)...))
+}
+
+// acceptedAnswers are the send answers by which the node took the
+// transaction (TRON's codes, read here, not by the core's tron.Read).
+var acceptedAnswers = []string{string(tron.CodeSuccess), string(tron.CodeDupTransactionError)}
+
+// lookedAfterUntaken judges the first look after a send the node did not
+// take (busy, no connection, a refusal, a timeout, any error): such a send
+// asks for a wait before the chain is asked about the txid, since nothing
+// can have changed at once, so a process that looks its txid up sooner
+// than PollFloor after its own send, with no write or park of its own and
+// no other claim of the row in between (movedBetween, as for two looks),
+// is polling in a loop: a worker that ignores the wait its step asked for.
+// An accepted send moves the row (broadcast), and the look that follows at
+// once is the next step's.
+func lookedAfterUntaken(s *Snapshot) []Violation {
+	if s.PollFloor <= 0 || len(s.Sends) == 0 || len(s.Lookups) == 0 {
+		return nil
+	}
+	var vs []Violation
+	var seen map[sluice.OperationID]bool // one finding an operation
+	d := 0                               // the first send not before the window of the lookup at hand
+	for i := range s.Lookups {
+		l := &s.Lookups[i]
+		for d < len(s.Sends) && l.At.Sub(s.Sends[d].At) >= s.PollFloor {
+			d++
+		}
+		// The process's latest send of the txid before the lookup, within
+		// the floor (a send had counted the lookups before it).
+		var last *SendRecord
+		for k := d; k < len(s.Sends) && s.Sends[k].Lookups <= i; k++ {
+			if q := &s.Sends[k]; q.Txid == l.Txid && q.Proc == l.Proc {
+				last = q
+			}
+		}
+		if last == nil || slices.Contains(acceptedAnswers, last.Answer) || seen[l.Op] {
+			continue
+		}
+		p := LookupRecord{Op: last.Op, Txid: last.Txid, Proc: last.Proc, At: last.At,
+			Claims: last.Claims, Writes: last.Writes, Releases: last.Releases, Parks: last.Parks}
+		if movedBetween(s, &p, l) {
+			continue
+		}
+		if seen == nil {
+			seen = map[sluice.OperationID]bool{}
+		}
+		seen[l.Op] = true
+		vs = append(vs, Violation{Invariant: PacedPolling, Operation: l.Op, Message: fmt.Sprintf(
+			"op %s: %s sent txid %s at %s, which the node did not take (%s), and looked it up %s later, with no write or park of its own in between and no other claim of the row: a send not taken asks for a wait (the shortest is %s) before the chain is asked again",
+			l.Op, l.Proc, l.Txid.Short(), stamp(last.At), last.Answer, l.At.Sub(last.At).Round(time.Millisecond), s.PollFloor)})
+	}
+	return vs
 }
 
 // pacedLookups judges the lookups (see CheckPacedPolling).

@@ -43,7 +43,8 @@ func pollScript(t *testing.T, script string) *Snapshot {
 		s.Writes = append(s.Writes, WriteRecord{Seq: seq, Op: op, Proc: proc, At: at, Built: true, Claims: len(s.Claims), Sends: len(s.Sends)})
 	}
 	sent := func(proc, answer string) {
-		s.Sends = append(s.Sends, SendRecord{Op: op, Txid: txid, Proc: proc, At: at, Answer: answer, Claims: len(s.Claims)})
+		s.Sends = append(s.Sends, SendRecord{Op: op, Txid: txid, Proc: proc, At: at, Answer: answer, Claims: len(s.Claims),
+			Lookups: len(s.Lookups), Writes: len(s.Writes), Releases: len(s.Releases), Parks: len(s.Parks)})
 	}
 	eachStep(t, script, &at, func(step string, f []string) {
 		if len(f) != 2 {
@@ -151,6 +152,43 @@ func TestCheckPacedPolling(t *testing.T) {
 			t.Errorf("want one violation counting the two more, got:\n%s", describe(got))
 		}
 	})
+}
+
+// Goal: paced-polling holds a process's first look after its own send that
+// the node did not take to the shortest wait, by the world's records of the
+// sends and lookups: a worker that ignores the wait such a send asks for
+// (independent bug 204) looks again at once.
+func TestCheckPacedPollingAfterASendNotTaken(t *testing.T) {
+	for _, c := range []struct {
+		name, script string
+		fired        bool
+	}{
+		{"a send lost, a wait, a look", "w1 claim; w1 write; w1 lost; w1 release; +3s; w1 claim; w1 look", false},
+		{"a send lost, a look at once", "w1 claim; w1 write; w1 lost; w1 look", true},
+		{"a send refused, a look a second later", "w1 claim; w1 write; w1 refused; +1s; w1 look", true},
+		{"a send taken, a look at once", "w1 claim; w1 send; w1 look", false},
+		{"a look, then the send lost", "w1 claim; w1 look; w1 lost; w1 release", false},
+		{"the look before the send at one instant", "w1 claim; w1 look; w1 lost; +3s; w1 claim; w1 look", false},
+		{"a rival's claim between", "w1 claim; w1 lost; w2 claim; w2 release; w1 claim; w1 look", false},
+		{"its own lease lapsed, claimed again", "w1 claim; w1 lost; +1s; w1 claim; w1 look", false},
+		{"another process looks at once", "w1 claim; w1 lost; w2 look", false},
+		{"a write of its own between", "w1 claim; w1 lost; w1 write; w1 look", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := pollScript(t, c.script)
+			got := CheckPacedPolling(s)
+			if !c.fired {
+				if len(got) != 0 {
+					t.Errorf("want clean, got:\n%s", describe(got))
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Invariant != PacedPolling || got[0].Operation != "op-polled" ||
+				!strings.Contains(got[0].Message, "which the node did not take") {
+				t.Errorf("want one paced-polling violation about op-polled, got:\n%s", describe(got))
+			}
+		})
+	}
 }
 
 // Goal: paced-polling holds a process's next send after a shortage of ours

@@ -449,6 +449,10 @@ type SendRecord struct {
 	At     time.Time
 	Answer string
 	Claims int
+	// Lookups, Writes, Releases, Parks: how many of each the world had
+	// seen when the call ended (which orders it exactly against the
+	// lookups, and, as a LookupRecord's counts do, against the rest).
+	Lookups, Writes, Releases, Parks int
 }
 
 // Outcome is what intake told a client.

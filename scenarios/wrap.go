@@ -780,7 +780,8 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 		if err != nil {
 			answer = err.Error()
 		}
-		w.sends = append(w.sends, model.SendRecord{Op: w.stored[id], Txid: id, Proc: name, At: w.s.Now(), Answer: answer, Claims: claims})
+		w.sends = append(w.sends, model.SendRecord{Op: w.stored[id], Txid: id, Proc: name, At: w.s.Now(), Answer: answer, Claims: claims,
+			Lookups: len(w.lookups), Writes: len(w.writes), Releases: len(w.releases), Parks: len(w.parks)})
 	}
 	n.a.wroteAhead, n.a.sentUnwritten = false, true
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
