@@ -69,6 +69,12 @@ GATE_FEES_SEEDS ?= 2000
 gate-fees: explore-bin
 	$(EXPLORE_BIN) -world fees -seeds $(GATE_FEES_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-fees.json
 
+## gate-proxies: the same for the proxies world (wire whose proxy drops fields the node client must insist on)
+GATE_PROXIES_SEEDS ?= 1000
+.PHONY: gate-proxies
+gate-proxies: explore-bin
+	$(EXPLORE_BIN) -world proxies -seeds $(GATE_PROXIES_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-proxies.json
+
 ## fresh: chaos seeds from a random start, never run before (the start is printed, and in fresh.json); a failure is kept in testdata/regressions; fails on any violation or a determinism re-check mismatch
 FRESH_SEEDS ?= 10000
 .PHONY: fresh
