@@ -83,6 +83,22 @@ func pollScript(t *testing.T, script string) *Snapshot {
 	return s
 }
 
+// wantPaced checks paced-polling on s: clean unless fired, else one
+// violation about op-polled whose message holds mention.
+func wantPaced(t *testing.T, s *Snapshot, fired bool, mention string) {
+	t.Helper()
+	got := CheckPacedPolling(s)
+	if !fired {
+		if len(got) != 0 {
+			t.Errorf("want clean, got:\n%s", describe(got))
+		}
+		return
+	}
+	if len(got) != 1 || got[0].Invariant != PacedPolling || got[0].Operation != "op-polled" || !strings.Contains(got[0].Message, mention) {
+		t.Errorf("want one paced-polling violation about op-polled, got:\n%s", describe(got))
+	}
+}
+
 // eachStep calls do with each step of a script (steps split by ";"), its
 // fields split by spaces, except "+DUR", which moves *at on instead.
 func eachStep(t *testing.T, script string, at *time.Time, do func(step string, fields []string)) {
@@ -123,20 +139,7 @@ func TestCheckPacedPolling(t *testing.T) {
 		{"a rival's look between does not excuse", "w1 claim; w1 look; w2 look; w1 look", true},
 		{"another process's write between does not excuse", "w1 claim; w1 look; w2 write; w1 look", true},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := pollScript(t, c.script)
-			got := CheckPacedPolling(s)
-			if !c.fired {
-				if len(got) != 0 {
-					t.Errorf("want clean, got:\n%s", describe(got))
-				}
-				return
-			}
-			if len(got) != 1 || got[0].Invariant != PacedPolling || got[0].Operation != "op-polled" ||
-				!strings.Contains(got[0].Message, "looked txid ab000000 up at") {
-				t.Errorf("want one paced-polling violation about op-polled, got:\n%s", describe(got))
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantPaced(t, pollScript(t, c.script), c.fired, "looked txid ab000000 up at") })
 	}
 	t.Run("not judged without a floor", func(t *testing.T) {
 		s := pollScript(t, "w1 claim; w1 look; w1 look")
@@ -174,20 +177,7 @@ func TestCheckPacedPollingAfterASendNotTaken(t *testing.T) {
 		{"another process looks at once", "w1 claim; w1 lost; w2 look", false},
 		{"a write of its own between", "w1 claim; w1 lost; w1 write; w1 look", false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := pollScript(t, c.script)
-			got := CheckPacedPolling(s)
-			if !c.fired {
-				if len(got) != 0 {
-					t.Errorf("want clean, got:\n%s", describe(got))
-				}
-				return
-			}
-			if len(got) != 1 || got[0].Invariant != PacedPolling || got[0].Operation != "op-polled" ||
-				!strings.Contains(got[0].Message, "which the node did not take") {
-				t.Errorf("want one paced-polling violation about op-polled, got:\n%s", describe(got))
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantPaced(t, pollScript(t, c.script), c.fired, "which the node did not take") })
 	}
 }
 
