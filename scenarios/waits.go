@@ -38,9 +38,13 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 	// the payment asked, a review. A step that writes neither leaves a
 	// paid withdrawal open (its money held, the customer told nothing),
 	// however the core read the answer.
-	if l := &a.stepLookup; ob.Before.State == sluice.Broadcast && a.stepLookupOK && a.stepLookupGot && !a.stepWrote &&
-		l.Txid == ob.Before.Envelope.Txid && l.Status == tron.Included && l.Solid && l.Receipt == tron.ReceiptSuccess {
-		a.w.waits = append(a.w.waits, model.WaitRecord{Op: ob.Before.ID, Proc: string(ob.Worker), Txid: l.Txid,
+	// The row is the world's view of it when the worker got the answer
+	// (its record of accepted writes), not the worker's report of where
+	// its step began.
+	if l, r := &a.stepLookup, &a.stepLookupRow; a.stepLookupOK && a.stepLookupGot && !a.stepWrote &&
+		r.state == sluice.Broadcast && r.asked == l.Txid && r.txid == l.Txid &&
+		l.Status == tron.Included && l.Solid && l.Receipt == tron.ReceiptSuccess {
+		a.w.waits = append(a.w.waits, model.WaitRecord{Op: r.op, Proc: a.p.Name(), Txid: l.Txid,
 			SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: ob.Why,
 			Settled: l.BlockNumber})
 	}
@@ -50,6 +54,7 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 	a.stepSolidOK, a.stepLookupOK, a.stepHeadOK = false, false, false
 	a.stepSolidGot, a.stepLookupGot, a.stepHeadAsked, a.stepDecided = false, false, false, false
 	a.stepWrote = false
+	a.stepLookupRow = lookupRow{}
 	if o.inner != nil {
 		o.inner.Observe(ob)
 	}

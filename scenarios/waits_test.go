@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/tron"
 )
@@ -29,22 +30,33 @@ func TestSettledAnswerLeftUnwritten(t *testing.T) {
 		{"not solid", func(a *actor, ob *sluice.Observation) { a.stepLookup.Solid = false }, 0},
 		{"a failed receipt", func(a *actor, ob *sluice.Observation) { a.stepLookup.Receipt = tron.ReceiptRevert }, 0},
 		{"another txid", func(a *actor, ob *sluice.Observation) { a.stepLookup.Txid = tron.Txid{8} }, 0},
-		{"a row not yet broadcast", func(a *actor, ob *sluice.Observation) { ob.Before.State = sluice.Broadcasting }, 0},
+		{"a row not yet broadcast", func(a *actor, ob *sluice.Observation) { a.stepLookupRow.state = sluice.Broadcasting }, 0},
+		{"a row whose txid is another", func(a *actor, ob *sluice.Observation) { a.stepLookupRow.txid = tron.Txid{8} }, 0},
+		{"a row of another txid asked last", func(a *actor, ob *sluice.Observation) { a.stepLookupRow.asked = tron.Txid{8} }, 0},
+		// The row is the world's view, whatever the worker reports.
+		{"the worker reports a row not yet broadcast", func(a *actor, ob *sluice.Observation) {
+			ob.Before.State, ob.Before.Envelope.Txid = sluice.Broadcasting, tron.Txid{8}
+		}, 90},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := &world{ctx: context.Background()}
-			a := &actor{w: w, worker: true}
+			p := sim.New(sim.NewRandom(1), sim.Options{Start: epoch, StepsMax: 1}).Spawn("w1", func(*sim.Proc) {})
+			a := &actor{w: w, p: p, worker: true}
 			o := waitObserver{a: a}
 			// A step before it that wrote: its write is not this step's.
 			a.stepCAS(sluice.Change{To: sluice.Broadcast}, sluice.Operation{}, nil)
 			o.Observe(sluice.Observation{Before: sent, After: sent})
 			a.stepLookup, a.stepLookupOK, a.stepLookupGot = settled, true, true
+			a.stepLookupRow = lookupRow{asked: txid, op: "op-1", rowView: rowView{state: sluice.Broadcast, txid: txid}}
 			ob := sluice.Observation{Worker: "w1", Before: sent, After: sent, Wait: 3}
 			c.step(a, &ob)
 			o.Observe(ob)
 			var got int64
 			for _, r := range w.waits {
 				got = r.Settled
+				if r.Op != "op-1" || r.Proc != "w1" {
+					t.Errorf("record of %s by %s, want op-1 by w1", r.Op, r.Proc)
+				}
 			}
 			if len(w.waits) > 1 || got != c.want {
 				t.Errorf("records %+v, want one settled at %d (0: none)", w.waits, c.want)

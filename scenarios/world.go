@@ -350,6 +350,10 @@ type world struct {
 	// stored: the txids in envelopes, each with the operation whose write
 	// stored it (the world's record: a worker's lookup is judged as of it).
 	stored map[tron.Txid]sluice.OperationID
+	// views: each row's state and txid as the world saw its accepted
+	// writes set them (a CAS's To and envelope, a resolution's To): the
+	// world's own view of a row, never read back from the store.
+	views map[sluice.OperationID]rowView
 
 	// Transactions the chain may still hear of by another path: sends a
 	// node lost, and pool entries it dropped. The relay process re-sends
@@ -456,6 +460,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		seen:      map[tron.Txid]bool{},
 		gen:       map[int]int{},
 		stored:    map[tron.Txid]sluice.OperationID{},
+		views:     map[sluice.OperationID]rowView{},
 		sent:      map[tron.Txid]int{},
 		resending: map[string]bool{},
 	}

@@ -54,9 +54,26 @@ type actor struct {
 	stepHeadAsked, stepDecided  bool
 	// stepWrote: the step tried a CAS or a park, landed or not.
 	stepWrote bool
+	// stepLookupRow: the txid of the step's latest lookup the worker got
+	// an answer to, and the row that stored it as the world saw it then.
+	stepLookupRow lookupRow
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
+}
+
+// rowView is a row as the world's record of accepted writes has it.
+type rowView struct {
+	state sluice.State
+	txid  tron.Txid // the envelope's, from the latest write that stored one
+}
+
+// lookupRow is a worker's lookup of asked, and the world's view of the
+// row op that stored it, as of the answer.
+type lookupRow struct {
+	asked tron.Txid
+	op    sluice.OperationID
+	rowView
 }
 
 // maybeStop, before a worker's node call while faults are on, now and then
@@ -600,6 +617,9 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true, Seq: w.store.LastSeq()})
 		w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: r.ID, Token: row.Token,
 			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(r.To), SolidSeen: w.solidSeen(r.To)})
+		v := w.views[r.ID]
+		v.state = r.To
+		w.views[r.ID] = v
 		w.checkLedger(row.Request.Customer)
 	}
 	if s.a.w.s.Tracing() {
@@ -740,6 +760,12 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 		}
 	}
 	w.writes = append(w.writes, rec)
+	v := w.views[c.ID]
+	v.state = c.To
+	if c.Envelope != nil {
+		v.txid = c.Envelope.Txid
+	}
+	w.views[c.ID] = v
 	if fresh {
 		w.stored[c.Envelope.Txid] = c.ID
 		w.envelopes = append(w.envelopes, row.Envelope)
@@ -814,6 +840,13 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.stepLookupGot = err == nil
 	if err == nil && !n.a.w.cfg.Wire { // over a wire, the server's side records it (servedNode)
 		n.a.stepLookup, n.a.stepLookupOK = info, true
+	}
+	if err == nil && n.a.worker {
+		// The row as the world sees it when the worker gets the answer
+		// (waits.go judges a settled answer against it).
+		w := n.a.w
+		op := w.stored[id]
+		n.a.stepLookupRow = lookupRow{asked: id, op: op, rowView: w.views[op]}
 	}
 	n.a.w.s.Touch("chain", false)
 	if n.a.w.s.Tracing() {
