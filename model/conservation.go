@@ -30,6 +30,9 @@ import (
 // really moved), and must have moved some USDT from the hot wallet to the
 // intended recipient: the operator settles a payment that differs from
 // the request, never one that reached nobody we meant.
+// A withdrawal whose client asked to pay the hot wallet itself never
+// confirms, by a worker or an operator: the money would go from the hot
+// wallet back into it, the customer debited for nothing that left.
 // Without any intake record (a hand-built snapshot of the store alone) the
 // row stands in for the intent.
 func CheckConservation(s *Snapshot) []Violation {
@@ -81,6 +84,9 @@ func CheckConservation(s *Snapshot) []Violation {
 			if !ok {
 				want = rowIntent(op)
 			}
+			if resolved {
+				vs = paidToSelf(vs, s, op, want)
+			}
 			for _, t := range own.byOp[k] {
 				for _, in := range onChainByTxid[t] {
 					sum(&accounted, debited(in, s.HotWallet))
@@ -103,6 +109,7 @@ func CheckConservation(s *Snapshot) []Violation {
 			want = rowIntent(op)
 		}
 		sum(&accounted, want.Units)
+		vs = paidToSelf(vs, s, op, want)
 		for _, t := range own.byOp[k] {
 			for _, in := range onChainByTxid[t] {
 				if in.Receipt != tron.ReceiptSuccess {
@@ -129,6 +136,21 @@ func CheckConservation(s *Snapshot) []Violation {
 			onChain, accounted, difference(onChain, accounted))})
 	}
 	return finish(vs)
+}
+
+// paidToSelf reports a confirmed operation whose client asked to pay the
+// hot wallet itself. Such a payment moves the money from the hot wallet
+// back into it: the customer is debited and told it was paid, and nothing
+// left the house. Its client's instruction is one the model would never
+// pay (progress accepts its rejection); whatever the chain shows, it must
+// not confirm.
+func paidToSelf(vs []Violation, s *Snapshot, op *sluice.Operation, want Intent) []Violation {
+	if want.To != [21]byte(s.HotWallet) {
+		return vs
+	}
+	return append(vs, Violation{Invariant: Conservation, Operation: op.ID, Message: fmt.Sprintf(
+		"op %s is confirmed paying %d units to the hot wallet %s itself: the customer is debited and nothing left the house; a withdrawal to the hot wallet must be rejected, its hold released",
+		op.ID, want.Units, Base58Address(s.HotWallet))})
 }
 
 // reachedIntended reports whether in really moved some USDT from the hot

@@ -71,6 +71,18 @@ func TestCheckConservationCatches(t *testing.T) {
 			also: []string{IntakeUniqueness, LinearizableIntake},
 		},
 		{
+			// Self-consistent: the client asked to pay the hot wallet,
+			// and the row, the chain and every answer agree on it. The
+			// money went from the hot wallet back into it, to the unit.
+			name: "a withdrawal to the hot wallet itself, paid and confirmed", op: opID(opHappy), mention: "to the hot wallet " + hotWallet.String() + " itself",
+			break_: func(b *builder) { toHotWallet(b, opHappy) },
+		},
+		{
+			// The same resolved as paid by an operator from review.
+			name: "a withdrawal to the hot wallet itself, resolved as paid", op: opID(opReviewPaid), mention: "to the hot wallet " + hotWallet.String() + " itself",
+			break_: func(b *builder) { toHotWallet(b, opReviewPaid) },
+		},
+		{
 			// An operator settled opReviewPaid as paid, but its transfer,
 			// fee and all, went to mallory: nothing reached the recipient.
 			// What moved is still counted (the totals agree); what it
@@ -150,5 +162,41 @@ func TestCheckConservationConfirmedWithoutAnyClient(t *testing.T) {
 	got := CheckConservation(&b.s)
 	if len(got) != 1 || got[0].Operation != id || !strings.Contains(got[0].Message, "no client sent that instruction") {
 		t.Errorf("want one violation about op %s saying no client sent it, got:\n%s", id, describe(got))
+	}
+}
+
+// toHotWallet makes operation n, consistently everywhere (the client's
+// payload, the row, every answer and the chain's ledger), a withdrawal to
+// the hot wallet itself.
+func toHotWallet(b *builder, n int) {
+	id := opID(n)
+	row := b.row(id)
+	was := row.Request.To.String()
+	row.Request.To = hotWallet
+	for i := range b.s.Inclusions {
+		if in := &b.s.Inclusions[i]; in.Txid == row.Envelope.Txid {
+			for j := range in.Moved {
+				if in.Moved[j].To.String() == was {
+					in.Moved[j].To = hotWallet
+				}
+			}
+			if in.Transfer.To.String() == was {
+				in.Transfer.To = hotWallet
+			}
+		}
+	}
+	for i := range b.s.Intake {
+		// Not the conflicting request some client sent under this id.
+		if r := &b.s.Intake[i]; opKey(r.ID) == id && r.Sent.To == was {
+			r.Sent.To = hotWallet.String()
+			if r.Answer.To == was {
+				r.Answer.To = hotWallet.String()
+			}
+		}
+	}
+	for i := range b.s.Reads {
+		if r := &b.s.Reads[i]; opKey(r.ID) == id && r.Answer.To == was {
+			r.Answer.To = hotWallet.String()
+		}
 	}
 }
