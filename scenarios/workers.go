@@ -77,6 +77,7 @@ func (w *world) spawnWorker(slot, gen int) {
 			ctx, a.stop = context.WithCancel(w.ctx)
 		}
 		for {
+			a.tickFailed = false
 			rep, err := worker.Tick(ctx)
 			w.ticks++
 			if ctx.Err() != nil {
@@ -91,6 +92,13 @@ func (w *world) spawnWorker(slot, gen int) {
 				// and tick again; the next claim reads the rows afresh.
 				p.Sleep(storeErrorPause)
 				continue
+			}
+			if err == nil && a.tickFailed {
+				// Tick's contract: a store failure other than fencing is
+				// returned. One swallowed leaves the loop nothing to back
+				// off from, cmd/sluice nothing to log, an alert nothing to
+				// fire on, while the work does not move.
+				panic(fmt.Sprintf("%s: Tick answered no error after the store failed one of its calls", name))
 			}
 			if err != nil {
 				// Fencing is handled inside Tick; anything else is a bug in

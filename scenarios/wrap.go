@@ -54,6 +54,9 @@ type actor struct {
 	stepHeadAsked, stepDecided  bool
 	// stepWrote: the step tried a CAS or a park, landed or not.
 	stepWrote bool
+	// tickFailed: the world failed one of this worker's store calls in
+	// its current Tick (workers.go holds Tick to answering an error).
+	tickFailed bool
 	// stepLookupRow: the txid of the step's latest lookup the worker got
 	// an answer to, and the row that stored it as the world saw it then.
 	stepLookupRow lookupRow
@@ -342,6 +345,7 @@ func (s storeView) storeFault() int {
 // every one in the trace.
 func (s storeView) failed(call string, k int) {
 	if w := s.a.w; s.a.worker {
+		s.a.tickFailed = true
 		w.storeFailures = append(w.storeFailures, model.StoreFailure{Proc: s.a.p.Name(), Call: call, At: w.s.Now(), Claims: len(w.claims)})
 	}
 	if s.a.w.s.Tracing() {
