@@ -48,7 +48,7 @@ var Invariants = []Invariant{
 		func(s *Snapshot, _ *checking) []Violation { return CheckTxidOwnership(s) }},
 	{AtMostOnce, "at most one of an operation's txids is ever included; confirmed has exactly one successful transfer, review at most one, every other state none",
 		func(s *Snapshot, _ *checking) []Violation { return CheckAtMostOnce(s) }},
-	{Conservation, "what really left the hot wallet (the ledger, not the logs) equals what the clients asked for on confirmed operations plus what moved under review; a confirmed operation moved exactly its intent (recipient and amount, by the model's own reading)",
+	{Conservation, "what really left the hot wallet (the ledger, not the logs) equals what the clients asked for on confirmed operations plus what moved under review; a confirmed operation moved exactly its intent (recipient and amount, by the model's own reading); no withdrawal to the hot wallet itself confirms",
 		func(s *Snapshot, _ *checking) []Violation { return CheckConservation(s) }},
 	{Funds, "for every customer, balance + held + paid out = what was deposited, at every point and at the end (the model's own books from states and intents); every hold carries its client's numbers, closes once, settled exactly on confirmation and released exactly on failure or rejection",
 		func(s *Snapshot, _ *checking) []Violation { return CheckFunds(s) }},
