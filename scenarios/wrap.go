@@ -621,9 +621,7 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 		w.claims = append(w.claims, model.ClaimRecord{Op: r.ID, Token: row.Token, Proc: s.a.p.Name(), At: w.s.Now(), Operator: true, Seq: w.store.LastSeq()})
 		w.writes = append(w.writes, model.WriteRecord{Seq: w.store.LastSeq(), Op: r.ID, Token: row.Token,
 			Proc: s.a.p.Name(), At: w.s.Now(), Terminal: model.Terminal(r.To), SolidSeen: w.solidSeen(r.To)})
-		v := w.views[r.ID]
-		v.state = r.To
-		w.views[r.ID] = v
+		w.setView(r.ID, r.To, nil)
 		w.checkLedger(row.Request.Customer)
 	}
 	if s.a.w.s.Tracing() {
@@ -764,12 +762,7 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 		}
 	}
 	w.writes = append(w.writes, rec)
-	v := w.views[c.ID]
-	v.state = c.To
-	if c.Envelope != nil {
-		v.txid = c.Envelope.Txid
-	}
-	w.views[c.ID] = v
+	w.setView(c.ID, c.To, c.Envelope)
 	if fresh {
 		w.stored[c.Envelope.Txid] = c.ID
 		w.envelopes = append(w.envelopes, row.Envelope)
@@ -777,6 +770,17 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	if c.Hold != sluice.HoldKeep {
 		w.checkLedger(row.Request.Customer)
 	}
+}
+
+// setView records an accepted write into the world's view of row id: its
+// new state, and the txid of env when the write stored one.
+func (w *world) setView(id sluice.OperationID, to sluice.State, env *sluice.Envelope) {
+	v := w.views[id]
+	v.state = to
+	if env != nil {
+		v.txid = env.Txid
+	}
+	w.views[id] = v
 }
 
 // node wraps the worker's mock node client.
@@ -835,8 +839,11 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	n.a.point()
 	n.a.maybeStop()
-	if w := n.a.w; n.a.worker {
-		w.lookups = append(w.lookups, model.LookupRecord{Op: w.stored[id], Txid: id, Proc: n.a.p.Name(), At: w.s.Now(),
+	w := n.a.w
+	var op sluice.OperationID // the row that stored id, by the world's record (a worker's own txid: set before the call)
+	if n.a.worker {
+		op = w.stored[id]
+		w.lookups = append(w.lookups, model.LookupRecord{Op: op, Txid: id, Proc: n.a.p.Name(), At: w.s.Now(),
 			Claims: len(w.claims), Writes: len(w.writes), Releases: len(w.releases), Parks: len(w.parks)})
 	}
 	info, err := n.inner.Lookup(ctx, id)
@@ -848,8 +855,6 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	if err == nil && n.a.worker {
 		// The row as the world sees it when the worker gets the answer
 		// (waits.go judges a settled answer against it).
-		w := n.a.w
-		op := w.stored[id]
 		n.a.stepLookupRow = lookupRow{asked: id, op: op, rowView: w.views[op]}
 	}
 	n.a.w.s.Touch("chain", false)
