@@ -198,6 +198,21 @@ type Config struct {
 	// receipt read as "" fails a paid withdrawal, a block id read as zeros
 	// references no block.
 	ThinAnswerP float64 `json:",omitempty"`
+	// LostRouteP is the chance, per lookup over a wire before the heal
+	// point, that the proxy in front of the node no longer routes the
+	// lookup (an upgrade renamed it, a rule stopped matching) and answers
+	// 404 with its own plain-text page. A 404 from a box says nothing about
+	// the txid: the client must refuse it, never read "unknown" from it (a
+	// paid withdrawal would never confirm, and a proof of death built on it
+	// rebuilds a payment that may be in a block).
+	LostRouteP float64 `json:",omitempty"`
+	// WatchReviews: before the operator cancels or resolves a review, the
+	// customer's GET of that operation is under way (a support page open on
+	// it), so that the scheduler may put the operator's write between the
+	// GET's reads of the row and of its log. In the other worlds clients
+	// read an operation only while they post, and a review's last move is
+	// never raced.
+	WatchReviews bool `json:",omitempty"`
 	// GracefulStopP is the chance, per worker node call before the heal
 	// point, that the worker is stopped as a deploy stops it (SIGTERM):
 	// its context is cancelled under the call, and it restarts later.
@@ -369,7 +384,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP, c.EnergySpikeP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.ThinAnswerP, c.LostRouteP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP, c.EnergySpikeP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -682,12 +697,17 @@ func Wire() Config {
 // Proxies is wire whose node sits behind a proxy that now and then drops
 // a field from the node's answer that the client must not do without
 // (Config.ThinAnswerP): the world where a decoder "tolerant" of a missing
-// receipt or block id is seen for what it does to money. Wire itself
-// keeps its tape (its kill rows were measured with it).
+// receipt or block id is seen for what it does to money. The same proxy
+// now and then has lost the lookup route and answers 404 itself
+// (Config.LostRouteP), and a customer's GET is under way whenever the
+// operator acts on a review (Config.WatchReviews). Wire itself keeps its
+// tape (its kill rows were measured with it).
 func Proxies() Config {
 	c := Wire()
 	c.Name = "proxies"
 	c.ThinAnswerP = 0.05
+	c.LostRouteP = 0.02
+	c.WatchReviews = true
 	return c
 }
 

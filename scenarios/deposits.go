@@ -62,14 +62,16 @@ func depositAmount(k int) money.Amount {
 // among them, is a bank's reference in another script: characters of two
 // and three bytes in UTF-8 whose later bytes fall in 0x80-0x9F (Ü is C3 9C,
 // № is E2 84 96), which a check of control characters byte by byte takes
-// for C1 controls (independent bug 164 refused them).
+// for C1 controls (independent bug 164 refused them), with a space before
+// its number as bank references have (independent bug 214 refused a space
+// as if it were a control character).
 func depositRef(k int) string {
 	if k%2 == 0 {
 		return strings.ToLower(depositRef(k - 1))
 	}
 	n := (k + 1) / 2
 	if n%2 == 1 {
-		return "Überweisung-№" + strconv.Itoa(n)
+		return "Überweisung №" + strconv.Itoa(n)
 	}
 	return "Dep-" + strconv.Itoa(n) + "-Tx"
 }

@@ -123,6 +123,18 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.ThinAnswerP = 0 },
 	},
 	{
+		Name: "lost-route", Doc: "in the proxies world, the proxy in front of the node has lost the lookup route and answers a lookup 404 with its own plain-text page: the client must refuse it, never read \"unknown\" from it",
+		Choices: []string{"lost-route"},
+		Tally:   []string{"wire-lost-route"},
+		Off:     func(c *Config) { c.LostRouteP = 0 },
+	},
+	{
+		Name: "review-watch", Doc: "in the proxies world, a customer's GET of an operation is under way whenever the operator cancels or resolves its review: the answer must be one instant of the log, before the operator's move or after it",
+		Tally:  []string{"client-watch"},
+		Benign: true,
+		Off:    func(c *Config) { c.WatchReviews = false },
+	},
+	{
 		Name: "graceful-stop", Doc: "a worker is stopped as a deploy stops it (SIGTERM): its context is cancelled under a node call, its step ends in errors, and it restarts later; its lease stays until it expires",
 		Choices: []string{"graceful-stop"},
 		Tally:   []string{"worker-stop"},

@@ -51,6 +51,15 @@ func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		m.next.ServeHTTP(rw, r)
 		return
 	}
+	if w.faulty() && w.s.Chance("lost-route", w.cfg.LostRouteP) {
+		// A route the box no longer has: its own page, as Go's mux and
+		// most proxies answer one. Nothing reached the node.
+		w.tally["wire-lost-route"]++
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		rw.WriteHeader(http.StatusNotFound)
+		rw.Write([]byte("404 page not found\n"))
+		return
+	}
 	asked, ok := askedTxid(r)
 	if !w.faulty() || !w.s.Chance("middlebox", w.cfg.MiddleboxP) {
 		if w.faulty() && w.s.Chance("thin-answer", w.cfg.ThinAnswerP) {

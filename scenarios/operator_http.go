@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"sluicesim/model"
+	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/operator"
 	"sluicesim/sluice/tron"
@@ -581,6 +583,15 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		wrong = req[operator.FieldTxid] != it.Txid
 	} else {
 		o.slip(path, req)
+	}
+	if w.cfg.WatchReviews && it.State == "review" {
+		// The customer's GET of it, under way as the operator acts: the
+		// scheduler may put the operator's write between the GET's read
+		// of the row and of its log (independent bug 221 answered a
+		// review's whole log, ending in the operator's move).
+		w.tally["client-watch"]++
+		name := "watch." + strconv.Itoa(w.tally["client-watch"])
+		w.s.Spawn(name, func(p *sim.Proc) { w.read(p, "srv-"+name, it.OperationID) })
 	}
 	// The node's answers to this action alone, as served and as the
 	// service's client got them (a cancel is judged by them below).

@@ -50,7 +50,7 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 		return served
 	}}
 	h := srv.Handler()
-	if w.cfg.MiddleboxP > 0 || w.cfg.ThinAnswerP > 0 {
+	if w.cfg.MiddleboxP > 0 || w.cfg.ThinAnswerP > 0 || w.cfg.LostRouteP > 0 {
 		h = &middlebox{w: w, next: h}
 	}
 	if w.wireHandler != nil {
@@ -219,6 +219,7 @@ func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, erro
 	s.a.w.served = served{reached: true, err: err}
 	if err == nil {
 		s.a.stepLookup, s.a.stepLookupOK = info, true
+		s.a.lookupsServed++
 	}
 	return info, err
 }

@@ -573,3 +573,77 @@ func TestCheckMetricsWantsEverySeries(t *testing.T) {
 		}
 	}
 }
+
+// Goal: the proxies world's box now and then has lost the lookup route
+// (a 404 page of its own), and a lookup answered without the node is
+// reported, however well-formed the answer: a client that invents an
+// answer (independent bug 217 read the 404 as "unknown") takes a fact no
+// node gave. Method: honest proxies seeds, where the lost route fires and
+// nothing is reported; then a wire whose box answers every lookup itself
+// with a well-formed "unknown" naming the txid asked, which the client
+// takes: the world must report the lookup that reached no node.
+func TestLookupAnsweredByNoNodeIsCaught(t *testing.T) {
+	const seeds = 20
+	lost := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		res := Run(Proxies(), seed, Options{})
+		if len(res.Violations) > 0 {
+			t.Fatalf("honest client, proxies seed %d: %v", seed, res.Violations)
+		}
+		for _, f := range res.Tally {
+			if f.Kind == "wire-lost-route" {
+				lost += f.Count
+			}
+		}
+	}
+	if lost == 0 {
+		t.Errorf("the box never lost the lookup route in %d proxies seeds", seeds)
+	}
+	inventing := Options{wireHandler: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != nodehttp.PathLookup {
+				h.ServeHTTP(rw, r)
+				return
+			}
+			asked, _ := askedTxid(r)
+			answer(rw, http.StatusOK, []byte(`{"txid":"`+asked.String()+`","status":"unknown"}`))
+		})
+	}}
+	res := Run(Wire(), 1, inventing)
+	for _, v := range res.Violations {
+		if v.Invariant == PanicInvariant && strings.Contains(v.Message, "the node behind the wire answered no lookup during the call") {
+			return
+		}
+	}
+	t.Errorf("a box that answers every lookup itself, well-formed: not reported as a lookup no node answered: %v", res.Violations)
+}
+
+// Goal: in the proxies world a customer's GET is under way whenever the
+// operator acts on a review, and those reads are recorded (the checker
+// holds each to one instant of the log). Independent bug 221 (a terminal
+// row's log answered whole) passed every world without them; its kill
+// row is the proof that they race the operator's write.
+func TestReviewWatchersRead(t *testing.T) {
+	watched := 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		res := Run(Proxies(), seed, Options{})
+		if len(res.Violations) > 0 {
+			t.Fatalf("proxies seed %d: %v", seed, res.Violations)
+		}
+		for _, f := range res.Tally {
+			if f.Kind == "client-watch" {
+				watched += f.Count
+			}
+		}
+	}
+	if watched == 0 {
+		t.Error("no customer watched a review the operator acted on in proxies seeds 1 to 10")
+	}
+	off := Proxies()
+	off.WatchReviews = false
+	for _, f := range Run(off, 1, Options{}).Tally {
+		if f.Kind == "client-watch" && f.Count > 0 {
+			t.Errorf("WatchReviews off, yet %d watches", f.Count)
+		}
+	}
+}

@@ -60,6 +60,11 @@ type actor struct {
 	// stepLookupRow: the txid of the step's latest lookup the worker got
 	// an answer to, and the row that stored it as the world saw it then.
 	stepLookupRow lookupRow
+	// lookupsServed counts the lookups the node behind a wire's server
+	// answered this actor without an error (servedNode): a lookup the
+	// actor got without an error must have raised it, or its answer came
+	// from no node (node.Lookup).
+	lookupsServed int
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
@@ -846,7 +851,16 @@ func (n node) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 		w.lookups = append(w.lookups, model.LookupRecord{Op: op, Txid: id, Proc: n.a.p.Name(), At: w.s.Now(),
 			Claims: len(w.claims), Writes: len(w.writes), Releases: len(w.releases), Parks: len(w.parks)})
 	}
+	served := n.a.lookupsServed
 	info, err := n.inner.Lookup(ctx, id)
+	if err == nil && w.cfg.Wire && n.a.lookupsServed == served {
+		// Over a wire, an answer is the node's only if the node behind
+		// the server gave one during the call: anything else (a proxy's
+		// own page, a canned or cached answer) taken without an error is
+		// an answer the client invented (independent bug 217 read a 404
+		// as "unknown").
+		panic(fmt.Sprintf("scenarios: %s's lookup of %s returned %s without an error, but the node behind the wire answered no lookup during the call", n.a.p.Name(), id, info.Status))
+	}
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
 	n.a.stepLookupGot = err == nil
 	if err == nil && !n.a.w.cfg.Wire { // over a wire, the server's side records it (servedNode)

@@ -103,7 +103,7 @@ func (d *depositor) run(ctx context.Context, span time.Duration, each money.Amou
 			return
 		case <-time.After(time.Until(at)):
 		}
-		c := sluice.Credit{Ref: fmt.Sprintf("Late-Überweisung-№%d", k+1), Customer: late, Amount: each}
+		c := sluice.Credit{Ref: fmt.Sprintf("Late-Überweisung №%d", k+1), Customer: late, Amount: each}
 		d.deposit(ctx, c)
 		switch k {
 		case 0:
