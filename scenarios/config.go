@@ -700,14 +700,19 @@ func Wire() Config {
 // receipt or block id is seen for what it does to money. The same proxy
 // now and then has lost the lookup route and answers 404 itself
 // (Config.LostRouteP), and a customer's GET is under way whenever the
-// operator acts on a review (Config.WatchReviews). Wire itself keeps its
-// tape (its kill rows were measured with it).
+// operator acts on a review (Config.WatchReviews). Its balancer picks a
+// node per call, and nodes fall behind more often: an operator's solid
+// block and lookup may come from two nodes, one ahead of the other (a
+// resolution as paid must hold the lookup to the solid block, not to its
+// node's word). Wire itself keeps its tape (its kill rows were measured
+// with it).
 func Proxies() Config {
 	c := Wire()
 	c.Name = "proxies"
 	c.ThinAnswerP = 0.05
 	c.LostRouteP = 0.02
 	c.WatchReviews = true
+	c.Route, c.LagP = "per-call", 0.3
 	return c
 }
 

@@ -611,6 +611,10 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 			o.broke(what, code, body, "resolved as paid by txid %s, which is not the operation's (the queue shows %s)", req[operator.FieldTxid], it.Txid)
 		case want != "" && got.State != want:
 			o.broke(what, code, body, "a %s that landed leaves it %s, not %s", kind, got.State, want)
+		case kind == "resolve":
+			if why := o.a.solidityUnshown(it.Txid); why != "" {
+				o.broke(what, code, body, "resolved as paid, though the node's answers to it do not show the payment solid: %s", why)
+			}
 		}
 		// A retry's answer shows no state to hold it to: the handler reads
 		// the operation again after the retry lands, and a worker may have
@@ -665,6 +669,29 @@ func (a *actor) deathShown(txid string) string {
 		return ""
 	}
 	return fmt.Sprintf("receipt %s in block #%d, the solid block #%d", l.Receipt, l.BlockNumber, s.Number)
+}
+
+// solidityUnshown says why the node's answers to the actor's request do
+// not show txid's inclusion solid, or "" when they do or when the actor
+// lacks either answer: the lookup found it in a block its node does not
+// call solid, or above the solid block fetched before it (README, the
+// operator API: a resolution as paid is judged as a proof of death is).
+// Behind a balancer the lookup may reach a node ahead of the one that gave
+// the solid block; a service that trusts the lookup's own word settles a
+// payment no solid block holds yet (independent bug 215), which a reorg
+// may still orphan.
+func (a *actor) solidityUnshown(txid string) string {
+	l, s := a.stepLookup, a.stepSolid
+	if !a.stepLookupOK || !a.stepLookupGot || !a.stepSolidOK || !a.stepSolidGot || txid == "" || l.Txid.String() != txid || l.Status != tron.Included {
+		return ""
+	}
+	switch {
+	case !l.Solid:
+		return fmt.Sprintf("its block #%d is not solid by the node's word", l.BlockNumber)
+	case l.BlockNumber > s.Number:
+		return fmt.Sprintf("its block #%d is above the solid block #%d fetched first", l.BlockNumber, s.Number)
+	}
+	return ""
 }
 
 // operatorTxids are the txids a person on call may paste into a

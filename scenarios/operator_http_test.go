@@ -310,6 +310,40 @@ func TestDeathShown(t *testing.T) {
 	}
 }
 
+// Goal: a landed resolution as paid is reported when the node's answers
+// to it, both received, show the txid's inclusion unsolid: its node's word
+// or a block above the solid block fetched first (independent bug 215
+// trusted the word alone); answers that show it solid, or that the actor
+// lacks, report nothing.
+func TestSolidityUnshown(t *testing.T) {
+	txid := tron.Txid{7}
+	solid := func() *actor {
+		return &actor{stepLookup: tron.TxInfo{Txid: txid, Status: tron.Included, Receipt: tron.ReceiptSuccess, BlockNumber: 90, Solid: true},
+			stepSolid: tron.Block{Number: 90}, stepLookupOK: true, stepLookupGot: true, stepSolidOK: true, stepSolidGot: true}
+	}
+	if why := solid().solidityUnshown(txid.String()); why != "" {
+		t.Errorf("an inclusion at the solid block: %q, want it shown solid", why)
+	}
+	for name, c := range map[string]struct {
+		spoil func(a *actor)
+		want  string
+	}{
+		"above the solid block":  {func(a *actor) { a.stepSolid.Number = 89 }, "block #90 is above the solid block #89"},
+		"not solid by its node":  {func(a *actor) { a.stepLookup.Solid = false }, "block #90 is not solid"},
+		"another txid":           {func(a *actor) { a.stepLookup.Txid, a.stepSolid.Number = tron.Txid{8}, 89 }, ""},
+		"pending":                {func(a *actor) { a.stepLookup.Status, a.stepLookup.Solid = tron.Pending, false }, ""},
+		"lookup lost on the way": {func(a *actor) { a.stepLookupGot, a.stepSolid.Number = false, 89 }, ""},
+		"no solid block served":  {func(a *actor) { a.stepSolidOK, a.stepSolid.Number = false, 89 }, ""},
+	} {
+		a := solid()
+		c.spoil(a)
+		why := a.solidityUnshown(txid.String())
+		if c.want == "" && why != "" || c.want != "" && !strings.Contains(why, c.want) {
+			t.Errorf("%s: %q, want %q", name, why, c.want)
+		}
+	}
+}
+
 // Goal: the world's handler runs with a token of exactly the documented
 // minimum, so that a handler refusing its own minimum fails every world
 // that has an operator (independent bug 185 was a CheckToken that did).
