@@ -610,17 +610,26 @@ type Filler func(t *testing.T, s sluice.Store, c sluice.CustomerID, d money.Amou
 // must refuse it the same way: one that took it would hold an account no
 // Amount can read back (store.Memory's would wrap round).
 //
+// The limit is on the deposited total, not on the balance: money held by a
+// withdrawal has left the balance but not the deposits (independent bug
+// 216 guarded the balance and took the credit, wrapping the total round).
+//
 // Goal: the stores agree at the edge of the account's arithmetic. Method:
-// an account filled to 5 units under the limit, then a credit of 6, one of
-// 5 under the same ref, and one of 1 more.
+// an account filled to 5 units under the limit, a withdrawal holding 1,000
+// of them, then a credit of 6, one of 5 under the same ref, and one of 1
+// more.
 func CreditPastBaseUnits(t *testing.T, s sluice.Store, fill Filler) {
 	t.Helper()
 	ctx := t.Context()
 	const c sluice.CustomerID = "nearly-everything"
+	const held = 1000
 	fill(t, s, c, math.MaxUint64-5)
+	if _, created, err := s.Insert(ctx, opFor(1, c, held)); err != nil || !created {
+		t.Fatalf("a withdrawal of %d units: created %v, %v", held, created, err)
+	}
 	before, err := s.Account(ctx, c)
-	if err != nil || before != (sluice.Account{Customer: c, Balance: math.MaxUint64 - 5, Deposited: math.MaxUint64 - 5}) {
-		t.Fatalf("after filling: Account = %+v, %v", before, err)
+	if err != nil || before != (sluice.Account{Customer: c, Balance: math.MaxUint64 - 5 - held, Held: held, Deposited: math.MaxUint64 - 5}) {
+		t.Fatalf("after filling and holding: Account = %+v, %v", before, err)
 	}
 	refused := func(what string, cr sluice.Credit) {
 		t.Helper()
@@ -634,7 +643,7 @@ func CreditPastBaseUnits(t *testing.T, s sluice.Store, fill Filler) {
 		t.Errorf("after the refused credit: Account = %+v, %v; want %+v", got, err, before)
 	}
 	got, credited, err := s.Credit(ctx, sluice.Credit{Ref: "past", Customer: c, Amount: 5})
-	want := sluice.Account{Customer: c, Balance: math.MaxUint64, Deposited: math.MaxUint64}
+	want := sluice.Account{Customer: c, Balance: math.MaxUint64 - held, Held: held, Deposited: math.MaxUint64}
 	if err != nil || !credited || got != want {
 		t.Errorf("5 units under the refused credit's ref: Credit = %+v credited %v, %v; want %+v credited", got, credited, err, want)
 	}
