@@ -206,6 +206,13 @@ type Config struct {
 	// paid withdrawal would never confirm, and a proof of death built on it
 	// rebuilds a payment that may be in a block).
 	LostRouteP float64 `json:",omitempty"`
+	// NoUpstreamP is the chance, per lookup or block read over a wire
+	// before the heal point, that the proxy in front of the node has no
+	// healthy backend and answers 503 itself ("no healthy upstream"). The
+	// node was not asked: the client must report a failure, and the
+	// metrics must count it as an error, not a timeout (a slow node and a
+	// missing one send the person on call different ways).
+	NoUpstreamP float64 `json:",omitempty"`
 	// WatchReviews: before the operator cancels or resolves a review, the
 	// customer's GET of that operation is under way (a support page open on
 	// it), so that the scheduler may put the operator's write between the
@@ -384,7 +391,7 @@ func (c Config) Validate() error {
 	if c.StoreFaultP > 0 && len(c.StoreStalls) == 0 {
 		return fmt.Errorf("world %s: StoreFaultP %v needs a StoreStalls menu", c.Name, c.StoreFaultP)
 	}
-	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.ThinAnswerP, c.LostRouteP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP, c.EnergySpikeP} {
+	for _, p := range []float64{c.WorkerFaultP, c.PauseBeforeWriteP, c.BroadcastLieP, c.QueryLieP, c.ReceiptFailP, c.ClientGetP, c.ServerStallP, c.SlowCallP, c.RelayP, c.SignerFailP, c.StoreFaultP, c.LagP, c.GossipLossP, c.ReorgP, c.OddExecutionP, c.ShortageP, c.SignerOutageP, c.CustomerCancelP, c.MiddleboxP, c.ThinAnswerP, c.LostRouteP, c.NoUpstreamP, c.StaleForkP, c.GracefulStopP, c.CensusFaultP, c.EnergySpikeP} {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
@@ -699,7 +706,8 @@ func Wire() Config {
 // (Config.ThinAnswerP): the world where a decoder "tolerant" of a missing
 // receipt or block id is seen for what it does to money. The same proxy
 // now and then has lost the lookup route and answers 404 itself
-// (Config.LostRouteP), and a customer's GET is under way whenever the
+// (Config.LostRouteP) or no healthy backend and answers 503 itself
+// (Config.NoUpstreamP), and a customer's GET is under way whenever the
 // operator acts on a review (Config.WatchReviews). Its balancer picks a
 // node per call, and nodes fall behind more often: an operator's solid
 // block and lookup may come from two nodes, one ahead of the other (a
@@ -711,6 +719,7 @@ func Proxies() Config {
 	c.Name = "proxies"
 	c.ThinAnswerP = 0.05
 	c.LostRouteP = 0.02
+	c.NoUpstreamP = 0.01
 	c.WatchReviews = true
 	c.Route, c.LagP = "per-call", 0.3
 	return c

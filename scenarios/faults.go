@@ -129,6 +129,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.LostRouteP = 0 },
 	},
 	{
+		Name: "no-upstream", Doc: "in the proxies world, the proxy in front of the node has no healthy backend and answers a lookup or a block read 503 itself: the client must report a failure, and the metrics count it as an error, not a timeout",
+		Choices: []string{"no-upstream"},
+		Tally:   []string{"wire-no-upstream"},
+		Off:     func(c *Config) { c.NoUpstreamP = 0 },
+	},
+	{
 		Name: "review-watch", Doc: "in the proxies world, a customer's GET of an operation is under way whenever the operator cancels or resolves its review: the answer must be one instant of the log, before the operator's move or after it",
 		Tally:  []string{"client-watch"},
 		Benign: true,

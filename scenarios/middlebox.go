@@ -39,6 +39,14 @@ var middleboxKinds = [...]string{"canned", "cached", "stripped", "cut"}
 func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := m.w
 	switch r.URL.Path {
+	case nodehttp.PathLookup, nodehttp.PathHead, nodehttp.PathSolid:
+		if w.faulty() && w.s.Chance("no-upstream", w.cfg.NoUpstreamP) {
+			w.tally["wire-no-upstream"]++
+			m.fail(rw, http.StatusServiceUnavailable, "no healthy upstream")
+			return
+		}
+	}
+	switch r.URL.Path {
 	case nodehttp.PathLookup:
 	case nodehttp.PathHead, nodehttp.PathSolid:
 		if w.faulty() && w.s.Chance("thin-answer", w.cfg.ThinAnswerP) {
@@ -55,9 +63,7 @@ func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// A route the box no longer has: its own page, as Go's mux and
 		// most proxies answer one. Nothing reached the node.
 		w.tally["wire-lost-route"]++
-		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		rw.WriteHeader(http.StatusNotFound)
-		rw.Write([]byte("404 page not found\n"))
+		m.fail(rw, http.StatusNotFound, "404 page not found\n")
 		return
 	}
 	asked, ok := askedTxid(r)
@@ -93,6 +99,16 @@ func (m *middlebox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		w.served.boxed = true
 		answer(rw, m.rec.code, m.rec.body[:len(m.rec.body)/2])
 	}
+}
+
+// fail answers the box's own failure, a plain-text page as proxies send
+// one, in the node's place: the world notes it for the call's crossing
+// (world.crossed), since the node behind was never asked.
+func (m *middlebox) fail(rw http.ResponseWriter, code int, page string) {
+	m.w.served = served{boxFailed: code}
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	rw.WriteHeader(code)
+	rw.Write([]byte(page))
 }
 
 // askedTxid reads the txid a lookup asks about (ok false for a malformed

@@ -50,7 +50,7 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 		return served
 	}}
 	h := srv.Handler()
-	if w.cfg.MiddleboxP > 0 || w.cfg.ThinAnswerP > 0 || w.cfg.LostRouteP > 0 {
+	if w.cfg.MiddleboxP > 0 || w.cfg.ThinAnswerP > 0 || w.cfg.LostRouteP > 0 || w.cfg.NoUpstreamP > 0 {
 		h = &middlebox{w: w, next: h}
 	}
 	if w.wireHandler != nil {
@@ -77,6 +77,10 @@ type served struct {
 	err     error
 	// boxed: the middlebox rewrote the node's answer on its way back.
 	boxed bool
+	// boxFailed is the status the middlebox answered in the node's place
+	// with a failure of its own (a lost route's 404, a 503 for want of a
+	// backend); 0 when it did not.
+	boxFailed int
 }
 
 // failureClass is how the README's metrics name a failed node call: a
@@ -106,6 +110,15 @@ func failureClass(err error) string {
 func (w *world) crossed(call string, err error) {
 	sv := w.served
 	w.served = served{}
+	if sv.boxFailed != 0 {
+		// The node was never asked: a proxy's own failure is neither the
+		// node's timeout nor a cancelled call (independent bug 219 read
+		// every status from 502 up as a timeout).
+		if got := failureClass(err); got != "error" {
+			w.metricsBreak("on a "+call+" call", fmt.Sprintf("the proxy in front of the node answered %d itself, and the metrics wrapper was handed %q (%v), not an error", sv.boxFailed, got, err))
+		}
+		return
+	}
 	if !sv.reached || sv.boxed || sv.err == nil {
 		return
 	}
