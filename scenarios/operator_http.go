@@ -584,6 +584,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	} else {
 		o.slip(path, req)
 	}
+	o.routeSlip(it.OperationID, kind, req)
 	if w.cfg.WatchReviews && it.State == "review" {
 		// The customer's GET of it, under way as the operator acts: the
 		// scheduler may put the operator's write between the GET's read

@@ -117,3 +117,59 @@ func (o *operatorScript) slip(path string, body map[string]string) {
 		w.fact(model.Fact{Kind: model.FactOperator, Answer: fmt.Sprintf("slip on %s (%s): %d %s", path, s.name, code, e.Error)})
 	}
 }
+
+// routeSlips are requests the person on call sends to the wrong route
+// before an action on an operation, in turn: an action name the API has
+// only elsewhere (credit is a route of its own), and a HEAD on the
+// action's route (a tool's probe). Neither is an action: the API must
+// answer 404 or 405 before it reads anything, act on nothing and count
+// nothing (the handler answers both before the service is asked, so no
+// yield point either, and the schedule is the one the world had without
+// them). Independent bug 224 took every kind of the package as a route's
+// action and answered credit 200 having done nothing; 225 ran a HEAD as
+// the POST it probed.
+var routeSlips = [...]struct {
+	name, method, action string
+	code                 int
+}{
+	{"an action only the credits route has", http.MethodPost, "credit", http.StatusNotFound},
+	{"a HEAD on the action's route", http.MethodHead, "", http.StatusMethodNotAllowed},
+}
+
+// routeSlip sends the turn's route slip before the action kind on id
+// (body the right request's) and holds the answer to it. It is not an
+// action, so it is not counted as one (doRaw would count a POST).
+func (o *operatorScript) routeSlip(id, kind string, body map[string]string) {
+	w := o.w
+	if w.noSlips {
+		return
+	}
+	s := routeSlips[w.routeSlips%len(routeSlips)]
+	w.routeSlips++
+	action := kind
+	if s.action != "" {
+		action = s.action
+	}
+	path := "/v1/operations/" + id + "/" + action
+	var b []byte
+	if s.method == http.MethodPost {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			panic("scenarios: operator route slip: " + err.Error()) // plain strings
+		}
+	}
+	req := o.in.build(w.ctx, s.method, path, b, "application/json")
+	req.Header["Authorization"] = o.auth[:1:1]
+	o.rec.reset()
+	o.a.storeFailed, o.a.nodeFailed = false, false
+	writes := len(w.writes) // an operator's resolution is a write too
+	o.h.ServeHTTP(&o.rec, req)
+	what := fmt.Sprintf("%s %s (%s)", s.method, path, s.name)
+	switch {
+	case o.rec.code != s.code:
+		o.broke(what, o.rec.code, o.rec.body, "a request to no action's route is answered %d, and changes nothing", s.code)
+	case len(w.writes) != writes:
+		o.broke(what, o.rec.code, o.rec.body, "a write landed under a request to no action's route")
+	}
+	w.tally["operator-route-slip"]++
+}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -85,4 +86,59 @@ func tallyOfAll(runs []*Result, kind string) int {
 		n += tallyOf(r, kind)
 	}
 	return n
+}
+
+// Goal: a request to a route no action has (an action name only the
+// credits route has, a HEAD on an action's route) must be answered 404 or
+// 405 and change nothing, and the world says so when it is not
+// (independent bugs 224 and 225). Method: the honest handler over a wire
+// seed, quiet, the route slips made; then a handler that takes the HEAD as
+// the POST it probed, and one that answers the unknown action 200: each
+// stops the run naming the route slip.
+func TestRouteSlipsAreRefused(t *testing.T) {
+	res := Run(Wire(), 1, Options{})
+	if len(res.Violations) > 0 {
+		t.Fatalf("honest handler, wire seed 1: %v", res.Violations)
+	}
+	made := 0
+	for _, f := range res.Tally {
+		if f.Kind == "operator-route-slip" {
+			made = f.Count
+		}
+	}
+	if made < len(routeSlips) {
+		t.Fatalf("wire seed 1 made %d route slips, want every kind (%d)", made, len(routeSlips))
+	}
+	for name, wrap := range map[string]func(http.Handler) http.Handler{
+		"HEAD taken as POST": func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodHead && strings.HasPrefix(r.URL.Path, "/v1/operations/") {
+					r.Method = http.MethodPost
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		"credit answered as an action": func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/v1/operations/") && strings.HasSuffix(r.URL.Path, "/credit") {
+					w.Header().Set("Content-Type", "application/json")
+					w.Write([]byte(`{}`))
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+	} {
+		caught := false
+		for seed := uint64(1); seed <= 5 && !caught; seed++ {
+			for _, v := range Run(Wire(), seed, Options{operatorWrap: wrap}).Violations {
+				if v.Invariant == PanicInvariant && strings.Contains(v.Message, "no action's route") {
+					caught = true
+				}
+			}
+		}
+		if !caught {
+			t.Errorf("%s: wire seeds 1 to 5 took it without a complaint", name)
+		}
+	}
 }

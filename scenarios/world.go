@@ -306,6 +306,7 @@ type world struct {
 	// among them (operator_slips.go), and slipsMade the slips made.
 	refusedActs, failedActs, invalidActs [len(actionLabels)]int
 	slipsMade                            int
+	routeSlips                           int  // operator_slips.go's routeSlip
 	noSlips, noLengthLie, noLooks        bool // Options'
 	pages                                func([]byte)
 	lookWrap                             func(http.Handler) http.Handler
