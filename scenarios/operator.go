@@ -80,7 +80,11 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			case "retry":
 				_, err = svc.Retry(w.ctx, op.ID, act)
 			case "cancel":
+				a.stepSolidOK, a.stepLookupOK = false, false
 				_, err = svc.Cancel(w.ctx, op.ID, act)
+				if errors.Is(err, operator.ErrRefused) && op.State == sluice.Review && a.reviewRefusedUnasked(op.ID) {
+					panic(fmt.Sprintf("operator cancel %s: a review refused without the node asked for a proof of death: %v", w.name(op.ID), err))
+				}
 			case "resolve":
 				_, err = svc.ResolvePaid(w.ctx, op.ID, op.Envelope.Txid, act)
 			}

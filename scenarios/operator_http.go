@@ -635,6 +635,9 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 			if why := o.a.deathShown(it.Txid); why != "" {
 				o.broke(what, code, body, "a cancel of a review refused, though the node's answers to it prove the txid dead: %s", why)
 			}
+			if o.a.reviewRefusedUnasked(sluice.OperationID(it.OperationID)) {
+				o.broke(what, code, body, "a cancel of a review refused without the node asked for a proof of death")
+			}
 		}
 		w.tally["operator-"+kind+"-refused"]++
 		if wrong {
@@ -693,6 +696,17 @@ func (a *actor) solidityUnshown(txid string) string {
 		return fmt.Sprintf("its block #%d is above the solid block #%d fetched first", l.BlockNumber, s.Number)
 	}
 	return ""
+}
+
+// reviewRefusedUnasked says whether a cancel of id just refused came
+// while the row is still in review by the world's record and without the
+// node answering the actor a solid block or a lookup. A review is
+// cancelled at once when nothing was ever built, and on proof of death
+// otherwise: a refusal must come after the node was asked for that proof
+// (independent bug 228 refused every review with a txid without asking,
+// and the money stayed held for good).
+func (a *actor) reviewRefusedUnasked(id sluice.OperationID) bool {
+	return a.w.views[id].state == sluice.Review && !a.stepSolidOK && !a.stepLookupOK
 }
 
 // operatorTxids are the txids a person on call may paste into a

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/operator"
 	"sluicesim/sluice/tron"
@@ -353,5 +354,28 @@ func TestOperatorTokenIsTheMinimum(t *testing.T) {
 	}
 	if err := operator.CheckToken(operatorToken); err != nil {
 		t.Errorf("CheckToken(operatorToken): %v", err)
+	}
+}
+
+// Goal: a refused cancel is reported unasked only while the row is in
+// review by the world's record and the node answered the actor neither a
+// solid block nor a lookup (independent bug 228 refused every review with
+// a txid without asking).
+func TestReviewRefusedUnasked(t *testing.T) {
+	const id sluice.OperationID = "op"
+	for name, c := range map[string]struct {
+		state        sluice.State
+		solid, looks bool
+		want         bool
+	}{
+		"in review, the node never asked": {sluice.Review, false, false, true},
+		"in review, a solid block served": {sluice.Review, true, false, false},
+		"in review, a lookup served":      {sluice.Review, false, true, false},
+		"no longer in review":             {sluice.Failed, false, false, false},
+	} {
+		a := &actor{w: &world{views: map[sluice.OperationID]rowView{id: {state: c.state}}}, stepSolidOK: c.solid, stepLookupOK: c.looks}
+		if got := a.reviewRefusedUnasked(id); got != c.want {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
 	}
 }
