@@ -99,17 +99,24 @@ func (o *operatorScript) do(method, path string, body any) (int, []byte) {
 	return o.doRaw(method, path, b, ctype)
 }
 
-// doRaw is do with the body's bytes and Content-Type as given.
+// doRaw is do with the body's bytes and Content-Type as given; a POST's
+// answer is counted as an action's (world.answered).
 func (o *operatorScript) doRaw(method, path string, b []byte, ctype string) (int, []byte) {
+	code, body := o.serve(method, path, b, ctype)
+	if method == http.MethodPost {
+		o.w.answered(path, code)
+	}
+	return code, body
+}
+
+// serve sends one request through the handler, counting nothing.
+func (o *operatorScript) serve(method, path string, b []byte, ctype string) (int, []byte) {
 	req := o.in.build(o.w.ctx, method, path, b, ctype)
 	req.Header["Authorization"] = o.auth[:1:1]
 	o.rec.reset()
 	// What the world fails under this request alone excuses its 503.
 	o.a.storeFailed, o.a.nodeFailed = false, false
 	o.h.ServeHTTP(&o.rec, req)
-	if method == http.MethodPost {
-		o.w.answered(path, o.rec.code)
-	}
 	return o.rec.code, o.rec.body
 }
 
@@ -665,14 +672,23 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 // review on such answers leaves its money held for good: independent bug
 // 169 dropped the block number from its proof and refused every one.
 func (a *actor) deathShown(txid string) string {
-	l, s := a.stepLookup, a.stepSolid
-	if !a.stepLookupOK || !a.stepLookupGot || !a.stepSolidOK || !a.stepSolidGot || txid == "" || l.Txid.String() != txid {
+	l, s, ok := a.answersAbout(txid)
+	if !ok {
 		return ""
 	}
 	if l.Status != tron.Included || !l.Solid || l.Receipt == "" || l.Receipt == tron.ReceiptSuccess || l.BlockNumber <= 0 || l.BlockNumber > s.Number {
 		return ""
 	}
 	return fmt.Sprintf("receipt %s in block #%d, the solid block #%d", l.Receipt, l.BlockNumber, s.Number)
+}
+
+// answersAbout is the node's answers to the actor's request (the last
+// lookup and solid block served), ok only when both reached the service's
+// client and the lookup is about txid.
+func (a *actor) answersAbout(txid string) (tron.TxInfo, tron.Block, bool) {
+	l, s := a.stepLookup, a.stepSolid
+	ok := a.stepLookupOK && a.stepLookupGot && a.stepSolidOK && a.stepSolidGot && txid != "" && l.Txid.String() == txid
+	return l, s, ok
 }
 
 // solidityUnshown says why the node's answers to the actor's request do
@@ -685,8 +701,8 @@ func (a *actor) deathShown(txid string) string {
 // payment no solid block holds yet (independent bug 215), which a reorg
 // may still orphan.
 func (a *actor) solidityUnshown(txid string) string {
-	l, s := a.stepLookup, a.stepSolid
-	if !a.stepLookupOK || !a.stepLookupGot || !a.stepSolidOK || !a.stepSolidGot || txid == "" || l.Txid.String() != txid || l.Status != tron.Included {
+	l, s, ok := a.answersAbout(txid)
+	if !ok || l.Status != tron.Included {
 		return ""
 	}
 	switch {

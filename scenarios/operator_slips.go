@@ -138,7 +138,7 @@ var routeSlips = [...]struct {
 
 // routeSlip sends the turn's route slip before the action kind on id
 // (body the right request's) and holds the answer to it. It is not an
-// action, so it is not counted as one (doRaw would count a POST).
+// action, so it is not counted as one (serve, not doRaw, which would).
 func (o *operatorScript) routeSlip(id, kind string, body map[string]string) {
 	w := o.w
 	if w.noSlips {
@@ -158,18 +158,14 @@ func (o *operatorScript) routeSlip(id, kind string, body map[string]string) {
 			panic("scenarios: operator route slip: " + err.Error()) // plain strings
 		}
 	}
-	req := o.in.build(w.ctx, s.method, path, b, "application/json")
-	req.Header["Authorization"] = o.auth[:1:1]
-	o.rec.reset()
-	o.a.storeFailed, o.a.nodeFailed = false, false
 	writes := len(w.writes) // an operator's resolution is a write too
-	o.h.ServeHTTP(&o.rec, req)
+	code, resp := o.serve(s.method, path, b, "application/json")
 	what := fmt.Sprintf("%s %s (%s)", s.method, path, s.name)
 	switch {
-	case o.rec.code != s.code:
-		o.broke(what, o.rec.code, o.rec.body, "a request to no action's route is answered %d, and changes nothing", s.code)
+	case code != s.code:
+		o.broke(what, code, resp, "a request to no action's route is answered %d, and changes nothing", s.code)
 	case len(w.writes) != writes:
-		o.broke(what, o.rec.code, o.rec.body, "a write landed under a request to no action's route")
+		o.broke(what, code, resp, "a write landed under a request to no action's route")
 	}
 	w.tally["operator-route-slip"]++
 }
