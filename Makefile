@@ -69,7 +69,7 @@ GATE_FEES_SEEDS ?= 2000
 gate-fees: explore-bin
 	$(EXPLORE_BIN) -world fees -seeds $(GATE_FEES_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-fees.json
 
-## gate-proxies: the same for the proxies world (wire whose proxy drops fields the node client must insist on)
+## gate-proxies: the same for the proxies world (wire whose proxy drops fields the node client must insist on, loses the lookup route, has no backend; a per-call balancer; customers watching reviews)
 GATE_PROXIES_SEEDS ?= 1000
 .PHONY: gate-proxies
 gate-proxies: explore-bin
