@@ -75,6 +75,12 @@ GATE_PROXIES_SEEDS ?= 1000
 gate-proxies: explore-bin
 	$(EXPLORE_BIN) -world proxies -seeds $(GATE_PROXIES_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-proxies.json
 
+## gate-settings: the same for the settings world (chaos whose swarm also draws the pipeline's settings: margins, park and claim bounds, stuck policies at the edges Validate allows)
+GATE_SETTINGS_SEEDS ?= 4000
+.PHONY: gate-settings
+gate-settings: explore-bin
+	$(EXPLORE_BIN) -world settings -seeds $(GATE_SETTINGS_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-settings.json
+
 ## fresh: chaos seeds from a random start, never run before (the start is printed, and in fresh.json); a failure is kept in testdata/regressions; fails on any violation or a determinism re-check mismatch
 FRESH_SEEDS ?= 10000
 .PHONY: fresh

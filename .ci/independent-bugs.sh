@@ -2,7 +2,8 @@
 # Measures the checker against bugs it was not written for: each patch in
 # scenarios/testdata/independent-bugs is applied alone to a scratch copy of
 # the committed tree, the unit tests of sluice run (and its concurrent
-# packages under the race detector), and explore runs every world; one
+# packages under the race detector; a patch to cmd/ runs the command's
+# tests too), and explore runs every world; one
 # line per bug says which world caught it first, how, and whether sluice's
 # own tests did. A patch to the PostgreSQL store (sluice/store/postgres)
 # also runs that store's tests, the checker's comparison of its traces with
@@ -12,7 +13,7 @@
 # memory worlds cannot see such a bug. A patch to the code production's
 # processes run at their boundaries (the PostgreSQL store, the node's HTTP
 # client and server, the metrics wrapper around the node, the operator's
-# service and handler, the sluice command; the wire world runs all but the
+# service and handler, the sluice command and the audit it runs; the wire world runs all but the
 # store and the command in the simulator) also runs the live check (make livecheck: real processes,
 # SIGKILLed workers, PostgreSQL restarted and crashed when SLUICE_PG_DIR
 # names the cluster, about 90 s; make livecheck-race, the same with every
@@ -27,7 +28,7 @@ patches=("$@")
 if [ ${#patches[@]} -eq 0 ]; then patches=("$repo"/scenarios/testdata/independent-bugs/*.patch); fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000" "fees 1000" "proxies 1000")
+worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000" "fees 1000" "proxies 1000" "settings 1000")
 
 # neverReached prints the coverage conditions an explore output names as
 # expected and never reached, one per line.
@@ -89,6 +90,15 @@ for patch in "${patches[@]}"; do
 	if ! (cd "$dir" && go test -count=1 ./sluice/... >/dev/null 2>&1); then
 		units="unit tests FAIL"
 	fi
+	# A patch to the command (the sluice binary, the audit it runs) is
+	# judged by the command's own tests too: they start the real processes.
+	if git -C "$dir" diff --name-only | grep -q '^cmd/'; then
+		if (cd "$dir" && go test -count=1 ./cmd/sluice/ ./cmd/internal/... >/dev/null 2>&1); then
+			units="$units, command tests pass"
+		else
+			units="$units, command tests FAIL"
+		fi
+	fi
 	# make test runs these under the race detector, which is what catches a
 	# race between goroutines (a seed is single-threaded: the simulator
 	# never sees one).
@@ -128,7 +138,7 @@ for patch in "${patches[@]}"; do
 			done
 		fi
 	fi
-	if git -C "$dir" diff --name-only | grep -qE '^(sluice/store/postgres|sluice/tron/nodehttp|sluice/metrics|sluice/operator|cmd/sluice)/'; then
+	if git -C "$dir" diff --name-only | grep -qE '^(sluice/store/postgres|sluice/tron/nodehttp|sluice/metrics|sluice/operator|cmd/sluice|cmd/internal)/'; then
 		if [ -z "${DATABASE_URL:-}" ]; then
 			line="$line; livecheck: NOT RUN (DATABASE_URL unset)"
 		else

@@ -294,6 +294,12 @@ type Config struct {
 	// and draws again from the tape, which gives the same world.
 	Swarm     bool       `json:",omitempty"`
 	SwarmDraw *SwarmDraw `json:",omitempty"`
+	// SwarmSettings: a swarm seed also draws the pipeline's own settings
+	// (sluice.Config: MinValidity, SafetyMargin, the stuck policy, the park
+	// bounds, the claim's batch and steps, the retry intervals) within
+	// what sluice.Config.Validate accepts, so that the core runs at the
+	// settings an operator may choose, not only at the worlds' own.
+	SwarmSettings bool `json:",omitempty"`
 }
 
 // Validate refuses a world that cannot run.
@@ -772,7 +778,23 @@ func Ledger() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees, "proxies": Proxies}
+// Settings is chaos whose swarm draws the pipeline's settings too (every
+// seed its own MinValidity, safety margin, stuck policy, park bounds, claim
+// batch and retry intervals, each legal by sluice.Config.Validate): a bug
+// that bites only at a setting no other world runs (a margin of zero, a
+// park limit of one, a claim of one row a step) has a world to fail in.
+// Chaos itself keeps its settings, so that its tapes, and the kill rows
+// and mutant budgets measured with them, stay as they are.
+func Settings() Config {
+	c := Chaos()
+	c.Name = "settings"
+	// A swarm by definition (explore's -swarm=false turns the draw off, and
+	// what is left is chaos under another name).
+	c.Swarm, c.SwarmSettings = true, true
+	return c
+}
+
+var worlds = map[string]func() Config{"settings": Settings, "ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees, "proxies": Proxies}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

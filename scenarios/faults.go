@@ -254,9 +254,11 @@ var Faults = []Fault{
 }
 
 // worldChoices are the choice kinds that are not faults: the scheduler's
-// own, the world's timing, which exhaustive search does not branch on, and
-// the balancer's routing, which it does (see exhaustiveCost).
-var worldChoices = []string{"sched", "chain-gap", "route"}
+// own, the world's timing, which exhaustive search does not branch on, the
+// balancer's routing, which it does (see exhaustiveCost), and a swarm
+// seed's draw of its world (which exhaustive search, taking one world,
+// never asks).
+var worldChoices = append([]string{"sched", "chain-gap", "route"}, swarmChoices...)
 
 // exhaustiveClass says, for a fault's choice kind, which budget a pick
 // spends ("" for none) in exhaustive search. Choices not listed here but

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sluicesim/sim"
+	"sluicesim/sluice"
 )
 
 // Swarm testing (Groce et al.): a seed of a world with Config.Swarm set
@@ -31,10 +32,17 @@ import (
 //   - the lease and the envelopes' expiration window, relative to the
 //     world's ("swarm-lease", "swarm-expiration"), kept legal: a pick that
 //     would make the world invalid (a lease shorter than a slow call, say)
-//     falls back to the world's own value.
+//     falls back to the world's own value;
+//   - with Config.SwarmSettings (the settings world), the pipeline's own
+//     settings (drawSettings), each kept legal the same way.
 //
 // The draws depend only on the world as configured and on the picks, never
 // on earlier draws' values, so re-running a trace draws the same world.
+
+// swarmChoices are the choice kinds a swarm seed's draw asks, in order.
+var swarmChoices = []string{"swarm-on", "swarm-rate", "swarm-workers", "swarm-withdrawals", "swarm-lease", "swarm-expiration",
+	"swarm-min-validity", "swarm-margin", "swarm-rebuild-after", "swarm-cancel-after", "swarm-rebuilds",
+	"swarm-park-limit", "swarm-park-for", "swarm-park-backoff", "swarm-claim-batch", "swarm-claim-steps", "swarm-retry"}
 
 // SwarmFactors are the rate factors a drawn fault takes, rare to storm.
 var SwarmFactors = []float64{0.25, 1, 3, 8}
@@ -55,6 +63,28 @@ type SwarmDraw struct {
 	Lease       Duration    `json:"lease"`
 	Expiration  Duration    `json:"expiration"`
 	Fallbacks   []string    `json:"fallbacks,omitempty"` // picks refused as illegal, the world's value kept
+	// Settings is the pipeline's settings drawn (Config.SwarmSettings),
+	// nil for a world that keeps its own.
+	Settings *SwarmSettings `json:"settings,omitempty"`
+}
+
+// SwarmSettings is the pipeline's settings a swarm seed drew.
+type SwarmSettings struct {
+	MinValidity    Duration `json:"min_validity"`
+	SafetyMargin   Duration `json:"safety_margin"`
+	RebuildAfter   Duration `json:"rebuild_after"`
+	CancelAfter    Duration `json:"cancel_after"`
+	Rebuilds       int      `json:"rebuilds"`
+	ParkLimit      int      `json:"park_limit"`
+	ParkFor        Duration `json:"park_for"`
+	ParkBackoffMax Duration `json:"park_backoff_max"`
+	ClaimBatch     int      `json:"claim_batch"`
+	StepsPerClaim  int      `json:"steps_per_claim"`
+	RetryAmbiguous Duration `json:"retry_ambiguous"`
+	// Liveness is the world's liveness budget for these settings
+	// (settingsLiveness): the world's own, or more when the drawn stuck
+	// policy legitimately takes longer to give a withdrawal up.
+	Liveness Duration `json:"liveness_budget"`
 }
 
 // SwarmRate is a fault row drawn on with a factor on its rate.
@@ -76,6 +106,11 @@ func (d *SwarmDraw) String() string {
 			name = " (" + swarmFactorNames[i] + ")"
 		}
 		fmt.Fprintf(&b, "; %s x%g%s", r.Fault, r.Factor, name)
+	}
+	if p := d.Settings; p != nil {
+		fmt.Fprintf(&b, "; pipeline: min validity %s, margin %s, stuck %s/%s/%d, park %d for %s backoff %s, claim %d x %d steps, retry %s; liveness %s",
+			p.MinValidity.D(), p.SafetyMargin.D(), p.RebuildAfter.D(), p.CancelAfter.D(), p.Rebuilds,
+			p.ParkLimit, p.ParkFor.D(), p.ParkBackoffMax.D(), p.ClaimBatch, p.StepsPerClaim, p.RetryAmbiguous.D(), p.Liveness.D())
 	}
 	if len(d.Fallbacks) > 0 {
 		fmt.Fprintf(&b, "; kept the world's %s", strings.Join(d.Fallbacks, ", "))
@@ -186,7 +221,94 @@ func drawSwarm(s *sim.Sim, base Config) (Config, *SwarmDraw) {
 		d.Fallbacks = append(d.Fallbacks, "expiration")
 	}
 	d.Workers, d.Withdrawals, d.Lease, d.Expiration = c.Workers, c.Withdrawals, c.Lease, Duration(c.Sluice.ExpirationWindow)
+	if c.SwarmSettings {
+		d.Settings = drawSettings(s, &c, d)
+	}
 	return c, d
+}
+
+// Menus for the pipeline's settings (Config.SwarmSettings): each holds
+// the world's own value (factor 1, or the value itself) and reaches the
+// edges sluice.Config.Validate allows (a margin of zero, a park limit or a
+// claim of one, one rebuild).
+var (
+	settingsMinValidity = []float64{0.05, 0.25, 0.5, 0.8} // of the drawn expiration window
+	settingsMargin      = []func(time.Duration) time.Duration{func(time.Duration) time.Duration { return 0 }, func(time.Duration) time.Duration { return 3 * time.Second }, func(m time.Duration) time.Duration { return m }, func(m time.Duration) time.Duration { return 2 * m }}
+	settingsFactors     = []float64{0.25, 1, 4}
+	settingsRebuilds    = []func(int) int{func(int) int { return 1 }, func(n int) int { return n }, func(n int) int { return n + 3 }}
+	settingsParkLimit   = []func(int) int{func(int) int { return 1 }, func(int) int { return 3 }, func(n int) int { return n }, func(n int) int { return 4 * n }}
+	settingsClaim       = []func(int) int{func(int) int { return 1 }, func(int) int { return 2 }, func(n int) int { return n }, func(n int) int { return 4 * n }}
+)
+
+// settingsLiveness bounds the time the pipeline at settings p may
+// legitimately take, after the heal, to bring a withdrawal to a terminal
+// state when every envelope it builds is taken by a node and never packed
+// (a wallet short of energy that nobody tops up): each build waits out its
+// expiration, the margin and RebuildAfter before the next (plus slack for
+// the polls' jitter and the solid block's lag), until the rebuilds or
+// CancelAfter are spent; then one park spell. The worlds' budget of 20
+// minutes covers their own settings (3 builds); a drawn policy of six
+// builds of four minutes each needs more, and a liveness violation there
+// would be the world's mistake, not sluice's.
+func settingsLiveness(p sluice.Config) time.Duration {
+	build := p.ExpirationWindow + p.SafetyMargin + p.Stuck.RebuildAfter + 2*(p.RetryAmbiguous+p.PollPending) + time.Minute
+	builds := min(time.Duration(p.Stuck.Rebuilds+1)*build, p.Stuck.CancelAfter+build)
+	return builds + p.ParkFor + p.ParkBackoffMax
+}
+
+// drawSettings draws the pipeline's settings into c on s's tape, in the
+// order of SwarmSettings' fields; a pick that sluice.Config.Validate (or
+// the world's Validate) refuses falls back to the world's value, named in
+// d.Fallbacks. The world's values are base's, so that a draw never depends
+// on an earlier draw's value but through Validate.
+func drawSettings(s *sim.Sim, c *Config, d *SwarmDraw) *SwarmSettings {
+	base := c.Sluice
+	scale := func(v time.Duration, f float64) time.Duration { return time.Duration(float64(v) * f) }
+	try := func(name string, set func(*sluice.Config), undo func(*sluice.Config)) {
+		set(&c.Sluice)
+		if c.Validate() != nil {
+			undo(&c.Sluice)
+			d.Fallbacks = append(d.Fallbacks, name)
+		}
+	}
+	mv := settingsMinValidity[s.Choose("swarm-min-validity", len(settingsMinValidity))]
+	try("min validity", func(p *sluice.Config) { p.MinValidity = scale(p.ExpirationWindow, mv) }, func(p *sluice.Config) { p.MinValidity = base.MinValidity })
+	mg := settingsMargin[s.Choose("swarm-margin", len(settingsMargin))]
+	try("margin", func(p *sluice.Config) { p.SafetyMargin = mg(base.SafetyMargin) }, func(p *sluice.Config) { p.SafetyMargin = base.SafetyMargin })
+	ra := settingsFactors[s.Choose("swarm-rebuild-after", len(settingsFactors))]
+	ca := settingsFactors[s.Choose("swarm-cancel-after", len(settingsFactors))]
+	rb := settingsRebuilds[s.Choose("swarm-rebuilds", len(settingsRebuilds))]
+	try("stuck policy", func(p *sluice.Config) {
+		p.Stuck = sluice.StuckPolicy{RebuildAfter: scale(base.Stuck.RebuildAfter, ra), CancelAfter: scale(base.Stuck.CancelAfter, ca), Rebuilds: rb(base.Stuck.Rebuilds)}
+	}, func(p *sluice.Config) { p.Stuck = base.Stuck })
+	pl := settingsParkLimit[s.Choose("swarm-park-limit", len(settingsParkLimit))]
+	pf := settingsFactors[s.Choose("swarm-park-for", len(settingsFactors))]
+	pb := settingsFactors[s.Choose("swarm-park-backoff", len(settingsFactors))]
+	try("park bounds", func(p *sluice.Config) {
+		p.ParkLimit, p.ParkFor, p.ParkBackoffMax = pl(base.ParkLimit), scale(base.ParkFor, pf), scale(base.ParkBackoffMax, pb)
+	}, func(p *sluice.Config) {
+		p.ParkLimit, p.ParkFor, p.ParkBackoffMax = base.ParkLimit, base.ParkFor, base.ParkBackoffMax
+	})
+	cb := settingsClaim[s.Choose("swarm-claim-batch", len(settingsClaim))]
+	cs := settingsClaim[s.Choose("swarm-claim-steps", len(settingsClaim))]
+	try("claim", func(p *sluice.Config) {
+		p.ClaimBatch, p.StepsPerClaimMax = cb(base.ClaimBatch), cs(base.StepsPerClaimMax)
+	},
+		func(p *sluice.Config) { p.ClaimBatch, p.StepsPerClaimMax = base.ClaimBatch, base.StepsPerClaimMax })
+	rt := settingsFactors[s.Choose("swarm-retry", len(settingsFactors))]
+	try("retry", func(p *sluice.Config) {
+		p.RetryNotTaken, p.RetryAmbiguous, p.PollPending = scale(base.RetryNotTaken, rt), scale(base.RetryAmbiguous, rt), scale(base.PollPending, rt)
+	}, func(p *sluice.Config) {
+		p.RetryNotTaken, p.RetryAmbiguous, p.PollPending = base.RetryNotTaken, base.RetryAmbiguous, base.PollPending
+	})
+	p := c.Sluice
+	c.LivenessBudget = max(c.LivenessBudget, Duration(settingsLiveness(p)))
+	return &SwarmSettings{Liveness: c.LivenessBudget,
+		MinValidity: Duration(p.MinValidity), SafetyMargin: Duration(p.SafetyMargin),
+		RebuildAfter: Duration(p.Stuck.RebuildAfter), CancelAfter: Duration(p.Stuck.CancelAfter), Rebuilds: p.Stuck.Rebuilds,
+		ParkLimit: p.ParkLimit, ParkFor: Duration(p.ParkFor), ParkBackoffMax: Duration(p.ParkBackoffMax),
+		ClaimBatch: p.ClaimBatch, StepsPerClaim: p.StepsPerClaimMax, RetryAmbiguous: Duration(p.RetryAmbiguous),
+	}
 }
 
 // presentFaults says, for each row of the fault table, whether the world

@@ -163,3 +163,70 @@ func TestPresentFaultsMemoIsExact(t *testing.T) {
 		t.Fatalf("after changing the caller's slice in place: memo %v, direct %v", got, want)
 	}
 }
+
+// Goal: the settings world draws the pipeline's settings, every draw legal
+// (sluice.Config.Validate through the world's Validate), reaching the edges
+// an operator may choose (a margin of zero, a park limit, a claim batch, a
+// step budget and a rebuild budget of one, a MinValidity of most of the
+// window) and the world's own values; its liveness budget covers the drawn
+// stuck policy (settingsLiveness) and is raised above the world's in some
+// draws; and the draws before the settings are chaos's, pick for pick, so
+// that chaos's tapes do not move (chaos draws no settings).
+func TestSwarmSettingsDrawsLegalEdges(t *testing.T) {
+	base, chaos := Settings(), Chaos()
+	seen := map[string]bool{}
+	for seed := uint64(1); seed <= 400; seed++ {
+		s := sim.New(sim.NewRandom(seed), sim.Options{Start: epoch, StepsMax: 10})
+		c, d := drawSwarm(s, base)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("seed %d drew an illegal world: %v (%s)", seed, err, d)
+		}
+		if d.Settings == nil {
+			t.Fatalf("seed %d: the settings world drew no settings", seed)
+		}
+		p, q := c.Sluice, d.Settings
+		if p.MinValidity != q.MinValidity.D() || p.SafetyMargin != q.SafetyMargin.D() || p.Stuck.Rebuilds != q.Rebuilds ||
+			p.ParkLimit != q.ParkLimit || p.ClaimBatch != q.ClaimBatch || p.StepsPerClaimMax != q.StepsPerClaim || c.LivenessBudget != q.Liveness {
+			t.Fatalf("seed %d: the draw reports %+v, the world runs %+v (liveness %s)", seed, *q, p, c.LivenessBudget.D())
+		}
+		if c.LivenessBudget < base.LivenessBudget || c.LivenessBudget.D() < settingsLiveness(p) {
+			t.Fatalf("seed %d: liveness budget %s below the world's %s or the policy's %s", seed, c.LivenessBudget.D(), base.LivenessBudget.D(), settingsLiveness(p))
+		}
+		mark := func(name string, ok bool) {
+			if ok {
+				seen[name] = true
+			}
+		}
+		mark("margin 0", p.SafetyMargin == 0)
+		mark("park limit 1", p.ParkLimit == 1)
+		mark("claim batch 1", p.ClaimBatch == 1)
+		mark("steps 1", p.StepsPerClaimMax == 1)
+		mark("rebuilds 1", p.Stuck.Rebuilds == 1)
+		mark("min validity 0.8", p.MinValidity*5 >= p.ExpirationWindow*4)
+		mark("world's margin", p.SafetyMargin == chaos.Sluice.SafetyMargin)
+		mark("world's claim", p.ClaimBatch == chaos.Sluice.ClaimBatch && p.StepsPerClaimMax == chaos.Sluice.StepsPerClaimMax)
+		mark("liveness raised", c.LivenessBudget > base.LivenessBudget)
+		mark("a fallback", len(d.Fallbacks) > 0)
+
+		sc := sim.New(sim.NewRandom(seed), sim.Options{Start: epoch, StepsMax: 10})
+		cc, dc := drawSwarm(sc, chaos)
+		kept := cc.Sluice
+		kept.ExpirationWindow = chaos.Sluice.ExpirationWindow // chaos's swarm draws the window
+		if dc.Settings != nil || kept != chaos.Sluice || cc.LivenessBudget != chaos.LivenessBudget {
+			t.Fatalf("seed %d: chaos drew settings: %+v", seed, dc.Settings)
+		}
+		dd := *d
+		dd.Settings, dd.Fallbacks = nil, slices.DeleteFunc(slices.Clone(d.Fallbacks), func(f string) bool { return f != "lease" && f != "expiration" })
+		if len(dd.Fallbacks) == 0 {
+			dd.Fallbacks = nil
+		}
+		if !reflect.DeepEqual(dd, *dc) {
+			t.Fatalf("seed %d: the settings world's draw before its settings (%s) is not chaos's (%s)", seed, &dd, dc)
+		}
+	}
+	for _, want := range []string{"margin 0", "park limit 1", "claim batch 1", "steps 1", "rebuilds 1", "min validity 0.8", "world's margin", "world's claim", "liveness raised", "a fallback"} {
+		if !seen[want] {
+			t.Errorf("400 draws never reached %s", want)
+		}
+	}
+}

@@ -18,8 +18,9 @@ const (
 // given: the chaos world does (its kill table with swarm reached every
 // catchable mutant with the same median and a worst of 44 seeds against
 // 276; see the README), the special-purpose worlds keep the mix they were
-// built for.
-func swarmDefault(world string) bool { return world == "chaos" }
+// built for; the settings world is a swarm by definition (what it adds is
+// drawn).
+func swarmDefault(world string) bool { return world == "chaos" || world == "settings" }
 
 // swarmFor is whether runs of world draw their world per seed.
 func (o *options) swarmFor(world string) bool {
