@@ -213,3 +213,20 @@ func exercise(t *testing.T, cfg config) {
 		t.Logf("serve log:\n%s", logs.String())
 	}
 }
+
+// Goal: the service clock is the start's wall time plus the monotonic time
+// elapsed since, as wallClock promises: its start keeps time.Now's
+// monotonic reading (time.Time's String shows it as "m="). A start
+// without one (UTC, Round or a copy through a time zone strip it: blind
+// bug 238) makes time.Since follow the wall clock, so an NTP step back
+// steps the service clock back, and the in-process mock node panics on a
+// clock that runs backwards and the memory store's leases move with it.
+func TestWallClockKeepsTheMonotonicReading(t *testing.T) {
+	c := newWallClock()
+	if !strings.Contains(c.start.String(), " m=") {
+		t.Fatalf("the clock's start %s has no monotonic reading: its readings follow the wall clock's steps", c.start)
+	}
+	if a, b := c.Now(), c.Now(); b.Before(a) || a.Location() != time.UTC {
+		t.Fatalf("readings %s then %s: want UTC, never going back", a, b)
+	}
+}

@@ -760,6 +760,15 @@ func testClaimTokenGrows(e *env) {
 	if op.Token != 3 {
 		e.t.Errorf("claim after expiry token = %d, want 3", op.Token)
 	}
+	// The same worker id again, over its own lapsed lease (no release in
+	// between, so the row still names it): a process restarted under a
+	// stable id while its predecessor still runs must fence that
+	// predecessor, which only a new token does (blind bug 235).
+	e.clock.Advance(Lease)
+	op = e.claimID("w2", id(1))
+	if op.Token != 4 {
+		e.t.Errorf("claim by the same worker over its own lapsed lease: token = %d, want 4", op.Token)
+	}
 }
 
 // Goal: terminal rows are never claimed, however long their lease has been
