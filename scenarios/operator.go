@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"sluicesim/model"
 	"sluicesim/sim"
@@ -88,6 +89,9 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			case "resolve":
 				_, err = svc.ResolvePaid(w.ctx, op.ID, op.Envelope.Txid, act)
 			}
+			if other := refusedAsAnother(err, kind); other != "" {
+				panic(fmt.Sprintf("operator %s %s: %s", kind, w.name(op.ID), other))
+			}
 			switch {
 			case err == nil:
 				w.tally["operator-"+kind]++
@@ -122,6 +126,9 @@ func (w *world) customerCancel(a *actor, svc *operator.Service) {
 	}
 	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
 	_, err = svc.Cancel(w.ctx, op.ID, operator.Act{Operator: "sim", Why: "the customer asked to stop it"})
+	if other := refusedAsAnother(err, "cancel"); other != "" {
+		panic(fmt.Sprintf("customer cancel %s: %s", w.name(op.ID), other))
+	}
 	switch {
 	case err == nil:
 		w.tally["customer-cancel"]++
@@ -149,4 +156,26 @@ var operatorActs = [...]string{"", "retry", "cancel", "resolve"}
 // operatorAct chooses on the tape what the operator does with one item.
 func (w *world) operatorAct() string {
 	return operatorActs[w.s.Choose("operator-act", len(operatorActs))]
+}
+
+// refusedAsAnother says how a refusal of an action of kind (retry, cancel,
+// resolve) names another action, "" when it names this one or err is no
+// refusal. The person on call reads the refusal to learn what was refused:
+// "retry refused: it is no longer review" after a cancel tells them of an
+// action they did not take (blind bug 237 chose the refusal's kind from the
+// state the row left, not the one the action wanted, so every fenced cancel
+// and resolution read as a retry).
+func refusedAsAnother(err error, kind string) string {
+	rf, ok := errors.AsType[*operator.Refusal](err)
+	if !ok || rf.Kind.String() == kind {
+		return ""
+	}
+	return fmt.Sprintf("a %s refused as a %s: %v", kind, rf.Kind, err)
+}
+
+// refusalNamesAnother is refusedAsAnother for the operator API's answer: a
+// 409's error says "KIND refused: why" (the handler's words for every
+// service refusal), and KIND must be the action asked.
+func refusalNamesAnother(msg, kind string) bool {
+	return !strings.HasPrefix(msg, kind+" refused: ")
 }

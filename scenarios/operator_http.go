@@ -630,7 +630,11 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		// cancel's and a resolution's states are final.
 		w.tally["operator-"+kind]++
 	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && req[operator.FieldTxid] == "":
-		answer = fmt.Sprintf("%d %s", code, o.refusal(what, code, body))
+		msg := o.refusal(what, code, body)
+		answer = fmt.Sprintf("%d %s", code, msg)
+		if code == http.StatusConflict && refusalNamesAnother(msg, kind) {
+			o.broke(what, code, body, "a %s refused names another action", kind)
+		}
 		if code == http.StatusUnprocessableEntity {
 			var e opError
 			o.decode(what, code, body, &e)
@@ -791,7 +795,11 @@ func (o *operatorScript) customerCancel() {
 		}
 		w.tally["customer-cancel"]++
 	case http.StatusConflict:
-		answer = fmt.Sprintf("%d %s", code, o.refusal(what, code, body))
+		msg := o.refusal(what, code, body)
+		answer = fmt.Sprintf("%d %s", code, msg)
+		if refusalNamesAnother(msg, "cancel") {
+			o.broke(what, code, body, "a cancel refused names another action")
+		}
 		w.tally["customer-cancel-refused"]++
 	case http.StatusServiceUnavailable:
 		o.unavailable(what, code, body)

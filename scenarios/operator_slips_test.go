@@ -1,10 +1,13 @@
 package scenarios
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+
+	"sluicesim/sluice/operator"
 )
 
 // Goal: the person on call's slips cost the world nothing but their own
@@ -139,6 +142,41 @@ func TestRouteSlipsAreRefused(t *testing.T) {
 		}
 		if !caught {
 			t.Errorf("%s: wire seeds 1 to 5 took it without a complaint", name)
+		}
+	}
+}
+
+// Goal: a refusal of an action must name that action, in the service's
+// error (the direct operator) and in the API's 409 (the script): a cancel
+// refused as a retry (blind bug 237) stops the run, a refusal naming the
+// action asked, or no refusal at all, does not.
+func TestRefusalsNameTheActionAsked(t *testing.T) {
+	asRetry := fmt.Errorf("resolve: %w", &operator.Refusal{Kind: operator.Retry, ID: "x", Reason: "it is no longer validated: read it again"})
+	asCancel := &operator.Refusal{Kind: operator.Cancel, ID: "x", Reason: "it is no longer validated: read it again"}
+	for _, c := range []struct {
+		err   error
+		kind  string
+		wrong bool
+	}{
+		{asRetry, "cancel", true}, {asRetry, "retry", false}, {asCancel, "cancel", false}, {asCancel, "resolve", true},
+		{nil, "cancel", false}, {errStoreDown, "cancel", false},
+		{&operator.Refusal{Kind: operator.ResolvePaid, ID: "x", Reason: "r"}, "resolve", false},
+	} {
+		if got := refusedAsAnother(c.err, c.kind); (got != "") != c.wrong {
+			t.Errorf("refusedAsAnother(%v, %s) = %q, want a complaint: %v", c.err, c.kind, got, c.wrong)
+		}
+	}
+	for _, c := range []struct {
+		msg, kind string
+		wrong     bool
+	}{
+		{"retry refused: it is no longer validated: read it again", "cancel", true},
+		{"cancel refused: it is no longer validated: read it again", "cancel", false},
+		{"resolve refused: only a review is resolved as paid; it is failed", "resolve", false},
+		{"cancel refused: x", "resolve", true},
+	} {
+		if got := refusalNamesAnother(c.msg, c.kind); got != c.wrong {
+			t.Errorf("refusalNamesAnother(%q, %s) = %v, want %v", c.msg, c.kind, got, c.wrong)
 		}
 	}
 }
