@@ -19,7 +19,8 @@
 #                  call cancelled under a stopped worker, say)
 #   hang W N       with -store postgres, a seed of W among 1..N hangs (a lock
 #                  never let go): explore's seed watchdog exits 4
-#   test PKG RUN   sluice's own tests catch it: go test -run RUN PKG fails
+#   test PKG RUN   sluice's own tests catch it (its packages', or its
+#                  command's: cmd/sluice, cmd/internal): go test -run RUN PKG fails
 #   race PKG RUN   only the race detector does: go test -race reports a race
 #   checker PKG RUN  a test of the checker's own (not sluice's) catches it:
 #                  go test -run RUN PKG fails (e.g. the PostgreSQL store's
