@@ -259,8 +259,10 @@ func settingsLiveness(p sluice.Config) time.Duration {
 // drawSettings draws the pipeline's settings into c on s's tape, in the
 // order of SwarmSettings' fields; a pick that sluice.Config.Validate (or
 // the world's Validate) refuses falls back to the world's value, named in
-// d.Fallbacks. The world's values are base's, so that a draw never depends
-// on an earlier draw's value but through Validate.
+// d.Fallbacks. MinValidity is a fraction of the expiration window drawn
+// before it (a fixed MinValidity would be illegal under the shortest
+// windows); every other setting scales the world's own value (base's),
+// and depends on an earlier draw only through Validate.
 func drawSettings(s *sim.Sim, c *Config, d *SwarmDraw) *SwarmSettings {
 	base := c.Sluice
 	scale := func(v time.Duration, f float64) time.Duration { return time.Duration(float64(v) * f) }
