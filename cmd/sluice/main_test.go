@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -68,6 +69,9 @@ func exercise(t *testing.T, cfg config) {
 	cfg.solidLag = 1
 	cfg.idleSleep = 50 * time.Millisecond
 	cfg.shutdownMax = 5 * time.Second
+	// Every line, so that the check below that the operator's token is in
+	// none of them reads them all.
+	cfg.logLevel = slog.LevelDebug
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -194,6 +198,11 @@ func exercise(t *testing.T, cfg config) {
 	}
 	if !strings.Contains(logs.String(), " INFO fund: already credited by an earlier start, nothing new customer=cust-1 ") {
 		t.Errorf("the log does not say the repeated -fund credited nothing")
+	}
+	// The bearer token is a secret: no line, at any level, may carry it
+	// (a startup line naming the operator API, or a request's headers).
+	if strings.Contains(logs.String(), testToken) {
+		t.Errorf("the log carries the operator API's bearer token")
 	}
 	if !strings.Contains(logs.String(), "THIS IS A MOCK") {
 		t.Errorf("startup log does not say the node is a mock:\n%s", logs.String())

@@ -304,7 +304,8 @@ warn: a park (reason, parks, not_before), an operation sent to review
 (cause, reason), a write fenced off because another claim took the
 operation, a store failure the API hid behind a 503, an operator action
 that failed on the store or node. error: a worker tick that failed. debug:
-each claim, each wait, the stuck policy's waits.
+each claim, each wait, the stuck policy's waits. Durations (waited, after)
+read 1m30s in text and are nanoseconds in JSON; times are RFC 3339.
 
 flags:
 `, mocknode.SlotInterval, mocknode.DefaultSolidLag, lag, exampleAPI, exampleID, exampleTo, exampleNode, exampleTxid,
