@@ -237,7 +237,7 @@ func (l *lookups) Lookup(_ context.Context, id tron.Txid) (tron.TxInfo, error) {
 func TestReconcile(t *testing.T) {
 	tx := func(s string) tron.Txid { return tron.RawData{Memo: []byte(s)}.Txid() }
 	other := tron.AddressFromBytes20([20]byte{0x07})
-	ours, signed, drained, foreign, young := tx("ours"), tx("signed"), tx("drained"), tx("foreign"), tx("young")
+	ours, signed, silent, drained, foreign, young := tx("ours"), tx("signed"), tx("silent"), tx("drained"), tx("foreign"), tx("young")
 	tr := chain()
 	add := func(id tron.Txid, block int64, owner tron.Address) {
 		tr.Inclusions = append(tr.Inclusions, mocknode.Inclusion{Txid: id, BlockNumber: block, Receipt: tron.ReceiptSuccess, Owner: owner})
@@ -248,6 +248,12 @@ func TestReconcile(t *testing.T) {
 	}
 	add(signed, 2, hot)
 	info(signed, 2, tron.TransferLog(tron.USDTContract, hot, alice, 9))
+	// Signed by the hot wallet with no Transfer log out of it (an approve
+	// giving someone an allowance, a TRX transfer): the key is used by
+	// someone else, whatever the logs say (blind bug 242 looked at the logs
+	// alone).
+	add(silent, 4, hot)
+	info(silent, 4)
 	add(ours, 6, hot)
 	info(ours, 6, tron.TransferLog(tron.USDTContract, hot, alice, 5))
 	add(drained, 8, other)
@@ -263,10 +269,10 @@ func TestReconcile(t *testing.T) {
 		from   int64
 		strays []tron.Txid
 	}{
-		{0, 0, []tron.Txid{signed, drained}},
+		{0, 0, []tron.Txid{signed, silent, drained}},
 		{5, 6, []tron.Txid{drained}},
 		{1, 10, nil},
-		{100, 0, []tron.Txid{signed, drained}},
+		{100, 0, []tron.Txid{signed, silent, drained}},
 	} {
 		r, vs, err := reconcile(t.Context(), node, tr, known, c.n)
 		if err != nil {
@@ -285,9 +291,16 @@ func TestReconcile(t *testing.T) {
 	if node.calls[ours] != 0 || node.calls[young] != 0 {
 		t.Errorf("looked up a transaction an operation owns (%d) or one above the solid head (%d)", node.calls[ours], node.calls[young])
 	}
-	if _, vs, _ := reconcile(t.Context(), node, tr, known, 0); !strings.Contains(vs[1].Message, "moves 70 units of USDT from the hot wallet to "+other.String()) ||
-		strings.Contains(vs[1].Message, "signed by the hot wallet") {
-		t.Errorf("a transferFrom out of the hot wallet: %q, want the movement named and no claim that the hot wallet signed it", vs[1].Message)
+	_, vs, _ := reconcile(t.Context(), node, tr, known, 0)
+	if len(vs) != 3 {
+		t.Fatalf("the whole rescan found %d strays, want 3 (signed, silent, drained)", len(vs))
+	}
+	if !strings.Contains(vs[2].Message, "moves 70 units of USDT from the hot wallet to "+other.String()) ||
+		strings.Contains(vs[2].Message, "signed by the hot wallet") {
+		t.Errorf("a transferFrom out of the hot wallet: %q, want the movement named and no claim that the hot wallet signed it", vs[2].Message)
+	}
+	if !strings.Contains(vs[1].Message, "was signed by the hot wallet, but no operation owns it") {
+		t.Errorf("a transaction the hot wallet signed without a Transfer log: %q, want it named as signed by the hot wallet", vs[1].Message)
 	}
 
 	node.infos[drained] = tron.TxInfo{Txid: drained, Status: tron.Pending}
