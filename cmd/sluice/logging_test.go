@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strconv"
@@ -240,6 +241,10 @@ func (f failingStore) Claim(context.Context, sluice.WorkerID, int) ([]sluice.Ope
 	return nil, f.err
 }
 
+func (f failingStore) CAS(context.Context, sluice.Change) (sluice.Operation, error) {
+	return sluice.Operation{}, f.err
+}
+
 func (f failingStore) Get(context.Context, sluice.OperationID) (sluice.Operation, error) {
 	return sluice.Operation{}, f.err
 }
@@ -251,8 +256,9 @@ func (f failingStore) Insert(context.Context, sluice.NewOperation) (sluice.Opera
 // Goal: in the JSON format every line is one JSON object, and the store
 // wrappers log what the brief of the logs promises, with the operation id:
 // a creation; a landed transition (from, to, token, worker, txid, note); a
-// fenced write (warn); a wait (debug); and a store failure the API hides
-// behind its 503 (warn, with the error).
+// fenced write (warn); a wait (debug); a store failure the API hides
+// behind its 503 (warn, with the error); a write the store refused as a bug
+// (error) and one that failed otherwise (warn), each with the error.
 func TestStoreLogs(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
@@ -298,6 +304,17 @@ func TestStoreLogs(t *testing.T) {
 		t.Fatalf("lookup of an unknown id: %v, want not found", err)
 	}
 
+	// A write the store refused as a bug (a txid another operation owns,
+	// an illegal move) is an error, not a fence: blind bug 243 logged a
+	// txid collision at warn as a routine race. A write that failed
+	// otherwise may have landed.
+	next := sluice.Change{ID: id, Token: tok, Worker: "w-1", From: sluice.Validated, To: sluice.Signing, Note: "built"}
+	for _, err := range []error{fmt.Errorf("store: %w", sluice.ErrTxidTaken), fmt.Errorf("store: %w", sluice.ErrIllegalTransition), errors.New("conn reset")} {
+		if _, got := (workerLog{Store: failingStore{err: err}, worker: "w-1", log: logger}).CAS(ctx, next); got != err {
+			t.Fatalf("CAS through the log: err %v, want the store's %v", got, err)
+		}
+	}
+
 	var got []map[string]any
 	for line := range strings.Lines(buf.String()) {
 		var m map[string]any
@@ -314,6 +331,9 @@ func TestStoreLogs(t *testing.T) {
 		{"level": "DEBUG", "msg": "wait", "operation_id": id, "token": float64(tok), "worker": "w-1", "after": float64(3 * time.Second)},
 		{"level": "WARN", "msg": "intake: store failed", "call": "insert", "operation_id": id, "err": "dial tcp: refused"},
 		{"level": "WARN", "msg": "intake: store failed", "call": "get", "operation_id": id, "err": "dial tcp: refused"},
+		{"level": "ERROR", "msg": "write refused: a bug", "operation_id": id, "from": "validated", "to": "signing", "err": "store: " + sluice.ErrTxidTaken.Error()},
+		{"level": "ERROR", "msg": "write refused: a bug", "operation_id": id, "err": "store: " + sluice.ErrIllegalTransition.Error()},
+		{"level": "WARN", "msg": "write failed: it may or may not have landed", "operation_id": id, "err": "conn reset"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), buf.String())
