@@ -1,7 +1,9 @@
 package sluice_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,39 @@ func TestParkForIsJudgedOnTheStoresClock(t *testing.T) {
 	}
 	if spell := op.UpdatedAt.Sub(op.CreatedAt); spell < time.Hour {
 		t.Errorf("sent to review %s after creation, before a spell of ParkFor could pass", spell)
+	}
+}
+
+// casFails fails every write with err, without landing it.
+type casFails struct {
+	sluice.Store
+	err error
+}
+
+func (c casFails) CAS(context.Context, sluice.Change) (sluice.Operation, error) {
+	return sluice.Operation{}, c.err
+}
+
+// Goal: Tick returns a step's store failure (Tick's contract): the
+// caller's loop backs off on it, the service logs it, an alert counts it;
+// and an illegal transition or a txid collision, which are bugs, come back
+// too, never silently. A fenced write is no error: the report says so.
+// Blind bug 248 ended the batch with no error.
+func TestTickReturnsAStepsStoreFailure(t *testing.T) {
+	for _, err := range []error{errors.New("connection reset"), fmt.Errorf("store: %w", sluice.ErrTxidTaken),
+		fmt.Errorf("store: %w", sluice.ErrIllegalTransition), fmt.Errorf("store: %w", sluice.ErrFenced)} {
+		w := newWorld(t)
+		w.submit("7")
+		a := w.spawn("a")
+		a.worker.Pipeline.Store = casFails{Store: w.store, err: err}
+		rep, crashed, got := a.tryTick()
+		switch {
+		case crashed || rep.Claimed != 1:
+			t.Errorf("%v: crashed %v, claimed %d; want one row claimed", err, crashed, rep.Claimed)
+		case errors.Is(err, sluice.ErrFenced) && (got != nil || !rep.Fenced):
+			t.Errorf("a fenced write: Tick answered %v, fenced %v; want no error and the report fenced", got, rep.Fenced)
+		case !errors.Is(err, sluice.ErrFenced) && !errors.Is(got, err):
+			t.Errorf("a step's write failed with %q: Tick answered %v, want that error", err, got)
+		}
 	}
 }

@@ -236,6 +236,27 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup error = %v, want it to wrap %v", err, down)
 		}
 	})
+	// The row reads but its log does not (a connection dropped between
+	// the two reads): the answer is the store's error (a 503, retry), not
+	// the row with no history, which tells the client that a withdrawal
+	// has no events (blind bug 247).
+	t.Run("log down", func(t *testing.T) {
+		down := errors.New("statement timeout")
+		svc := &Service{Store: logDown{Store: mem, err: down}}
+		if _, events, err := svc.Lookup(ctx, id1); !errors.Is(err, down) {
+			t.Errorf("Lookup with the log unreadable: %d events, error = %v, want it to wrap %v", len(events), err, down)
+		}
+	})
+}
+
+// logDown reads rows but fails every read of an event log.
+type logDown struct {
+	sluice.Store
+	err error
+}
+
+func (l logDown) Events(context.Context, sluice.OperationID) ([]sluice.Event, error) {
+	return nil, l.err
 }
 
 // failingStore fails every call with err and counts the calls.

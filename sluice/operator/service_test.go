@@ -349,6 +349,30 @@ func TestQueue(t *testing.T) {
 	if _, err := w.svc.Queue(w.ctx, "", operator.QueueMax+1); !errors.Is(err, operator.ErrInvalid) {
 		t.Errorf("Queue with limit %d: %v, want an input error", operator.QueueMax+1, err)
 	}
+	// A row whose log cannot be read fails the page (a 503: look again),
+	// never drops out of it: the next page starts past it, so a page
+	// without it would hide a review holding a customer's money for good
+	// (blind bug 249).
+	down := errors.New("statement timeout")
+	svc := *w.svc
+	svc.Store = logDown{Store: w.svc.Store, id: parked, err: down}
+	if page, err := svc.Queue(w.ctx, "", operator.QueueMax); !errors.Is(err, down) {
+		t.Errorf("Queue with %s's log unreadable: %d items, error %v; want the store's error", parked, len(page.Items), err)
+	}
+}
+
+// logDown fails every read of one operation's event log.
+type logDown struct {
+	sluice.Store
+	id  sluice.OperationID
+	err error
+}
+
+func (l logDown) Events(ctx context.Context, id sluice.OperationID) ([]sluice.Event, error) {
+	if id == l.id {
+		return nil, l.err
+	}
+	return l.Store.Events(ctx, id)
 }
 
 func equalIDs(a, b []sluice.OperationID) bool {
