@@ -399,34 +399,14 @@ func startServe(t *testing.T, dbURL string) (api, node string) {
 		workers: 2, lease: 5 * time.Second, solidLag: 1, idleSleep: 50 * time.Millisecond,
 		shutdownMax: 5 * time.Second, api: true, nodeTimeout: 5 * time.Second,
 		funds: []fund{{customer: auditCustomer, amount: 100_000_000}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
-	go func() { done <- serve(ctx, cfg, logs, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not shut down within 15s")
-		}
+	t.Cleanup(func() { // after startServing's stop: the whole log
 		if t.Failed() {
 			t.Logf("serve log:\n%s", logs.String())
 		}
 	})
-	select {
-	case at := <-ready:
-		return "http://" + at.api, "http://" + at.node
-	case err := <-done:
-		t.Fatalf("serve ended before listening: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start within 20s")
-	}
-	return "", ""
+	at, _ := startServing(t, cfg, logs)
+	return "http://" + at.api, "http://" + at.node
 }
 
 // freshSchema makes a schema of the test's own in the test database and

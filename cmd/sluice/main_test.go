@@ -59,6 +59,44 @@ func TestServePostgres(t *testing.T) {
 	exercise(t, config{storeKind: "postgres", databaseURL: u.String()})
 }
 
+// startServing runs serve with cfg and returns where it listens, and a
+// stop that ends it and waits for it (also run when the test ends).
+func startServing(t *testing.T, cfg config, logs io.Writer) (listening, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, logs, ready) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not shut down within 15s")
+		}
+	}
+	t.Cleanup(stop)
+	select {
+	case at := <-ready:
+		return at, stop
+	case err := <-done:
+		stopped = true
+		cancel()
+		t.Fatalf("serve ended before listening: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not start within 20s")
+	}
+	return listening{}, stop
+}
+
 // testToken is the operator token of the tests that serve.
 const testToken = "serve-test-token-0123456789"
 
@@ -73,8 +111,6 @@ func exercise(t *testing.T, cfg config) {
 	// none of them reads them all.
 	cfg.logLevel = slog.LevelDebug
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	cfg.api = true
 	cfg.nodeTimeout = 5 * time.Second
 	cfg.operatorAddr = "127.0.0.1:0"
@@ -82,19 +118,9 @@ func exercise(t *testing.T, cfg config) {
 	// The same deposit twice (as -fund cust-1=100 -fund cust-1=100.0 give
 	// it): one credit.
 	cfg.funds = []fund{{customer: "cust-1", amount: 100_000_000}, {customer: "cust-1", amount: 100_000_000}}
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
-	go func() { done <- serve(ctx, cfg, logs, ready) }()
-	var addr, opAddr string
-	select {
-	case at := <-ready:
-		addr, opAddr = at.api, at.operator
-	case err := <-done:
-		t.Fatalf("serve ended before listening: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start within 20s")
-	}
+	at, stop := startServing(t, cfg, logs)
+	addr, opAddr := at.api, at.operator
 	base := "http://" + addr
 	to := tron.AddressFromBytes20([20]byte{0xc1, 0x1e, 0x47}).String()
 	const id = "11111111-1111-4111-8111-111111111111"
@@ -184,15 +210,7 @@ func exercise(t *testing.T, cfg config) {
 		}
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not shut down within 15s of its context ending")
-	}
+	stop() // what SIGINT and SIGTERM do: it must end cleanly
 	if n := strings.Count(logs.String(), " INFO fund: credited customer=cust-1 amount=100 ref=fund:cust-1:100 "); n != 1 {
 		t.Errorf("the log has %d fund credits of cust-1, want 1", n)
 	}
