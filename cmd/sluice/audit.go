@@ -119,7 +119,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	if sp := pcfg.ConnConfig.RuntimeParams["search_path"]; sp != "" {
 		where += ", schema " + sp
 	}
-	fmt.Fprintf(stdout, "sluice audit: %s; node %s\n", where, redacted(*nodeURL))
+	fmt.Fprintf(stdout, "sluice audit: %s; node %s\n", where, nodehttp.RedactURL(*nodeURL))
 	rep, err := audit.Run(ctx, pool, node, audit.Config{Rescan: *rescan})
 	if err != nil {
 		return fail(auditUsage, "%v", err)

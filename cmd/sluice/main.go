@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 )
@@ -100,17 +99,4 @@ commands:`)
 sluice <command> -h (or sluice help <command>) describes a command: its flags,
 and for serve the HTTP APIs with example requests. Exit codes: 0 done, 1 failed,
 2 bad usage.`)
-}
-
-// redacted is a URL as it may be shown: a node behind basic auth is
-// reached at http://user:password@host, and the startup log and the
-// audit's report, which name the node they talk to, end up in log stores,
-// cron mail and tickets. The password reads xxxxx; a string that is not a
-// URL is shown as it is (the flag's own check has refused it already).
-func redacted(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	return u.Redacted()
 }

@@ -510,7 +510,7 @@ func serve(ctx context.Context, cfg config, logw io.Writer, ready chan<- listeni
 		nodeFor = func(id string) (tron.Node, error) {
 			return nodehttp.NewClient(cfg.nodeURL, nodehttp.Options{Caller: id, Timeout: cfg.nodeTimeout})
 		}
-		logger.Info(fmt.Sprintf("THIS IS A MOCK: the TRON node is the mock served by another sluice process at %s; no real chain is contacted and no real funds move", redacted(cfg.nodeURL)))
+		logger.Info(fmt.Sprintf("THIS IS A MOCK: the TRON node is the mock served by another sluice process at %s; no real chain is contacted and no real funds move", nodehttp.RedactURL(cfg.nodeURL)))
 	} else {
 		var nodeMu sync.Mutex
 		node := mocknode.New(clock, mocknode.Config{

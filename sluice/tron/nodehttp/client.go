@@ -46,10 +46,15 @@ var _ tron.Node = (*Client)(nil)
 func NewClient(baseURL string, opt Options) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
-		return nil, fmt.Errorf("nodehttp: node url %q: %w", baseURL, err)
+		// url.Error quotes the whole URL, password included: keep its
+		// reason only.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("nodehttp: node url %q: %w", RedactURL(baseURL), err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("nodehttp: node url %q: want http(s)://host[:port][/path]", baseURL)
+		return nil, fmt.Errorf("nodehttp: node url %q: want http(s)://host[:port][/path]", u.Redacted())
 	}
 	c := &Client{base: strings.TrimRight(u.String(), "/"), caller: opt.Caller, timeout: opt.Timeout, hc: opt.HTTPClient}
 	if c.timeout <= 0 {
@@ -64,6 +69,39 @@ func NewClient(baseURL string, opt Options) (*Client, error) {
 		}}
 	}
 	return c, nil
+}
+
+// RedactURL is a node's URL as it may be shown (logs, reports, errors): a
+// node behind basic auth is reached at http://user:password@host, and the
+// password reads xxxxx, as url.URL.Redacted writes it, even in a URL that
+// does not parse (whose error is shown to the person who typed it, and
+// logged).
+func RedactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		if _, ok := u.User.Password(); !ok {
+			return raw // nothing to hide: shown as typed
+		}
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	// The authority ends at the first '/', '?' or '#', its userinfo at
+	// the authority's last '@'.
+	end := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = i
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return raw
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
 // Broadcast sends a signed transaction.
