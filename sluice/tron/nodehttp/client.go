@@ -87,10 +87,12 @@ func RedactURL(raw string) string {
 	if !ok {
 		return raw
 	}
-	// The authority ends at the first '/', '?' or '#', its userinfo at
-	// the authority's last '@'.
+	// The userinfo ends at the last '@' before any query or fragment. A
+	// password typed with a raw '/' is why this does not stop at the
+	// first '/' (the URL does not parse then); a path holding an '@' is
+	// hidden too, which only costs the display of a URL that is wrong.
 	end := len(rest)
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		end = i
 	}
 	at := strings.LastIndex(rest[:end], "@")

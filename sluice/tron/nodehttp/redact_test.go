@@ -19,6 +19,8 @@ func TestRedactURL(t *testing.T) {
 		{"http://sluice:" + pw + "@127.0.0.1:notaport", "http://sluice:xxxxx@127.0.0.1:notaport"},
 		{"http://sluice:" + pw + "@127.0.0.1:9000/%zz", "http://sluice:xxxxx@127.0.0.1:9000/%zz"},
 		{"http://a@b:" + pw + "@127.0.0.1:notaport", "http://a@b:xxxxx@127.0.0.1:notaport"},
+		// A password typed with a raw '/': the URL does not parse.
+		{"http://sluice:n0de/secret@127.0.0.1:9000", "http://sluice:xxxxx@127.0.0.1:9000"},
 		{"not a url", "not a url"},
 	} {
 		if got := RedactURL(c.raw); got != c.want {
