@@ -453,6 +453,31 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// Intrinsic holds the hard rejects that are properties of the bytes alone,
+// answered alike by every node at any time: a signature that does not
+// verify, and a size over java-tron's TRANSACTION_MAX_BYTE_SIZE, a constant
+// of the protocol (BigTransactionValidator compares the serialized size with
+// it), not a node's setting. Every other hard reject depends on the
+// answering node's view (bandwidth, the contract's state), and a code that
+// is not a hard reject is never intrinsic. A first send refused for its
+// bytes fails the withdrawal at once, the hold released; any other refusal
+// parks it, so a wrong answer here parks bad bytes until review, or fails a
+// send another node may have taken.
+func TestIntrinsic(t *testing.T) {
+	intrinsic := map[Code]bool{CodeSigError: true, CodeTooBigTransactionError: true}
+	for _, c := range []Code{CodeSuccess, CodeDupTransactionError, CodeServerBusy, CodeNoConnection,
+		CodeBlockUnsolidified, CodeNotEnoughEffectiveConnection, CodeOtherError, CodeSigError,
+		CodeTooBigTransactionError, CodeContractValidateError, CodeContractExeError, CodeBandwidthError,
+		CodeTaposError, CodeTransactionExpirationError, "TRANSACTION_QUEUED", ""} {
+		if got := Intrinsic(c); got != intrinsic[c] {
+			t.Errorf("Intrinsic(%q) = %t, want %t", c, got, intrinsic[c])
+		}
+		if intrinsic[c] && Read(c) != HardReject {
+			t.Errorf("%q is intrinsic but reads %s, not a hard reject", c, Read(c))
+		}
+	}
+}
+
 func TestStrings(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range []string{Accepted.String(), NotTaken.String(), Ambiguous.String(), HardReject.String(),
