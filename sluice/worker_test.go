@@ -161,6 +161,61 @@ func TestParkForIsJudgedOnTheStoresClock(t *testing.T) {
 	}
 }
 
+// Goal: the ParkFor bound is inclusive, as its review reason says ("at or
+// past ParkFor"): a spell that has lasted exactly ParkFor goes to review,
+// one a nanosecond short parks again. The worlds cannot hold this edge (the
+// backoff's jitter never lands a spell on ParkFor to the nanosecond), so it
+// is pinned here, with the spell set by hand on both sides of it.
+func TestParkForBoundIsInclusive(t *testing.T) {
+	cfg := sluice.DefaultConfig()
+	since := time.Date(2026, 9, 14, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		spell  time.Duration
+		review bool
+	}{
+		{cfg.ParkFor - time.Nanosecond, false},
+		{cfg.ParkFor, true},
+		{cfg.ParkFor + time.Second, true},
+	} {
+		st := &parkRecorder{}
+		p := &sluice.Pipeline{Config: cfg, Store: st}
+		op := sluice.Operation{ID: "0b5e7a52-8f43-4c1e-9a57-2d1f0c3e6b71", State: sluice.Signing, Token: 7,
+			Parks: 3, ParkedSince: since, NotBefore: since.Add(tt.spell)}
+		if _, err := p.Park(context.Background(), "w1", op, "kms: deadline exceeded", nil); err != nil {
+			t.Fatalf("spell %s: Park: %v", tt.spell, err)
+		}
+		switch {
+		case tt.review && (st.review == nil || st.parked):
+			t.Errorf("a spell of %s with ParkFor %s parked again; want review", tt.spell, cfg.ParkFor)
+		case tt.review && !strings.Contains(st.review.Reason, "at or past ParkFor"):
+			t.Errorf("review reason %q does not name ParkFor", st.review.Reason)
+		case !tt.review && (st.review != nil || !st.parked):
+			t.Errorf("a spell of %s with ParkFor %s went to review (%+v); want another park", tt.spell, cfg.ParkFor, st.review)
+		}
+	}
+}
+
+// parkRecorder records Pipeline.Park's one write: a park, or a move to
+// review.
+type parkRecorder struct {
+	sluice.Store
+	parked bool
+	review *sluice.Change
+}
+
+func (r *parkRecorder) CAS(_ context.Context, c sluice.Change) (sluice.Operation, error) {
+	if c.To != sluice.Review {
+		return sluice.Operation{}, fmt.Errorf("unexpected write to %s", c.To)
+	}
+	r.review = &c
+	return sluice.Operation{ID: c.ID, State: c.To}, nil
+}
+
+func (r *parkRecorder) Park(_ context.Context, p sluice.Park) (sluice.Operation, error) {
+	r.parked = true
+	return sluice.Operation{ID: p.ID, State: sluice.Signing}, nil
+}
+
 // casFails fails every write with err, without landing it.
 type casFails struct {
 	sluice.Store
