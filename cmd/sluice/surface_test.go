@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"sluicesim/sluice"
 	"sluicesim/sluice/store"
 	"sluicesim/sluice/store/storetest"
 	"sluicesim/sluice/tron"
@@ -79,6 +80,52 @@ func TestServiceAnswersJSON(t *testing.T) {
 	}
 }
 
+// runningForReal is the README's "Running sluice for real" section, which
+// says at more length what serve -h says.
+func runningForReal(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Running sluice for real\n")
+	if !ok {
+		t.Fatal(`README has no "## Running sluice for real" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
+}
+
+// Goal: the bounds serve -h and the README state in words (an envelope's
+// expiration and the margin before its death counts, the park bounds past
+// which a withdrawal goes to review) are the ones serve runs with:
+// sluice.DefaultConfig, which serve takes as it is. A default changed
+// without the documents, or the documents without the default, fails here:
+// an operator reads "an hour parked" and plans the review rota by it.
+func TestHelpNamesTheDefaults(t *testing.T) {
+	cfg := sluice.DefaultConfig()
+	docs := map[string]string{"serve -h": serveHelp(), "README": runningForReal(t)}
+	for _, c := range []struct {
+		phrase    string
+		docs      []string
+		got, want any
+	}{
+		{"its expiration (60 s)", []string{"serve -h", "README"}, cfg.ExpirationWindow, 60 * time.Second},
+		{"margin (30 s)", []string{"serve -h", "README"}, cfg.SafetyMargin, 30 * time.Second},
+		{"(30 parks,", []string{"serve -h"}, cfg.ParkLimit, 30},
+		{"or an hour parked)", []string{"serve -h"}, cfg.ParkFor, time.Hour},
+	} {
+		for _, doc := range c.docs {
+			if !strings.Contains(strings.Join(strings.Fields(docs[doc]), " "), c.phrase) {
+				t.Errorf("%s no longer says %q: keep it, or change this test with it", doc, c.phrase)
+			}
+		}
+		if c.got != c.want {
+			t.Errorf("the documents say %q, but serve runs with %v", c.phrase, c.got)
+		}
+	}
+}
+
 // Goal: the examples of serve -h and of the README's "Running sluice for
 // real" run, as curl would send them, against a live serve (the intake API,
 // the mock node and the operator API), each answered with the status its
@@ -92,15 +139,7 @@ func TestServiceAnswersJSON(t *testing.T) {
 // says so where it matters (a cancel needs no proof yet). The customers are
 // funded as the README's command lines fund them (-fund).
 func TestHelpExamplesRun(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Running sluice for real\n")
-	if !ok {
-		t.Fatal(`README has no "## Running sluice for real" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := runningForReal(t)
 	help := serveHelp()
 
 	inHelp, inReadme := curlCommands(help), curlExamples(section)
