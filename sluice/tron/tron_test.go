@@ -255,9 +255,16 @@ func TestTxidText(t *testing.T) {
 	if err := json.Unmarshal(b, &fromJSON); err != nil || fromJSON != id {
 		t.Errorf("json round trip = %s, %v; want %s", fromJSON, err, id)
 	}
-	for _, bad := range []string{"", s[:63], s + "0", strings.Repeat("g", 64)} {
+	// Over-long hex is refused, not decoded past the 32 bytes (a node's or
+	// an operator's txid of 66 or 128 characters must be an error, never a
+	// panic in the worker reading the answer), and so is a 0x prefix.
+	for _, bad := range []string{"", s[:63], s + "0", s + s[:2], s + s, "0x" + s, "0x" + s[2:], strings.Repeat("g", 64)} {
 		if _, err := ParseTxid(bad); err == nil {
 			t.Errorf("ParseTxid(%q) succeeded, want an error", bad)
+		}
+		var fromJSON Txid
+		if err := json.Unmarshal([]byte(`"`+bad+`"`), &fromJSON); err == nil {
+			t.Errorf("json.Unmarshal of %q into a Txid succeeded, want an error", bad)
 		}
 	}
 	if (Txid{}).IsZero() != true || id.IsZero() {
