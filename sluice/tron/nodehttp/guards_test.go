@@ -53,13 +53,65 @@ func TestGuardAnswerOverTheLimit(t *testing.T) {
 	}
 }
 
-// Holds hexInto's exact length: a short log address or topic is refused.
-func TestGuardShortHexFieldsAreRefused(t *testing.T) {
-	c := fixed(t, map[string]string{PathLookup: fmt.Sprintf(
-		`{"txid":%q,"status":"included","block_number":5,"solid":true,"receipt":"SUCCESS","logs":[{"address":"a614f803b6fd780986a42c78ec9c7f77e6ded13c","topics":["ddf252ad"],"data":""}]}`, tron.Txid{1})})
-	if info, err := c.Lookup(context.Background(), tron.Txid{1}); err == nil {
-		t.Fatalf("short topic accepted: %+v", info.Logs)
+// Holds hexInto's exact length: a log address, topic or block id that is
+// short or long is refused, never cut to its first bytes (a proxy giving
+// the address with TRON's 0x41 prefix, 21 bytes, would otherwise be read
+// as another address, and the payment's Transfer log as not the payment).
+func TestGuardHexFieldsOfTheWrongLengthAreRefused(t *testing.T) {
+	const addr = "a614f803b6fd780986a42c78ec9c7f77e6ded13c"
+	topic := strings.Repeat("dd", 32)
+	// The control: the same answer with every field of its length is read,
+	// so a refusal below is the field's length, not another flaw.
+	if _, err := fixed(t, map[string]string{PathLookup: includedWithLog(fmt.Sprintf(`{"address":%q,"topics":[%q],"data":""}`, addr, topic))}).
+		Lookup(context.Background(), tron.Txid{1}); err != nil {
+		t.Fatalf("a well-formed log refused: %v", err)
 	}
+	for name, lg := range map[string]string{
+		"short topic":    fmt.Sprintf(`{"address":%q,"topics":["ddf252ad"],"data":""}`, addr),
+		"long topic":     fmt.Sprintf(`{"address":%q,"topics":[%q],"data":""}`, addr, topic+"00"),
+		"short address":  fmt.Sprintf(`{"address":%q,"topics":[%q],"data":""}`, addr[2:], topic),
+		"prefixed (41)":  fmt.Sprintf(`{"address":%q,"topics":[%q],"data":""}`, "41"+addr, topic),
+		"address padded": fmt.Sprintf(`{"address":%q,"topics":[%q],"data":""}`, addr+"00", topic),
+	} {
+		c := fixed(t, map[string]string{PathLookup: includedWithLog(lg)})
+		if info, err := c.Lookup(context.Background(), tron.Txid{1}); err == nil {
+			t.Errorf("%s accepted: %+v", name, info.Logs)
+		}
+	}
+	head := `{"number":1,"block_id":%q,"timestamp":"2026-01-01T00:00:00Z"}`
+	if _, err := fixed(t, map[string]string{PathHead: fmt.Sprintf(head, blockID)}).HeadBlock(context.Background()); err != nil {
+		t.Fatalf("a well-formed head refused: %v", err)
+	}
+	if b, err := fixed(t, map[string]string{PathHead: fmt.Sprintf(head, blockID+"00")}).HeadBlock(context.Background()); err == nil {
+		t.Errorf("a block id of 33 bytes accepted: %+v", b)
+	}
+}
+
+// A log's data is read as it is, of any length: TRON's logs carry what the
+// contract emitted (none, one word, several), and a receipt with another
+// contract's log beside the Transfer must still be read, or the lookup
+// fails and a paid withdrawal waits on it forever.
+func TestLogDataOfAnyLength(t *testing.T) {
+	const addr = "a614f803b6fd780986a42c78ec9c7f77e6ded13c"
+	topic := strings.Repeat("dd", 32)
+	for _, data := range []string{"", "01", strings.Repeat("ab", 32), strings.Repeat("cd", 64), strings.Repeat("ef", 100)} {
+		c := fixed(t, map[string]string{PathLookup: includedWithLog(fmt.Sprintf(`{"address":%q,"topics":[%q],"data":%q}`, addr, topic, data))})
+		info, err := c.Lookup(context.Background(), tron.Txid{1})
+		if err != nil {
+			t.Errorf("a log with %d bytes of data: %v", len(data)/2, err)
+			continue
+		}
+		if len(info.Logs) != 1 || fmt.Sprintf("%x", info.Logs[0].Data) != data {
+			t.Errorf("a log with data %q read as %+v", data, info.Logs)
+		}
+	}
+}
+
+// includedWithLog is a lookup answer for txid 01...: included in a solid
+// block with a SUCCESS receipt and the one log given as JSON.
+func includedWithLog(log string) string {
+	return fmt.Sprintf(`{"txid":%q,"status":"included","block_number":5,"block_time":"2026-01-01T00:00:15Z","solid":true,"receipt":"SUCCESS","logs":[%s],"node_solid":9}`,
+		tron.Txid{1}, log)
 }
 
 // What a real java-tron node answers, fed to this client: every answer is
