@@ -414,6 +414,29 @@ func TestConcurrentWorkload(t *testing.T) {
 			_ = m.Snapshot()
 		}
 	})
+	// A watcher polls how far each log has grown (EventCount, what the
+	// simulator's clients read) while a late client inserts: the count must
+	// be read under the store's lock like every other read, or the race
+	// detector stops this test (and production a concurrent map read).
+	wg.Go(func() {
+		for r := range rounds {
+			for i := 1; i <= rows; i++ {
+				if _, ok := m.EventCount(opID(i)); !ok {
+					t.Errorf("EventCount(%s): not held", opID(i))
+					return
+				}
+			}
+			_, _ = m.EventCount(opID(rows + 1 + r))
+		}
+	})
+	wg.Go(func() {
+		for r := range rounds {
+			if _, _, err := m.Insert(ctx, newOp(rows+1+r)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
 	wg.Wait()
 
 	seen := map[grant]bool{}
