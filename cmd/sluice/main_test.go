@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +208,15 @@ func exercise(t *testing.T, cfg config) {
 		`sluice_withdrawal_queue_depth{state="broadcast"} 0`, "sluice_review_size 0", "sluice_stuck_ratio 0"} {
 		if code != http.StatusOK || !strings.Contains(scrape, "\n"+line+"\n") {
 			t.Errorf("scrape (%d) lacks the line %q", code, line)
+		}
+	}
+	// The workers' node calls are metered (the node-error alert reads
+	// them): the one payment took at least a broadcast, a lookup and the
+	// heads, and no operator action called the node.
+	for _, call := range []string{"broadcast", "lookup", "head_block", "solid_block"} {
+		m := regexp.MustCompile(`\nsluice_node_calls_total\{call="` + call + `"\} ([0-9.e+]+)\n`).FindStringSubmatch(scrape)
+		if m == nil || m[1] == "0" {
+			t.Errorf("scrape counts no %s call to the node, yet the workers paid through it", call)
 		}
 	}
 
