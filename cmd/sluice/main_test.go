@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -265,5 +267,76 @@ func TestWallClockKeepsTheMonotonicReading(t *testing.T) {
 	}
 	if a, b := c.Now(), c.Now(); b.Before(a) || a.Location() != time.UTC {
 		t.Fatalf("readings %s then %s: want UTC, never going back", a, b)
+	}
+}
+
+// Goal: a stop (SIGINT or SIGTERM end serve's context) lets a request
+// already in flight finish within -shutdown-timeout, as the log line says
+// ("in-flight ones get ..."): serve does not return, so the process does
+// not exit, while a POST's body is still arriving, and that POST is
+// answered. A grace measured from the ended context would be no grace: the
+// client's connection would drop with no answer, the withdrawal maybe
+// stored, maybe not.
+func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
+	cfg := config{addr: "127.0.0.1:0", api: true, workers: 0, storeKind: "memory", lease: 5 * time.Second, solidLag: 1,
+		idleSleep: 50 * time.Millisecond, shutdownMax: 10 * time.Second, nodeTimeout: 5 * time.Second,
+		funds: []fund{{customer: "cust-1", amount: 100_000_000}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	logs := &syncWriter{w: &strings.Builder{}}
+	go func() { done <- serve(ctx, cfg, logs, ready) }()
+	var at listening
+	select {
+	case at = <-ready:
+	case err := <-done:
+		t.Fatalf("serve ended before listening: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not start within 20s")
+	}
+
+	conn, err := net.Dial("tcp", at.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	to := tron.AddressFromBytes20([20]byte{0xc1, 0x1e, 0x47}).String()
+	body := fmt.Sprintf(`{"operation_id":"22222222-2222-4222-8222-222222222222","customer":"cust-1","to_address":%q,"amount":"1.5","asset":"USDT-TRC20"}`, to)
+	if _, err := fmt.Fprintf(conn, "POST /v1/withdrawals HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		at.api, len(body), body[:20]); err != nil {
+		t.Fatal(err)
+	}
+	// The server reads the headers and the handler waits on the body's
+	// rest: the request is in flight when the stop comes.
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		t.Fatalf("serve returned (%v) while a request was in flight, %s before its grace ran out", err, cfg.shutdownMax)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if _, err := io.WriteString(conn, body[20:]); err != nil {
+		t.Fatalf("the rest of the body: %v", err)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the in-flight POST got no answer: %v\nserve log:\n%s", err, logs.String())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("the in-flight POST: %d, want 201", resp.StatusCode)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Error("serve did not return after its last request was answered")
+	}
+	if strings.Contains(logs.String(), "WARN shutdown") {
+		t.Errorf("the shutdown warned:\n%s", logs.String())
 	}
 }
