@@ -1,8 +1,15 @@
 package nodehttp
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"sluicesim/sluice/tron"
 )
 
 // Goal: a node's URL is shown with its password as xxxxx, whether it parses
@@ -36,6 +43,51 @@ func TestRedactURL(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), pw) || !strings.Contains(err.Error(), "sluice:xxxxx@127.0.0.1") {
 			t.Errorf("NewClient(%q): %v; want the URL named with its password hidden", raw, err)
+		}
+	}
+}
+
+// Goal: a node's password appears in no error of the client's calls, which
+// the workers log, the operator API answers (503) and the audit prints:
+// an answer other than 200, an answer that does not decode, a refused
+// connection. The errors name the call, not the node's URL with its
+// credentials.
+func TestClientErrorsHideThePassword(t *testing.T) {
+	const pw = "n0de-secret"
+	withPassword := func(u string) string { return strings.Replace(u, "http://", "http://sluice:"+pw+"@", 1) }
+	answer := func(status int, body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for name, base := range map[string]string{
+		"502":                answer(http.StatusBadGateway, `{"error":"upstream down"}`),
+		"504":                answer(http.StatusGatewayTimeout, `{"error":"upstream slow"}`),
+		"not JSON":           answer(http.StatusOK, `<html>`),
+		"connection refused": closed.URL,
+	} {
+		c, err := NewClient(withPassword(base), Options{Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		_, errB := c.Broadcast(ctx, tron.Transaction{})
+		_, errL := c.Lookup(ctx, tron.Txid{1})
+		_, errH := c.HeadBlock(ctx)
+		_, errS := c.SolidBlock(ctx)
+		_, errT := c.Truth(ctx)
+		for call, err := range map[string]error{"Broadcast": errB, "Lookup": errL, "HeadBlock": errH, "SolidBlock": errS, "Truth": errT} {
+			if err == nil {
+				t.Errorf("%s: %s succeeded", name, call)
+			} else if strings.Contains(err.Error(), pw) {
+				t.Errorf("%s: %s's error carries the node's password: %v", name, call, err)
+			}
 		}
 	}
 }
