@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -329,6 +330,57 @@ func TestReviewCause(t *testing.T) {
 		c.o.After = sluice.Operation{State: sluice.Review}
 		if got := metrics.ReviewCause(c.o); got != c.want {
 			t.Errorf("%s: ReviewCause = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// Goal: the confirmation latency histogram, as scraped (what an alert's
+// histogram_quantile reads), has the buckets the README promises: from 1 s
+// to 2 h, dense between 30 s and 3 min (every 30 s at most, where
+// confirmations on TRON's solid lag fall), and above 3 min no bound more
+// than half again the one before, so a p95 anywhere up to 2 h reads within
+// a bucket of half its size, never in +Inf. Confirmations of an hour and
+// of 90 minutes are counted in finite buckets, at 2 h at the latest.
+func TestConfirmationLatencyBuckets(t *testing.T) {
+	c := &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	m := metrics.New(store.NewMemory(c, time.Minute))
+	for _, d := range []time.Duration{time.Hour, 90 * time.Minute} {
+		created := c.now.Add(-d)
+		m.Observe(sluice.Observation{Before: sluice.Operation{State: sluice.Broadcast, CreatedAt: created},
+			After: sluice.Operation{State: sluice.Confirmed, CreatedAt: created, UpdatedAt: c.now}})
+	}
+	f := scrape(t, m)["sluice_confirmation_latency_seconds"]
+	if f == nil || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetHistogram() == nil {
+		t.Fatalf("no confirmation latency histogram in the scrape: %v", f)
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	var bounds []float64
+	for _, b := range h.GetBucket() {
+		if ub := b.GetUpperBound(); !math.IsInf(ub, 1) {
+			bounds = append(bounds, ub)
+		}
+	}
+	if len(bounds) == 0 || bounds[0] > 1 || bounds[len(bounds)-1] < 7200 {
+		t.Fatalf("finite buckets %v: want from 1 s (or less) to 2 h (or more)", bounds)
+	}
+	for i := 1; i < len(bounds); i++ {
+		lo, hi := bounds[i-1], bounds[i]
+		switch {
+		case hi <= lo:
+			t.Errorf("bucket %v after %v: the bounds must increase", hi, lo)
+		case lo >= 30 && hi <= 180 && hi-lo > 30:
+			t.Errorf("buckets %v and %v: more than 30 s apart between 30 s and 3 min", lo, hi)
+		case lo >= 180 && hi <= 7200 && hi > 1.5*lo:
+			t.Errorf("buckets %v and %v: more than half again apart below 2 h", lo, hi)
+		}
+	}
+	for _, b := range h.GetBucket() {
+		ub, n := b.GetUpperBound(), b.GetCumulativeCount()
+		if ub == 7200 && n != 2 {
+			t.Errorf("le=%v counts %d confirmations, want both the hour's and the 90 minutes'", ub, n)
+		}
+		if ub < 3600 && n != 0 {
+			t.Errorf("le=%v counts %d confirmations, want none: both took an hour or more", ub, n)
 		}
 	}
 }
