@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -330,7 +331,13 @@ var oddExecutions = []oddExecution{
 		return mocknode.Execution{NoTransfer: true, Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount)}}
 	}},
 	{"extra-log", func(q mocknode.ExecRequest) mocknode.Execution {
-		return mocknode.Execution{Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount)}}
+		// Other contracts' logs beside the exact transfer: a foreign
+		// token's Transfer (one data word), and a hook's events of two
+		// words and of none (every field indexed). A log carries whatever
+		// its contract emitted, so a reader that wants one word of every
+		// log fails the lookup of a paid withdrawal (blind bug 251). No
+		// draw: the world's tapes do not move.
+		return mocknode.Execution{Extra: []tron.Log{tron.TransferLog(foreignToken, q.Owner, q.To, q.Amount), hookLog(q, 2), hookLog(q, 0)}}
 	}},
 	{"lie-no-log", func(mocknode.ExecRequest) mocknode.Execution { return mocknode.Execution{Lie: true} }},
 	{"lie-log-twice", func(q mocknode.ExecRequest) mocknode.Execution {
@@ -342,6 +349,19 @@ var oddExecutions = []oddExecution{
 		// another transaction).
 		return mocknode.Execution{NoTransfer: true, Lie: true, Logs: []tron.Log{tron.TransferLog(tron.USDTContract, stranger, q.To, q.Amount)}}
 	}},
+}
+
+// hookTopic is the event signature of hookLog, a foreign contract's event.
+var hookTopic = [32]byte{0x5a, 0x1c, 0xe0, 0x0c}
+
+// hookLog is an event of the foreign contract (a transfer hook) with words
+// data words: the amount, then zeros.
+func hookLog(q mocknode.ExecRequest, words int) tron.Log {
+	data := make([]byte, 32*words)
+	if words > 0 {
+		binary.BigEndian.PutUint64(data[24:32], q.Amount)
+	}
+	return tron.Log{Address: foreignToken.Bytes20(), Topics: [][32]byte{hookTopic}, Data: data}
 }
 
 // wideExecutions is oddExecutions with the lies a world asks for with
