@@ -66,10 +66,7 @@ func TestServePostgres(t *testing.T) {
 // stop that ends it and waits for it (also run when the test ends).
 func startServing(t *testing.T, cfg config, logs io.Writer) (listening, func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, logs, ready) }()
+	at, cancel, done := launch(t, cfg, logs)
 	stopped := false
 	stop := func() {
 		if stopped {
@@ -87,17 +84,29 @@ func startServing(t *testing.T, cfg config, logs io.Writer) (listening, func()) 
 		}
 	}
 	t.Cleanup(stop)
+	return at, stop
+}
+
+// launch starts serve with cfg and waits until it listens: its addresses,
+// the cancel that stops it (what SIGINT and SIGTERM do), and the channel
+// its return arrives on.
+func launch(t *testing.T, cfg config, logs io.Writer) (listening, context.CancelFunc, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan listening, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, logs, ready) }()
 	select {
 	case at := <-ready:
-		return at, stop
+		return at, cancel, done
 	case err := <-done:
-		stopped = true
 		cancel()
 		t.Fatalf("serve ended before listening: %v", err)
 	case <-time.After(20 * time.Second):
+		cancel()
 		t.Fatal("serve did not start within 20s")
 	}
-	return listening{}, stop
+	return listening{}, cancel, done
 }
 
 // testToken is the operator token of the tests that serve.
@@ -281,20 +290,9 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 	cfg := config{addr: "127.0.0.1:0", api: true, workers: 0, storeKind: "memory", lease: 5 * time.Second, solidLag: 1,
 		idleSleep: 50 * time.Millisecond, shutdownMax: 10 * time.Second, nodeTimeout: 5 * time.Second,
 		funds: []fund{{customer: "cust-1", amount: 100_000_000}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
-	go func() { done <- serve(ctx, cfg, logs, ready) }()
-	var at listening
-	select {
-	case at = <-ready:
-	case err := <-done:
-		t.Fatalf("serve ended before listening: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start within 20s")
-	}
+	at, cancel, done := launch(t, cfg, logs)
+	defer cancel()
 
 	conn, err := net.Dial("tcp", at.api)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,20 +189,9 @@ func TestHelpExamplesRun(t *testing.T) {
 	if len(cfg.funds) == 0 {
 		t.Fatal("the README's serve command lines fund no customer")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan listening, 1)
-	done := make(chan error, 1)
 	logs := &syncWriter{w: &strings.Builder{}}
-	go func() { done <- serve(ctx, cfg, logs, ready) }()
-	var at listening
-	select {
-	case at = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not start within 20s")
-	}
+	at, cancel, done := launch(t, cfg, logs)
+	defer cancel()
 	hosts := map[string]string{exampleAPI: at.api, exampleNode: at.node, exampleOp: at.operator}
 	for _, e := range inReadme {
 		req, err := curlRequest(e.cmd, hosts)
