@@ -130,9 +130,9 @@ func randomOperation(r *rand.Rand) (sluice.Operation, []sluice.Event) {
 		State:    sluice.State(r.IntN(20)),
 		Request:  sluice.Request{Customer: sluice.CustomerID(pick(r)), To: tron.AddressFromBytes20([20]byte{byte(r.IntN(256)), 7}), Amount: money.Amount(r.Uint64N(uint64(money.MaxAmount) + 1)), Asset: pick(r)},
 		Envelope: sluice.Envelope{Txid: txid()},
-		// Mostly the first build and a few rebuilds, but every count a
-		// budget allows (RebuildsMax + 1 builds) and any int too: the
-		// answer writes digits, never one character per count.
+		// A third each: the first build and a few rebuilds, any count a
+		// budget allows (RebuildsMax + 1 builds), any int: the answer
+		// writes digits, never one character per count.
 		Builds: []int{r.IntN(5), r.IntN(sluice.RebuildsMax + 2), r.Int()}[r.IntN(3)],
 	}
 	if r.IntN(2) == 0 {
