@@ -363,7 +363,15 @@ var Categories = []Category{
 				}
 				other.To = otherAccount(b.To, r)
 				i := keyTo + r.IntN(2) // the recipient or the amount
-				return object(append(kv, pairs(other)[i]))
+				dup := pairs(other)[i]
+				if i == keyAmount {
+					// The second key escaped, as a smuggler would: the
+					// body is then not in the plain form intake reads
+					// fast, and its general reader must refuse the
+					// duplicate too (blind bug 263 dropped that refusal).
+					dup[0] = `"\u0061mount"`
+				}
+				return object(append(kv, dup))
 			}),
 			shapeCase("number-value", func(b Fields, r Rand) string {
 				kv := pairs(b)
