@@ -153,9 +153,14 @@ func TestPolicyParkedThenExhaustedEscalates(t *testing.T) {
 }
 
 // Goal: the one rule TRON imposes: without proof of death, no decision but
-// wait, whatever the operation, the evidence and the time. Checked over many
-// generated inputs; the generator must also reach every other action with
-// proof, or the property would hold of a policy that never acts.
+// wait, whatever the operation (broadcasting or broadcast, parked or not),
+// the evidence and the time. Checked over many generated inputs against the
+// rule spelled here from TRON.md (proven below), not against
+// Evidence.Proves alone: a policy that loosened the proof for some rows
+// only (blind bugs 265 and 267: a broadcasting row, a parked one, taken as
+// dead on a lagging node's "unknown") would agree with Proves and still
+// rebuild a live txid. The generator must also reach every other action
+// with proof, or the property would hold of a policy that never acts.
 func TestPolicyNeverActsWithoutProof(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 16))
 	dur := func(max time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(max))) }
@@ -163,7 +168,11 @@ func TestPolicyNeverActsWithoutProof(t *testing.T) {
 	for i := 0; i < 20_000; i++ {
 		p := sluice.StuckPolicy{RebuildAfter: 1 + dur(time.Hour), Rebuilds: 1 + rng.IntN(sluice.RebuildsMax)}
 		p.CancelAfter = p.RebuildAfter + 1 + dur(4*time.Hour)
-		op := sluice.Operation{Builds: rng.IntN(p.Rebuilds + 3), Parks: rng.IntN(3) * rng.IntN(40)}
+		op := sluice.Operation{State: []sluice.State{sluice.Broadcasting, sluice.Broadcast}[rng.IntN(2)],
+			Builds: rng.IntN(p.Rebuilds + 3), Parks: rng.IntN(3) * rng.IntN(40)}
+		if op.Parks > 0 && rng.IntN(2) == 0 {
+			op.ParkReason = "BANDWIDTH_ERROR" // parked now: a re-send refused
+		}
 		if rng.IntN(10) > 0 {
 			op.FirstSentAt = sentAt.Add(-dur(time.Hour))
 		}
@@ -178,12 +187,16 @@ func TestPolicyNeverActsWithoutProof(t *testing.T) {
 		if ev.Lookup == tron.Included {
 			ev.Receipt = []string{"", tron.ReceiptSuccess, tron.ReceiptRevert, tron.ReceiptOutOfEnergy}[rng.IntN(4)]
 			ev.BlockNumber = rng.Int64N(1000)
+			ev.SeenSolid = rng.IntN(2) == 0
 		}
 		now := sentAt.Add(dur(8*time.Hour) - time.Hour)
 		d := p.Decide(op, ev, now)
 		seen[d.Action]++
-		if d.Action != sluice.Wait && !ev.Proves() {
+		if d.Action != sluice.Wait && !proven(ev) {
 			t.Fatalf("Decide(%+v, %+v, %s) = %s without proof of death (%s)", op, ev, now, d, ev)
+		}
+		if proven(ev) != ev.Proves() {
+			t.Fatalf("Evidence.Proves(%+v) = %v; by TRON's rule %v", ev, ev.Proves(), proven(ev))
 		}
 		if d.Waited < 0 {
 			t.Fatalf("Decide waited %s: negative", d.Waited)
@@ -197,6 +210,21 @@ func TestPolicyNeverActsWithoutProof(t *testing.T) {
 			t.Errorf("the generator reached %s %d times: too few for the property to mean much (%v)", a, seen[a], seen)
 		}
 	}
+}
+
+// proven is proof of death as TRON.md states it: the txid's own receipt
+// failed in a block at or below the solid head and seen there, or the
+// lookup node, as far as the solid head, does not know it and the solid
+// time is past its expiration and the margin.
+func proven(ev sluice.Evidence) bool {
+	switch ev.Lookup {
+	case tron.Included:
+		failed := ev.Receipt != "" && ev.Receipt != tron.ReceiptSuccess // any contractResult but SUCCESS
+		return failed && ev.SeenSolid && ev.BlockNumber > 0 && ev.BlockNumber <= ev.SolidNumber
+	case tron.Unknown:
+		return ev.LookupSolid >= ev.SolidNumber && ev.SolidTime.Compare(ev.Expiration.Add(ev.Margin)) >= 0
+	}
+	return false
 }
 
 // Goal: waiting is measured from the first send, not from the latest

@@ -249,3 +249,44 @@ func TestTickReturnsAStepsStoreFailure(t *testing.T) {
 		}
 	}
 }
+
+// releaseFails fails every Release with err; the writes land.
+type releaseFails struct {
+	sluice.Store
+	err      error
+	releases int
+}
+
+func (r *releaseFails) Release(context.Context, sluice.OperationID, sluice.FencingToken, time.Duration) error {
+	r.releases++
+	return r.err
+}
+
+// Goal: Tick returns the failure of the release that ends a claim (a step
+// that asked to wait, or a spent step budget), as it returns a step's: a
+// release that failed lost the wait the row asked for, and the caller's
+// back-off, the log and the alert on Tick's errors are how anyone learns
+// the store is failing. A release refused for a lost lease is no error: the
+// report says fenced. Blind bug 266 dropped the release's error.
+func TestTickReturnsAReleaseFailure(t *testing.T) {
+	for _, steps := range []int{1, 100} { // the budget spent after one step; a wait (sent, not yet in a block)
+		for _, err := range []error{errors.New("connection reset"), fmt.Errorf("store: %w", sluice.ErrFenced)} {
+			w := newWorld(t)
+			w.submit("7")
+			a := w.spawn("a")
+			st := &releaseFails{Store: w.store, err: err}
+			a.worker.Pipeline.Store = st
+			a.worker.Pipeline.Config.StepsPerClaimMax = steps
+			rep, crashed, got := a.tryTick()
+			switch {
+			case crashed || rep.Claimed != 1 || st.releases != 1 || (steps > 1) != (rep.Steps < steps):
+				t.Errorf("budget %d, %v: crashed %v, claimed %d, %d steps, released %d times; want one row claimed and released once, by a wait when the budget allows",
+					steps, err, crashed, rep.Claimed, rep.Steps, st.releases)
+			case errors.Is(err, sluice.ErrFenced) && (got != nil || !rep.Fenced):
+				t.Errorf("budget %d: a release refused as fenced: Tick answered %v, fenced %v; want no error and the report fenced", steps, got, rep.Fenced)
+			case !errors.Is(err, sluice.ErrFenced) && !errors.Is(got, err):
+				t.Errorf("budget %d: a release failed with %q: Tick answered %v, want that error", steps, err, got)
+			}
+		}
+	}
+}

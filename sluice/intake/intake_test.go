@@ -121,6 +121,8 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"address bad checksum", func(s *Submission) { s.ToAddress = badChecksum() }, FieldToAddress, "checksum"},
 		{"address not base58", func(s *Submission) { s.ToAddress = "T0000000000000000000000000000000l" }, FieldToAddress, "base58"},
 		{"address in hex form", func(s *Submission) { s.ToAddress = "41a1020304050607080900a0b0c0d0e0f1011121314" }, FieldToAddress, "invalid tron address"},
+		{"address with spaces around it", func(s *Submission) { s.ToAddress = " " + s.ToAddress + "\n" }, FieldToAddress, "is not base58"},
+		{"address with a trailing tab", func(s *Submission) { s.ToAddress += "\t" }, FieldToAddress, "is not base58"},
 		{"address is the usdt contract", func(s *Submission) { s.ToAddress = tron.USDTContract.String() }, FieldToAddress, "USDT contract"},
 		{"address is all zero", func(s *Submission) { s.ToAddress = blackHole.String() }, FieldToAddress, "all-zero"},
 		{"missing amount", func(s *Submission) { s.Amount = "" }, FieldAmount, "missing"},

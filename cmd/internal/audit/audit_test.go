@@ -140,6 +140,31 @@ func TestJudgeDefersOnlyWhatIsInFlight(t *testing.T) {
 	}
 }
 
+// Goal: the audit judges fee limits by the cap `sluice serve` runs with
+// (sluice.DefaultConfig's FeeLimitMax, 240 TRX), not by the limit a first
+// build starts at: a transfer that lands at the cap is clean, one a sun
+// above it is a fee-limits violation naming the cap. Judged through
+// Snapshot, as Run does.
+func TestJudgeFeeLimitsByServesCap(t *testing.T) {
+	limitMax := sluice.DefaultConfig().FeeLimitMax
+	if start := sluice.DefaultConfig().FeeLimit; start >= limitMax {
+		t.Fatalf("DefaultConfig: FeeLimit %d, FeeLimitMax %d; the test wants a cap above the start", start, limitMax)
+	}
+	for _, c := range []struct {
+		limit int64
+		want  []string
+	}{{limitMax, nil}, {limitMax + 1, []string{model.FeeLimits}}} {
+		op, evs := withdrawal(1, sluice.Confirmed, 5_000_000)
+		in := paid(op.Envelope.Txid, 4, 5_000_000)
+		in.FeeLimit = c.limit
+		rep := judge([]sluice.Operation{op}, evs, nil, chain(in), nil)
+		if got := names(rep.Violations); !slices.Equal(got, c.want) ||
+			(c.want != nil && !strings.Contains(rep.Violations[0].Message, "above FeeLimitMax 240 TRX")) {
+			t.Errorf("a transfer landed with fee limit %d sun: violations %v; want %v (the cap 240 TRX)", c.limit, rep.Violations, c.want)
+		}
+	}
+}
+
 // Goal: a retired txid that lands is judged at once, never deferred: the
 // audit owns it through the rebuild's event, so it never asks txid_owners
 // about it (which would say "owned now" and make it look written ahead
@@ -238,6 +263,7 @@ func TestReconcile(t *testing.T) {
 	tx := func(s string) tron.Txid { return tron.RawData{Memo: []byte(s)}.Txid() }
 	other := tron.AddressFromBytes20([20]byte{0x07})
 	ours, signed, silent, drained, foreign, young := tx("ours"), tx("signed"), tx("silent"), tx("drained"), tx("foreign"), tx("young")
+	siphoned, coin := tx("siphoned"), tron.AddressFromBytes20([20]byte{0x08})
 	tr := chain()
 	add := func(id tron.Txid, block int64, owner tron.Address) {
 		tr.Inclusions = append(tr.Inclusions, mocknode.Inclusion{Txid: id, BlockNumber: block, Receipt: tron.ReceiptSuccess, Owner: owner})
@@ -256,6 +282,10 @@ func TestReconcile(t *testing.T) {
 	info(silent, 4)
 	add(ours, 6, hot)
 	info(ours, 6, tron.TransferLog(tron.USDTContract, hot, alice, 5))
+	// A transferFrom of another token the hot wallet holds: its money as
+	// much as USDT is (blind bug 270 counted USDT logs only).
+	add(siphoned, 7, other)
+	info(siphoned, 7, tron.TransferLog(coin, hot, other, 40))
 	add(drained, 8, other)
 	info(drained, 8, tron.TransferLog(tron.USDTContract, hot, other, 70))
 	add(foreign, 9, other)
@@ -269,10 +299,10 @@ func TestReconcile(t *testing.T) {
 		from   int64
 		strays []tron.Txid
 	}{
-		{0, 0, []tron.Txid{signed, silent, drained}},
-		{5, 6, []tron.Txid{drained}},
+		{0, 0, []tron.Txid{signed, silent, siphoned, drained}},
+		{5, 6, []tron.Txid{siphoned, drained}},
 		{1, 10, nil},
-		{100, 0, []tron.Txid{signed, silent, drained}},
+		{100, 0, []tron.Txid{signed, silent, siphoned, drained}},
 	} {
 		r, vs, err := reconcile(t.Context(), node, tr, known, c.n)
 		if err != nil {
@@ -292,12 +322,15 @@ func TestReconcile(t *testing.T) {
 		t.Errorf("looked up a transaction an operation owns (%d) or one above the solid head (%d)", node.calls[ours], node.calls[young])
 	}
 	_, vs, _ := reconcile(t.Context(), node, tr, known, 0)
-	if len(vs) != 3 {
-		t.Fatalf("the whole rescan found %d strays, want 3 (signed, silent, drained)", len(vs))
+	if len(vs) != 4 {
+		t.Fatalf("the whole rescan found %d strays, want 4 (signed, silent, siphoned, drained)", len(vs))
 	}
-	if !strings.Contains(vs[2].Message, "moves 70 units of USDT from the hot wallet to "+other.String()) ||
-		strings.Contains(vs[2].Message, "signed by the hot wallet") {
-		t.Errorf("a transferFrom out of the hot wallet: %q, want the movement named and no claim that the hot wallet signed it", vs[2].Message)
+	if !strings.Contains(vs[3].Message, "moves 70 units of USDT from the hot wallet to "+other.String()) ||
+		strings.Contains(vs[3].Message, "signed by the hot wallet") {
+		t.Errorf("a transferFrom out of the hot wallet: %q, want the movement named and no claim that the hot wallet signed it", vs[3].Message)
+	}
+	if !strings.Contains(vs[2].Message, "moves 40 units of the token at "+coin.String()+" from the hot wallet to "+other.String()) {
+		t.Errorf("a transferFrom of another token out of the hot wallet: %q, want the movement and the token named", vs[2].Message)
 	}
 	if !strings.Contains(vs[1].Message, "was signed by the hot wallet, but no operation owns it") {
 		t.Errorf("a transaction the hot wallet signed without a Transfer log: %q, want it named as signed by the hot wallet", vs[1].Message)

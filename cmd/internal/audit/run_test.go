@@ -297,6 +297,20 @@ func TestRunLedgerPlanted(t *testing.T) {
 		clean(t)
 	})
 
+	t.Run("ledger unreadable", func(t *testing.T) {
+		// The rows read but the ledger does not (here its credits table
+		// is gone; a role without SELECT on it, or an amount past uint64,
+		// fails the same read): the audit could not judge funds, so it
+		// must fail, not report a clean ledger it never read.
+		exec(t, `ALTER TABLE credits RENAME TO credits_away`)
+		rep, err := Run(ctx, pool, quietNode{}, Config{})
+		if err == nil || !strings.Contains(err.Error(), "credits") {
+			t.Errorf("audit with the credits unreadable: report %+v, error %v; want an error naming the credits", rep, err)
+		}
+		exec(t, `ALTER TABLE credits_away RENAME TO credits`)
+		clean(t)
+	})
+
 	t.Run("account that does not add up", func(t *testing.T) {
 		exec(t, `ALTER TABLE accounts DROP CONSTRAINT accounts_balanced;
 			UPDATE accounts SET balance = balance + 3 WHERE customer = '`+string(customer)+`'`)
