@@ -49,14 +49,14 @@ func runDirect(seed uint64) (int, []sluice.Operation) {
 	net := mocknode.NewNetwork(clk, mocknode.Config{Genesis: epoch.Add(-10 * time.Minute), HotWallet: hot,
 		HotBalance: uint64(cfg.Withdrawals+1) * uint64(amountMax), Verifier: signer, Txids: directTxids}, cfg.Nodes)
 	handler := intake.NewHandler(&intake.Service{Store: db})
-	var customers []sluice.CustomerID
-	for i := range customersN {
-		c := sluice.Credit{Ref: fmt.Sprintf("deposit-%d", i), Customer: sluice.CustomerID(fmt.Sprintf("cust-%d", i)),
+	var funded []sluice.CustomerID
+	for i, customer := range customers {
+		c := sluice.Credit{Ref: fmt.Sprintf("deposit-%d", i), Customer: customer,
 			Amount: money.Amount(cfg.Withdrawals+1) * amountMax}
 		if _, _, err := db.Credit(ctx, c); err != nil {
 			panic(err)
 		}
-		customers = append(customers, c.Customer)
+		funded = append(funded, c.Customer)
 	}
 	var q directQueue
 	posts := make([]clientPost, cfg.Withdrawals)
@@ -65,7 +65,7 @@ func runDirect(seed uint64) (int, []sluice.Operation) {
 		id := clientOperationID(data.Uint32(), i+1)
 		amount := money.Amount(1 + data.Int64N(int64(amountMax)))
 		to := tron.AddressFromBytes20([20]byte{0xc0, byte(i), byte(i >> 8), byte(data.Uint32())})
-		customer := customers[data.IntN(len(customers))]
+		customer := funded[data.IntN(len(funded))]
 		posts[i] = tidyPost(intake.Submission{OperationID: id, Customer: string(customer), ToAddress: to.String(), Amount: amount.String(), Asset: sluice.Asset})
 		arrive := time.Duration(data.Int64N(int64(cfg.ArrivalSpread.D()/time.Second)+1)) * time.Second
 		q.at(arrive, directPost, i)

@@ -703,18 +703,23 @@ func (r *records) keep(w *world) {
 
 func (w *world) faulty() bool { return w.s.Now().Before(w.healAt) }
 
-// customersN is how many customers a world's clients withdraw for.
-const customersN = 3
+// customers are the ones a world's clients withdraw for. The last differs
+// from the one before it only in letter case: customer ids are
+// case-sensitive (the API's contract), so they are two customers with two
+// accounts, and a store or handler that folds case pays one from the
+// other's balance (blind bugs 274 and 276: every world's ids were lower
+// case, and passed them).
+var customers = [...]sluice.CustomerID{"cust-0", "cust-1", "Cust-1"}
 
 // fund credits every customer, before any process runs, with enough for
 // every withdrawal the world could make: the worlds explore what happens to
 // money in flight, not refusals for want of it (intake's and the stores'
 // tests cover those).
 func (w *world) fund() error {
-	for i := range customersN {
+	for i, customer := range customers {
 		c := sluice.Credit{
 			Ref:      fmt.Sprintf("deposit-%d", i),
-			Customer: sluice.CustomerID(fmt.Sprintf("cust-%d", i)),
+			Customer: customer,
 			Amount:   money.Amount(w.cfg.Withdrawals+1) * amountMax,
 		}
 		if _, _, err := w.store.Credit(w.ctx, c); err != nil {
