@@ -104,6 +104,9 @@ type BroadcastResult struct {
 // Status is what the node knows about a txid.
 type Status int
 
+// The numbers are stored (the PostgreSQL store's events.ev_lookup holds a
+// proof's lookup as one): never reorder or renumber them
+// (TestEvidenceLookupNumbersAreTheSchemas).
 const (
 	// Unknown: in no block the node has and not in its pending pool.
 	Unknown Status = iota + 1

@@ -15,6 +15,7 @@ import (
 	"sluicesim/sluice"
 	"sluicesim/sluice/money"
 	"sluicesim/sluice/store/storetest"
+	"sluicesim/sluice/tron"
 )
 
 // Goal: the ledger's enums and the customer id domain cannot drift from
@@ -252,4 +253,24 @@ func TestCreditPastBaseUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// Goal: events.ev_lookup keeps tron.Status as the number the store wrote
+// (migration 0001: an integer column), so the numbers are the schema's,
+// not Go's declaration order: 1 unknown, 2 pending, 3 included, as rows
+// written by every earlier build hold them. A reordered const block (blind
+// bug 279) would read every stored proof by failed receipt back as
+// "pending", and old and new processes would read each other's rows
+// crossed during a rolling deploy; a round trip through one build cannot
+// see it, so the numbers are pinned here.
+func TestEvidenceLookupNumbersAreTheSchemas(t *testing.T) {
+	for _, c := range []struct {
+		stored int32
+		status tron.Status
+		name   string
+	}{{1, tron.Unknown, "unknown"}, {2, tron.Pending, "pending"}, {3, tron.Included, "included"}} {
+		if got := tron.Status(c.stored); got != c.status || got.String() != c.name {
+			t.Errorf("ev_lookup %d reads back as %s (%d); rows hold %d for %s", c.stored, got, int(got), c.stored, c.name)
+		}
+	}
 }
