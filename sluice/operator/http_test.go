@@ -134,6 +134,18 @@ func TestHandler(t *testing.T) {
 	if code != http.StatusOK || body["balance"] != "100.5" || body["deposited"] != "100.5" {
 		t.Errorf("account: %d %v, want 200 with balance 100.5", code, body)
 	}
+	// Customer ids are case-sensitive: Cust-1 is another customer, read
+	// by its own spelling (blind bug 275 lower-cased the path and showed
+	// cust-1's numbers), and CUST-1, never credited, has no account.
+	if code, body, _ = do(t, h, http.MethodPost, "/v1/credits", `{"operator":"alice","why":"deposit","ref":"dep-2","customer":"Cust-1","amount":"3"}`, ""); code != http.StatusCreated {
+		t.Fatalf("credit to Cust-1: %d %v, want 201", code, body)
+	}
+	if code, body, _ = do(t, h, http.MethodGet, "/v1/accounts/Cust-1", "", ""); code != http.StatusOK || body["customer"] != "Cust-1" || body["balance"] != "3" {
+		t.Errorf("account Cust-1: %d %v, want 200, its own balance 3", code, body)
+	}
+	if code, body, _ = do(t, h, http.MethodGet, "/v1/accounts/CUST-1", "", ""); code != http.StatusNotFound {
+		t.Errorf("account CUST-1, never credited: %d %v, want 404", code, body)
+	}
 
 	id := w.parkedInBroadcasting("cust-1")
 	code, body, _ = do(t, h, http.MethodGet, "/v1/queue", "", "")
