@@ -94,6 +94,17 @@
 // if the run could not be set up. Every child process is killed on the way out, on failure
 // too; the schema is dropped unless -keep-schema.
 //
+// The live check also plays a second system on the hot wallet (a leaked
+// key): right after the node comes up it sends two transactions from the
+// hot wallet outside sluice, one paying a stranger 7.777777 USDT and one
+// asking more than the wallet holds, which reverts on chain. The model is
+// given the chain without them (it holds sluice to the clients); the audit
+// must report both under reconciliation and txid-ownership, and the
+// payment under conservation, per txid and in the total, or the run fails.
+// Without them an audit that looked at no block would pass every run. Any
+// finding of the audit they do not explain fails the run as before
+// (stray.go).
+//
 // With -drop-every K the node refuses (SERVER_BUSY) every send of each K-th
 // new transaction, which expires unsent: its withdrawal is rebuilt only on
 // a proof of death made over HTTP (the node process's own workers reach the

@@ -213,6 +213,9 @@ type report struct {
 	// chain: the live invariants and the reconciliation of every solid
 	// block. Nil in a report no audit was run for.
 	audit *audit.Report
+	// strays are the transactions the live check sent from the hot wallet
+	// outside sluice, which the audit must report (none: nothing planted).
+	strays strays
 	// metrics is the scrape of the API process's /metrics kept during the
 	// run (see metricsWatch.watch); metricsErr, why there is none.
 	metrics    *scrape
@@ -256,9 +259,11 @@ func (r *report) failures(cfg config) []string {
 		out = append(out, "data race: "+race)
 	}
 	if r.audit != nil {
-		for _, v := range r.audit.Violations {
+		rest, missed := r.strays.sortFindings(r.audit)
+		for _, v := range rest {
 			out = append(out, "audit: violation: "+v.String())
 		}
+		out = append(out, missed...)
 	}
 	if r.withdrawals+r.lateNeverStored < cfg.minWithdrawals {
 		out = append(out, fmt.Sprintf("%d withdrawals stored and %d of %s's refused for want of funds, never stored: want at least %d decided", r.withdrawals, r.lateNeverStored, late, cfg.minWithdrawals))
@@ -408,6 +413,11 @@ func (r *report) print(w io.Writer) {
 	}
 	if r.audit != nil {
 		r.audit.Write(w, "livecheck: audit: ")
+		if len(r.strays) > 0 {
+			rest, missed := r.strays.sortFindings(r.audit)
+			fmt.Fprintf(w, "livecheck: audit: of its %d findings, %d are of the %d strays the live check planted (expected), %d are not; %d expected findings missing\n",
+				len(r.audit.Violations), len(r.audit.Violations)-len(rest), len(r.strays), len(rest), len(missed))
+		}
 	}
 	fmt.Fprintf(w, "livecheck: elapsed %s\n", r.elapsed.Round(time.Second))
 }
@@ -540,6 +550,19 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	}
 	logf("started: api http://%s (with one worker), node http://%s, operator API and /metrics http://%s, %d worker processes; logs in %s",
 		apiAddr, nodeAddr, opAddr, len(workers), dir)
+
+	// A second system pays from the hot wallet once, outside sluice: the
+	// audit at the end must find it (stray.go).
+	nc, err := nodehttp.NewClient("http://"+nodeAddr, nodehttp.Options{Caller: "livecheck-stray", Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	planted, err := plantStrays(ctx, nc, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	logf("planted two transactions from the hot wallet outside sluice, for the audit to find: %d units to %s, txid %s; %d units (more than the wallet holds: it reverts), txid %s",
+		strayAmount, strayTo, planted[0].landed, uint64(revertAmount), planted[1].landed)
 
 	// The watchdog: a process that exits by itself (a panic, a refused
 	// start) ends the run at once, naming it and its log's tail. Without
@@ -851,14 +874,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	for _, w := range workers {
 		w.stop(15 * time.Second)
 	}
-	nc, err := nodehttp.NewClient("http://"+nodeAddr, nodehttp.Options{Timeout: 30 * time.Second})
-	if err != nil {
+	if err := planted.awaitSolid(ctx, nc, 30*time.Second); err != nil {
 		return nil, err
 	}
 	truth, err := nc.Truth(ctx)
 	if err != nil {
 		return nil, err
 	}
+	truth = planted.without(truth)
 	ops, events, err := audit.ReadStore(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("reading the store: %w", err)
@@ -880,7 +903,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	snap := snapshot(ops, events, ledger, truth, h, credits, dep.made, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, deposits: dep, onCall: oc, onCallWrong: oc.judge(ops, events), kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
 		blocks: len(truth.Blocks), broadcasts: len(truth.Wire), inclusions: len(truth.Inclusions),
-		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: refusedTxids(truth.Wire, mocknode.Busy), shortened: refusedTxids(truth.Wire, mocknode.BandwidthExhausted), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep,
+		pgRestarts: pgRestarts, pgCrashes: pgCrashes, dropped: refusedTxids(truth.Wire, mocknode.Busy), shortened: refusedTxids(truth.Wire, mocknode.BandwidthExhausted), proven: provenDead(events), durability: durability, outages: h.outages.durations(), tickErrors: tickErrors(workers), audit: auditRep, strays: planted,
 		metrics: got.s}
 	if got.err != nil {
 		rep.metricsErr = got.err.Error()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"sluicesim/cmd/internal/mockwallet"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/metrics"
@@ -443,10 +444,11 @@ func (c wallClock) Now() time.Time {
 }
 
 // hotWallet is the mock chain's funded account; mockKey signs for it. Both
-// are fixtures of the mock, not secrets.
+// are fixtures of the mock, not secrets (package mockwallet, which the live
+// check shares).
 var (
-	hotWallet = tron.AddressFromBytes20([20]byte{0x5a, 0x1c, 0xe0, 0x01})
-	mockKey   = []byte("sluice mock hot wallet key: not a real key")
+	hotWallet = mockwallet.HotWallet
+	mockKey   = mockwallet.Key()
 )
 
 // listening is where serve accepts connections: the intake API, the mock
