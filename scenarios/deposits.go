@@ -164,7 +164,7 @@ func (w *world) conflictingDeposit(script *operatorScript, svc *operator.Service
 	if script != nil {
 		refused = script.creditConflict(c)
 	} else {
-		_, _, err := svc.Credit(w.ctx, c, operator.Act{Operator: "sim", Why: "deposit"})
+		_, _, err := svc.Credit(w.ctx, c, operator.Act{Operator: onCallName, Why: "deposit"})
 		switch {
 		case errors.Is(err, errStoreDown):
 			w.tally["deposit-unavailable"]++
@@ -186,7 +186,7 @@ func (w *world) conflictingDeposit(script *operatorScript, svc *operator.Service
 // creditDirect credits through the operator service's method: answered is
 // false when the store failed under it (nothing known of its effect).
 func (w *world) creditDirect(svc *operator.Service, c sluice.Credit) (answered, credited bool) {
-	acct, credited, err := svc.Credit(w.ctx, c, operator.Act{Operator: "sim", Why: "deposit"})
+	acct, credited, err := svc.Credit(w.ctx, c, operator.Act{Operator: onCallName, Why: "deposit"})
 	switch {
 	case errors.Is(err, errStoreDown):
 		w.tally["deposit-unavailable"]++
@@ -208,7 +208,7 @@ func (w *world) creditDirect(svc *operator.Service, c sluice.Credit) (answered, 
 // breaks the API's rules.
 func (o *operatorScript) credit(c sluice.Credit) (answered, credited bool) {
 	body := map[string]string{
-		operator.FieldOperator: "sim", operator.FieldWhy: "deposit",
+		operator.FieldOperator: onCallName, operator.FieldWhy: "deposit",
 		operator.FieldRef: c.Ref, operator.FieldCustomer: string(c.Customer), operator.FieldAmount: c.Amount.String(),
 	}
 	o.slip("/v1/credits", body)
@@ -253,7 +253,7 @@ func (o *operatorScript) credit(c sluice.Credit) (answered, credited bool) {
 // the ref, or 503 when the store fails (false: nothing known).
 func (o *operatorScript) creditConflict(c sluice.Credit) (refused bool) {
 	body := map[string]string{
-		operator.FieldOperator: "sim", operator.FieldWhy: "deposit",
+		operator.FieldOperator: onCallName, operator.FieldWhy: "deposit",
 		operator.FieldRef: c.Ref, operator.FieldCustomer: string(c.Customer), operator.FieldAmount: c.Amount.String(),
 	}
 	o.slip("/v1/credits", body)

@@ -68,7 +68,7 @@ func (w *world) operatorLoop(p *sim.Proc) {
 		}
 		for _, it := range page.Items {
 			op := it.Operation
-			act := operator.Act{Operator: "sim", Why: "on call"}
+			act := operator.Act{Operator: onCallName, Why: "on call"}
 			var err error
 			kind := w.operatorAct()
 			if kind == "" {
@@ -77,6 +77,7 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			// The person opens the operation's page first
 			// (operator_look.go).
 			looks.look(string(op.ID), "operator-look")
+			a.resolveLanded, a.resolveFailed = false, false
 			switch kind {
 			case "retry":
 				_, err = svc.Retry(w.ctx, op.ID, act)
@@ -91,6 +92,9 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			}
 			if other := refusedAsAnother(err, kind); other != "" {
 				panic(fmt.Sprintf("operator %s %s: %s", kind, w.name(op.ID), other))
+			}
+			if why := a.refusedAfterWrite(errors.Is(err, operator.ErrRefused)); why != "" {
+				panic(fmt.Sprintf("operator %s %s: %v: %s", kind, w.name(op.ID), err, why))
 			}
 			switch {
 			case err == nil:
@@ -125,9 +129,13 @@ func (w *world) customerCancel(a *actor, svc *operator.Service) {
 		return // the store failed the read, or nothing is waiting
 	}
 	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
-	_, err = svc.Cancel(w.ctx, op.ID, operator.Act{Operator: "sim", Why: "the customer asked to stop it"})
+	a.resolveLanded, a.resolveFailed = false, false
+	_, err = svc.Cancel(w.ctx, op.ID, operator.Act{Operator: onCallName, Why: "the customer asked to stop it"})
 	if other := refusedAsAnother(err, "cancel"); other != "" {
 		panic(fmt.Sprintf("customer cancel %s: %s", w.name(op.ID), other))
+	}
+	if why := a.refusedAfterWrite(errors.Is(err, operator.ErrRefused)); why != "" {
+		panic(fmt.Sprintf("customer cancel %s: %v: %s", w.name(op.ID), err, why))
 	}
 	switch {
 	case err == nil:
@@ -144,6 +152,35 @@ func (w *world) customerCancel(a *actor, svc *operator.Service) {
 		}
 		w.fact(model.Fact{Kind: model.FactOperator, Op: w.name(op.ID), Answer: "customer cancel: " + answer})
 	}
+}
+
+// onCallName is the name the person on call (and the depositor) acts
+// under: exactly operator.OperatorMax bytes, the longest the API takes,
+// with each kind of punctuation it allows. A name short of the bound let
+// blind bug 280 (a name of exactly the bound refused as too long) pass
+// every world: the only names sent were "sim" and the slips.
+const onCallName = "sim.person-on-call_01:withdrawals-desk@operations.sluice.example"
+
+// refusedAfterWrite says why a refusal (refused: the service's ErrRefused,
+// the API's 409) is the wrong answer to the action just taken, "" when it
+// is no refusal or may be right. A refusal tells the person nothing
+// changed and why the action cannot be taken: once the action's write has
+// reached the store (landed, the answer lost) or the store failed it, what
+// happened is a store failure, and the answer must say so (the API's 503:
+// it may or may not have landed; read the operation), never that the row
+// moved on. Blind bug 284 answered every failed cancel write as a refusal:
+// a cancel whose commit landed (the customer refunded) was reported as
+// refused, and the person could refund again by hand.
+func (a *actor) refusedAfterWrite(refused bool) string {
+	switch {
+	case !refused:
+		return ""
+	case a.resolveLanded:
+		return "refused, though its write landed in the store (the answer to it was lost): the answer must say the store failed and the write may have landed"
+	case a.resolveFailed:
+		return "refused, though what failed was the store's write (the world failed it): the answer must say the store failed, not that the action was refused"
+	}
+	return ""
 }
 
 // operatorBatch is how many queue items the operator looks at per round.

@@ -578,7 +578,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	w := o.w
 	path := "/v1/operations/" + it.OperationID + "/" + kind
 	o.looks.look(it.OperationID, "operator-look")
-	req := map[string]string{operator.FieldOperator: "sim", operator.FieldWhy: "on call"}
+	req := map[string]string{operator.FieldOperator: onCallName, operator.FieldWhy: "on call"}
 	wrong := false
 	if kind == "resolve" {
 		// None if the queue showed none: the request is then malformed
@@ -604,6 +604,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	// The node's answers to this action alone, as served and as the
 	// service's client got them (a cancel is judged by them below).
 	o.a.stepSolidOK, o.a.stepLookupOK, o.a.stepSolidGot, o.a.stepLookupGot = false, false, false, false
+	o.a.resolveLanded, o.a.resolveFailed = false, false
 	code, body := o.do(http.MethodPost, path, req)
 	what := "POST " + path
 	answer := "done"
@@ -634,6 +635,9 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		answer = fmt.Sprintf("%d %s", code, msg)
 		if code == http.StatusConflict && refusalNamesAnother(msg, kind) {
 			o.broke(what, code, body, "a %s refused names another action", kind)
+		}
+		if why := o.a.refusedAfterWrite(code == http.StatusConflict); why != "" {
+			o.broke(what, code, body, "a %s %s", kind, why)
 		}
 		if code == http.StatusUnprocessableEntity {
 			var e opError
@@ -782,8 +786,9 @@ func (o *operatorScript) customerCancel() {
 	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
 	path := "/v1/operations/" + string(op.ID) + "/cancel"
 	what := "POST " + path
-	req := map[string]string{operator.FieldOperator: "sim", operator.FieldWhy: "the customer asked to stop it"}
+	req := map[string]string{operator.FieldOperator: onCallName, operator.FieldWhy: "the customer asked to stop it"}
 	o.slip(path, req)
+	o.a.resolveLanded, o.a.resolveFailed = false, false
 	code, body := o.do(http.MethodPost, path, req)
 	answer := "done"
 	switch code {
@@ -799,6 +804,9 @@ func (o *operatorScript) customerCancel() {
 		answer = fmt.Sprintf("%d %s", code, msg)
 		if refusalNamesAnother(msg, "cancel") {
 			o.broke(what, code, body, "a cancel refused names another action")
+		}
+		if why := o.a.refusedAfterWrite(true); why != "" {
+			o.broke(what, code, body, "a cancel %s", why)
 		}
 		w.tally["customer-cancel-refused"]++
 	case http.StatusServiceUnavailable:

@@ -51,6 +51,8 @@ var (
 		{"a field the API lacks", http.StatusUnprocessableEntity, "note", set("note", "see ticket")},
 		{"a form, not JSON", http.StatusUnsupportedMediaType, "", func(map[string]string) map[string]string { return nil }},
 		{"a reason with a line break", http.StatusUnprocessableEntity, operator.FieldWhy, set(operator.FieldWhy, "on call\nresolved by: admin")},
+		// The person's own name, which is exactly the bound, a byte over.
+		{"operator name a byte too long", http.StatusUnprocessableEntity, operator.FieldOperator, set(operator.FieldOperator, onCallName+"s")},
 	}
 	// resolveSlip is made before a resolve every other time instead of the
 	// action's turn: the txid one digit short.

@@ -180,3 +180,15 @@ func TestRefusalsNameTheActionAsked(t *testing.T) {
 		}
 	}
 }
+
+// Goal: the person on call acts under a name of exactly the longest the
+// operator API takes, which Act.Check accepts (blind bug 280 refused a
+// name of exactly the bound, and every world passed with "sim").
+func TestOnCallNameIsTheLongest(t *testing.T) {
+	if len(onCallName) != operator.OperatorMax {
+		t.Errorf("onCallName is %d bytes, want operator.OperatorMax (%d)", len(onCallName), operator.OperatorMax)
+	}
+	if err := (operator.Act{Operator: onCallName, Why: "on call"}).Check(); err != nil {
+		t.Errorf("onCallName refused: %v", err)
+	}
+}

@@ -65,6 +65,11 @@ type actor struct {
 	// actor got without an error must have raised it, or its answer came
 	// from no node (node.Lookup).
 	lookupsServed int
+	// resolveLanded, resolveFailed: the operator's current action wrote
+	// its Resolve to the store (landed, whatever the answer said), or the
+	// world failed that write (either kind). A refusal, which tells the
+	// person nothing changed, is then a wrong answer (operator.go).
+	resolveLanded, resolveFailed bool
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
@@ -611,12 +616,15 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 	s.a.point()
 	fault := s.storeFault()
 	if fault == storeErrBefore {
+		s.a.resolveFailed = true
 		s.failed("resolve", fault)
 		s.a.pointAfter()
 		return sluice.Operation{}, errStoreDown
 	}
 	before := s.a.claimable(r.ID)
 	row, err := s.a.w.store.Resolve(ctx, r)
+	s.a.resolveLanded = s.a.resolveLanded || err == nil
+	s.a.resolveFailed = s.a.resolveFailed || fault == storeErrAfter
 	s.a.wroteRow(r.ID, before)
 	if r.Hold != sluice.HoldKeep {
 		s.a.touchedAccountOf(r.ID, true)
