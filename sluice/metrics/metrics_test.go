@@ -464,6 +464,33 @@ func TestRebuildCountedWhenItsParkFails(t *testing.T) {
 	}
 }
 
+// Goal: only a fenced write counts as fenced; every other error of a step
+// is a step error, the store's refusal of an edge above all. A store that
+// refuses an edge to a worker still holding the row (id, token and state
+// match) disagrees with the core about the transition table (a trigger
+// drifted from Go's): every claim of that row fails the same way, and
+// counted among the fenced writes, routine under lease expiry, no alert
+// on step errors would fire (blind bug 285).
+func TestOnlyFencedWritesCountAsFenced(t *testing.T) {
+	m := metrics.New(store.NewMemory(&clock{}, time.Minute))
+	row := sluice.Operation{State: sluice.Signed, Builds: 1}
+	for _, err := range []error{
+		fmt.Errorf("cas: %w", sluice.ErrIllegalTransition),
+		fmt.Errorf("cas: %w", sluice.ErrInvalidChange),
+		fmt.Errorf("get: %w", sluice.ErrNotFound),
+		errors.New("cas: connection reset"),
+		fmt.Errorf("cas: %w", sluice.ErrFenced),
+	} {
+		m.Observe(sluice.Observation{Before: row, After: row, Err: err})
+	}
+	fams := scrape(t, m)
+	for name, want := range map[string]float64{"sluice_step_errors_total": 4, "sluice_fenced_writes_total": 1} {
+		if got := value(fams, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // Goal: an operator action's outcome label says what the operator API
 // answered: a refusal (409, the service's or the store's own: nothing
 // changed) is refused, not failed. Counted failed, a store's refusal reads
