@@ -202,6 +202,41 @@ func TestResolvePaid(t *testing.T) {
 	}
 }
 
+// Goal: a payment whose block is the solid head itself is solid: resolved
+// as paid at once (blind bug 282 refused it as "in block #N, not yet solid
+// (solid head #N)" until the next block).
+func TestResolvePaidAtTheSolidHead(t *testing.T) {
+	w := newWorld(t, func(c *sluice.Config) { c.ParkLimit = 1 })
+	w.fund("cust-1", "100")
+	id := w.reviewAfterParking("cust-1")
+	txid := w.get(id).Envelope.Txid
+	node := w.node.Client("test")
+	for i := 0; ; i++ {
+		info, err := node.Lookup(w.ctx, txid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		solid, err := node.SolidBlock(w.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Status == tron.Included && solid.Number >= info.BlockNumber {
+			if solid.Number != info.BlockNumber {
+				t.Fatalf("the solid head went from below block #%d to #%d in one step", info.BlockNumber, solid.Number)
+			}
+			break
+		}
+		if i == 200 {
+			t.Fatalf("%s never reached the solid head: %+v, solid #%d", txid.Short(), info, solid.Number)
+		}
+		w.run(time.Second)
+	}
+	op, err := w.svc.ResolvePaid(w.ctx, id, txid, act)
+	if err != nil || op.State != sluice.Confirmed {
+		t.Fatalf("resolve at the solid head: %s, %v; want confirmed", op.State, err)
+	}
+}
+
 // Goal: a review is not resolved by a txid it retired: each was proven
 // dead when it was retired, so only the current one can have paid.
 func TestResolvePaidRefusesARetiredTxid(t *testing.T) {
