@@ -143,7 +143,7 @@ type creditAnswer struct {
 // send posts c once: the status (0: no answer) and the answer read. A 409
 // is an answer only when conflict is set (a ref sent with other numbers).
 func (d *depositor) send(ctx context.Context, c sluice.Credit, conflict bool) (int, creditAnswer) {
-	code, b := d.post(ctx, c, "livecheck")
+	code, b := d.post(ctx, c, depositorName)
 	if code == 0 {
 		return 0, creditAnswer{}
 	}

@@ -24,7 +24,12 @@ import (
 
 // onCallName is the on-call person's operator name: every event it makes
 // carries "operator:" + it, which is how its actions are found in the log.
-const onCallName = "livecheck-oncall"
+// It is exactly operator.OperatorMax bytes, the longest the API takes (blind
+// bug 280 refused a name of exactly the bound); depositorName likewise.
+const (
+	onCallName    = "livecheck-oncall.person_01:withdrawals@operations.sluice.example"
+	depositorName = "livecheck-depositor.bank_1:deposits@operations.sluice.example.io"
+)
 
 // onCallRound is how often the person on call acts over a posting of
 // span: a second apart (sixty rounds in the default posting of a minute),

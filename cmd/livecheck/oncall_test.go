@@ -89,7 +89,7 @@ func TestOnCallJudged(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 			w.Write([]byte(`{"state":"failed","parked":false}` + "\n"))
 			return true
-		}, "but no event by livecheck-oncall records it"},
+		}, "but no event by " + onCallName + " records it"},
 		{"a cancel done and answered refused", func(w http.ResponseWriter, r *http.Request, _ []byte, real http.Handler) bool {
 			if !strings.HasSuffix(r.URL.Path, "/cancel") {
 				return false
@@ -283,5 +283,19 @@ func TestTakeoversAreWorkers(t *testing.T) {
 	}
 	if procs, handed := incarnations(events); procs != 2 || handed != 1 {
 		t.Errorf("incarnations %d, operations handed over %d; want 2 and 1", procs, handed)
+	}
+}
+
+// Goal: the person on call and the depositor act under names of exactly
+// the longest the operator API takes, which it accepts (blind bug 280
+// refused a name of exactly the bound).
+func TestNamesAreTheLongest(t *testing.T) {
+	for _, name := range []string{onCallName, depositorName} {
+		if len(name) != operator.OperatorMax {
+			t.Errorf("%q is %d bytes, want operator.OperatorMax (%d)", name, len(name), operator.OperatorMax)
+		}
+		if err := (operator.Act{Operator: name, Why: "on call"}).Check(); err != nil {
+			t.Errorf("%q refused: %v", name, err)
+		}
 	}
 }
