@@ -77,7 +77,7 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			// The person opens the operation's page first
 			// (operator_look.go).
 			looks.look(string(op.ID), "operator-look")
-			a.resolveLanded, a.resolveFailed = false, false
+			a.newAction()
 			switch kind {
 			case "retry":
 				_, err = svc.Retry(w.ctx, op.ID, act)
@@ -129,7 +129,7 @@ func (w *world) customerCancel(a *actor, svc *operator.Service) {
 		return // the store failed the read, or nothing is waiting
 	}
 	op := rows[w.s.Choose("customer-cancel-pick", len(rows))]
-	a.resolveLanded, a.resolveFailed = false, false
+	a.newAction()
 	_, err = svc.Cancel(w.ctx, op.ID, operator.Act{Operator: onCallName, Why: "the customer asked to stop it"})
 	if other := refusedAsAnother(err, "cancel"); other != "" {
 		panic(fmt.Sprintf("customer cancel %s: %s", w.name(op.ID), other))
@@ -160,6 +160,10 @@ func (w *world) customerCancel(a *actor, svc *operator.Service) {
 // blind bug 280 (a name of exactly the bound refused as too long) pass
 // every world: the only names sent were "sim" and the slips.
 const onCallName = "sim.person-on-call_01:withdrawals-desk@operations.sluice.example"
+
+// newAction forgets what the previous action's write did: refusedAfterWrite
+// judges each action by its own write alone.
+func (a *actor) newAction() { a.resolveLanded, a.resolveFailed = false, false }
 
 // refusedAfterWrite says why a refusal (refused: the service's ErrRefused,
 // the API's 409) is the wrong answer to the action just taken, "" when it

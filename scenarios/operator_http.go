@@ -604,7 +604,7 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 	// The node's answers to this action alone, as served and as the
 	// service's client got them (a cancel is judged by them below).
 	o.a.stepSolidOK, o.a.stepLookupOK, o.a.stepSolidGot, o.a.stepLookupGot = false, false, false, false
-	o.a.resolveLanded, o.a.resolveFailed = false, false
+	o.a.newAction()
 	code, body := o.do(http.MethodPost, path, req)
 	what := "POST " + path
 	answer := "done"
@@ -788,7 +788,7 @@ func (o *operatorScript) customerCancel() {
 	what := "POST " + path
 	req := map[string]string{operator.FieldOperator: onCallName, operator.FieldWhy: "the customer asked to stop it"}
 	o.slip(path, req)
-	o.a.resolveLanded, o.a.resolveFailed = false, false
+	o.a.newAction()
 	code, body := o.do(http.MethodPost, path, req)
 	answer := "done"
 	switch code {
