@@ -49,7 +49,7 @@ func (w *world) overWire(a *actor, caller string, n tron.Node) tron.Node {
 		}
 		return served
 	}}
-	h := srv.Handler()
+	var h http.Handler = &wireContract{w: w, next: srv.Handler()}
 	if w.cfg.MiddleboxP > 0 || w.cfg.ThinAnswerP > 0 || w.cfg.LostRouteP > 0 || w.cfg.NoUpstreamP > 0 {
 		h = &middlebox{w: w, next: h}
 	}
@@ -81,6 +81,11 @@ type served struct {
 	// with a failure of its own (a lost route's 404, a 503 for want of a
 	// backend); 0 when it did not.
 	boxFailed int
+	// res, info, block: the node's answer, which the wire's contract
+	// check holds the server's body to (wire_contract.go).
+	res   tron.BroadcastResult
+	info  tron.TxInfo
+	block tron.Block
 }
 
 // failureClass is how the README's metrics name a failed node call: a
@@ -223,13 +228,13 @@ type servedNode struct {
 
 func (s servedNode) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
 	res, err := s.inner.Broadcast(ctx, tx)
-	s.a.w.served = served{reached: true, err: err}
+	s.a.w.served = served{reached: true, err: err, res: res}
 	return res, err
 }
 
 func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
 	info, err := s.inner.Lookup(ctx, id)
-	s.a.w.served = served{reached: true, err: err}
+	s.a.w.served = served{reached: true, err: err, info: info}
 	if err == nil {
 		s.a.stepLookup, s.a.stepLookupOK = info, true
 		s.a.lookupsServed++
@@ -239,7 +244,7 @@ func (s servedNode) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, erro
 
 func (s servedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
 	b, err := s.inner.HeadBlock(ctx)
-	s.a.w.served = served{reached: true, err: err}
+	s.a.w.served = served{reached: true, err: err, block: b}
 	if err == nil {
 		s.a.stepHead, s.a.stepHeadOK = b, true
 	}
@@ -248,7 +253,7 @@ func (s servedNode) HeadBlock(ctx context.Context) (tron.Block, error) {
 
 func (s servedNode) SolidBlock(ctx context.Context) (tron.Block, error) {
 	b, err := s.inner.SolidBlock(ctx)
-	s.a.w.served = served{reached: true, err: err}
+	s.a.w.served = served{reached: true, err: err, block: b}
 	if err == nil {
 		s.a.stepSolid, s.a.stepSolidOK = b, true
 	}

@@ -51,6 +51,7 @@ type tallied struct {
 }
 
 func (w *world) tally1(call string, err error) {
+	w.asked = wireAsked{}
 	w.crossed(call, err)
 	if w.wt.calls == nil {
 		w.wt = wireTally{calls: map[string]int{}, fails: map[string]int{}}
@@ -62,6 +63,7 @@ func (w *world) tally1(call string, err error) {
 }
 
 func (t tallied) Broadcast(ctx context.Context, tx tron.Transaction) (tron.BroadcastResult, error) {
+	t.w.asked = wireAsked{call: "broadcast", tx: tx}
 	res, err := t.inner.Broadcast(ctx, tx)
 	t.w.tally1("broadcast", err)
 	if err == nil && res.Code != tron.CodeSuccess && res.Code != tron.CodeDupTransactionError {
@@ -75,18 +77,21 @@ func (t tallied) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broad
 }
 
 func (t tallied) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	t.w.asked = wireAsked{call: "lookup", txid: id}
 	info, err := t.inner.Lookup(ctx, id)
 	t.w.tally1("lookup", err)
 	return info, err
 }
 
 func (t tallied) HeadBlock(ctx context.Context) (tron.Block, error) {
+	t.w.asked = wireAsked{call: "head_block"}
 	b, err := t.inner.HeadBlock(ctx)
 	t.w.tally1("head_block", err)
 	return b, err
 }
 
 func (t tallied) SolidBlock(ctx context.Context) (tron.Block, error) {
+	t.w.asked = wireAsked{call: "solid_block"}
 	b, err := t.inner.SolidBlock(ctx)
 	t.w.tally1("solid_block", err)
 	return b, err

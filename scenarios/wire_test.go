@@ -674,7 +674,7 @@ func TestBoxFailuresCrossAsErrors(t *testing.T) {
 		if got := len(w.metricsBreaks) > 0; got != c.broken {
 			t.Errorf("%s: reported %v, want %v (%v)", name, got, c.broken, w.metricsBreaks)
 		}
-		if w.served != (served{}) {
+		if !reflect.DeepEqual(w.served, served{}) {
 			t.Errorf("%s: the record of the call was not cleared", name)
 		}
 	}

@@ -292,6 +292,9 @@ type world struct {
 	// disagreements with it (wire_metrics.go).
 	wt            wireTally
 	metricsBreaks []model.Violation
+	// asked is the node call under way over a wire, as its caller handed
+	// it to the client (wire_contract.go).
+	asked wireAsked
 	// served: what the node behind a wire's server did with the call
 	// under way (wire.go's crossed).
 	served served

@@ -8,12 +8,17 @@
 // Every call is a POST with a JSON body (possibly empty) and a JSON answer,
 // modelled on java-tron's HTTP API:
 //
-//	POST /wallet/broadcasttransaction         {"txid", "transaction"} -> {"code", "message"}
+//	POST /wallet/broadcasttransaction         {"transaction"}         -> {"code", "message"}
 //	POST /wallet/gettransactioninfobyid       {"txid"}                -> TxInfo
 //	POST /wallet/getnowblock                                          -> Block (head)
 //	POST /walletsolidity/getnowblock                                  -> Block (solid head)
 //	GET  /mock/truth                                                  -> Truth (only with Server.Truth)
 //	GET  /healthz
+//
+// The bodies' fields, their units and encodings are the contract in the
+// README's table ("The mock node's API"); the simulator's wire world reads
+// every body with a reader of its own against it, since this package's
+// client and server would agree on any encoding they share.
 //
 // The header X-Node-Caller names the caller (a worker id); the server hands
 // it to Server.Node so that the node can record calls under that name.
