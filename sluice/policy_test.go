@@ -308,3 +308,60 @@ func TestActionNames(t *testing.T) {
 		t.Error(`UnmarshalText("bump") succeeded: TRON has no bump`)
 	}
 }
+
+// Goal: Config.Validate holds each bound at its exact value: the first
+// value that cannot work is refused with a message naming the setting, and
+// the last that can is taken. A setting the service cannot run with must
+// stop it at startup: blind bug 305 let StepsPerClaimMax 0 through (an
+// operator's "no limit"), and every claimed row was released without a
+// step, nothing moving while the workers claimed and released in a loop.
+func TestConfigValidateAtEachBound(t *testing.T) {
+	if err := sluice.DefaultConfig().Validate(); err != nil {
+		t.Fatalf("the default configuration refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name          string
+		refuse, allow func(*sluice.Config)
+		mention       string
+	}{
+		{"expiration window", func(c *sluice.Config) { c.ExpirationWindow = 3*time.Second - time.Millisecond; c.MinValidity = time.Second },
+			func(c *sluice.Config) { c.ExpirationWindow = 3 * time.Second; c.MinValidity = time.Second }, "ExpirationWindow"},
+		{"min validity zero", func(c *sluice.Config) { c.MinValidity = 0 }, func(c *sluice.Config) { c.MinValidity = time.Nanosecond }, "MinValidity"},
+		{"min validity the window", func(c *sluice.Config) { c.MinValidity = c.ExpirationWindow },
+			func(c *sluice.Config) { c.MinValidity = c.ExpirationWindow - time.Nanosecond }, "MinValidity"},
+		{"safety margin", func(c *sluice.Config) { c.SafetyMargin = -time.Nanosecond }, func(c *sluice.Config) { c.SafetyMargin = 0 }, "SafetyMargin"},
+		{"fee limit", func(c *sluice.Config) { c.FeeLimit = 0 }, func(c *sluice.Config) { c.FeeLimit = 1 }, "FeeLimit"},
+		{"fee limit max", func(c *sluice.Config) { c.FeeLimitMax = c.FeeLimit - 1 }, func(c *sluice.Config) { c.FeeLimitMax = c.FeeLimit }, "FeeLimitMax"},
+		{"cancel after", func(c *sluice.Config) { c.Stuck.CancelAfter = c.ExpirationWindow + c.SafetyMargin },
+			func(c *sluice.Config) {
+				c.Stuck.CancelAfter = c.ExpirationWindow + c.SafetyMargin + time.Nanosecond
+				c.Stuck.RebuildAfter = c.ExpirationWindow
+			}, "CancelAfter"},
+		{"park limit", func(c *sluice.Config) { c.ParkLimit = 0 }, func(c *sluice.Config) { c.ParkLimit = 1 }, "ParkLimit"},
+		{"park for", func(c *sluice.Config) { c.ParkFor = 0 }, func(c *sluice.Config) { c.ParkFor = time.Nanosecond }, "ParkFor"},
+		{"park backoff max", func(c *sluice.Config) { c.ParkBackoffMax = 0 }, func(c *sluice.Config) { c.ParkBackoffMax = time.Nanosecond }, "ParkBackoffMax"},
+		{"claim batch", func(c *sluice.Config) { c.ClaimBatch = 0 }, func(c *sluice.Config) { c.ClaimBatch = 1 }, "ClaimBatch"},
+		{"steps per claim", func(c *sluice.Config) { c.StepsPerClaimMax = 0 }, func(c *sluice.Config) { c.StepsPerClaimMax = 1 }, "StepsPerClaimMax"},
+		{"retry not taken", func(c *sluice.Config) { c.RetryNotTaken = 0 }, func(c *sluice.Config) { c.RetryNotTaken = time.Nanosecond }, "retry"},
+		{"retry ambiguous", func(c *sluice.Config) { c.RetryAmbiguous = 0 }, func(c *sluice.Config) { c.RetryAmbiguous = time.Nanosecond }, "retry"},
+		{"poll pending", func(c *sluice.Config) { c.PollPending = 0 }, func(c *sluice.Config) { c.PollPending = time.Nanosecond }, "poll"},
+		{"block interval", func(c *sluice.Config) { c.BlockInterval = 0 }, func(c *sluice.Config) { c.BlockInterval = time.Nanosecond }, "poll"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := sluice.DefaultConfig()
+			tc.refuse(&c)
+			err := c.Validate()
+			if err == nil {
+				t.Fatalf("Validate(%+v) = nil, want a refusal naming %s", c, tc.mention)
+			}
+			if !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("error %q does not name %s", err, tc.mention)
+			}
+			c = sluice.DefaultConfig()
+			tc.allow(&c)
+			if err := c.Validate(); err != nil {
+				t.Errorf("the last value that works refused: %v", err)
+			}
+		})
+	}
+}
