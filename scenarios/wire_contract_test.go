@@ -123,6 +123,32 @@ func TestWireContract(t *testing.T) {
 	if msg := contractAnswer("lookup", sv, http.StatusOK, lookupAns); msg != "" {
 		t.Fatalf("the real lookup answer breaks the contract: %s\n%s", msg, lookupAns)
 	}
+	// The fast path: the contract's own rendering of what was meant is a
+	// body the field-by-field reader takes (so the fast path accepts
+	// nothing the reader would refuse), and it is nodehttp's body byte for
+	// byte but the closing newline (so the usual call takes it).
+	block := tron.Block{Number: 206, ID: [32]byte{0xab, 1}, Time: time.Date(2026, 1, 1, 0, 2, 0, 0, time.UTC)}
+	for _, c := range []struct {
+		call string
+		sv   served
+		real []byte
+	}{
+		{"broadcast", sv, bcastAns}, {"lookup", sv, lookupAns},
+		{"lookup", served{reached: true, info: tron.TxInfo{Txid: tx.Txid(), Status: tron.Unknown, NodeSolid: 162}}, nil},
+		{"head_block", served{reached: true, block: block}, nil},
+		{"broadcast", served{reached: true, res: tron.BroadcastResult{Code: tron.CodeSigError, Message: "bad \"sig\""}}, nil},
+	} {
+		canon := canonicalAnswer(nil, c.call, c.sv)
+		if msg := contractAnswer(c.call, c.sv, http.StatusOK, canon); msg != "" {
+			t.Errorf("%s: the contract's own rendering %s breaks it: %s", c.call, canon, msg)
+		}
+		if c.real != nil && string(canon)+"\n" != string(c.real) {
+			t.Errorf("%s: nodehttp's body\n%s\nis not the contract's rendering\n%s", c.call, c.real, canon)
+		}
+	}
+	if canon := canonicalRequest(nil, wireAsked{call: "lookup", txid: tx.Txid()}); string(canon) != string(lookup) {
+		t.Errorf("lookup: nodehttp's request %s is not the contract's rendering %s", lookup, canon)
+	}
 	swap := func(a, b string) func(map[string]json.RawMessage) {
 		return func(f map[string]json.RawMessage) { f[a], f[b] = f[b], f[a] }
 	}
