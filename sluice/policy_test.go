@@ -324,7 +324,10 @@ func TestConfigValidateAtEachBound(t *testing.T) {
 		refuse, allow func(*sluice.Config)
 		mention       string
 	}{
-		{"expiration window", func(c *sluice.Config) { c.ExpirationWindow = 3*time.Second - time.Millisecond; c.MinValidity = time.Second },
+		{"expiration window", func(c *sluice.Config) {
+			c.ExpirationWindow = 3*time.Second - time.Millisecond
+			c.MinValidity = time.Second
+		},
 			func(c *sluice.Config) { c.ExpirationWindow = 3 * time.Second; c.MinValidity = time.Second }, "ExpirationWindow"},
 		{"min validity zero", func(c *sluice.Config) { c.MinValidity = 0 }, func(c *sluice.Config) { c.MinValidity = time.Nanosecond }, "MinValidity"},
 		{"min validity the window", func(c *sluice.Config) { c.MinValidity = c.ExpirationWindow },
