@@ -89,6 +89,10 @@ func (c *wireContract) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	rw.Write(c.rec.body)
 }
 
+// contractStatus names a lookup's status as the contract writes it (its
+// own table, not tron.Status.String, which the server encodes with).
+var contractStatus = map[tron.Status]string{tron.Unknown: "unknown", tron.Pending: "pending", tron.Included: "included"}
+
 // contractPaths are the paths of the node API's calls, by the README.
 var contractPaths = map[string]string{
 	"broadcast": "/wallet/broadcasttransaction", "lookup": "/wallet/gettransactioninfobyid",
@@ -207,7 +211,7 @@ func contractInfo(f map[string]json.RawMessage, in tron.TxInfo) string {
 	if msg := contractHex(f, "txid", in.Txid[:]); msg != "" {
 		return msg
 	}
-	status := map[tron.Status]string{tron.Unknown: "unknown", tron.Pending: "pending", tron.Included: "included"}[in.Status]
+	status := contractStatus[in.Status]
 	if msg := contractString(f, "status", status); msg != "" {
 		return msg
 	}
@@ -414,7 +418,7 @@ func canonicalAnswer(b []byte, call string, sv served) []byte {
 		b = append(b, `{"txid":"`...)
 		b = hex.AppendEncode(b, in.Txid[:])
 		b = append(b, `","status":`...)
-		b = strconv.AppendQuote(b, map[tron.Status]string{tron.Unknown: "unknown", tron.Pending: "pending", tron.Included: "included"}[in.Status])
+		b = strconv.AppendQuote(b, contractStatus[in.Status])
 		if in.BlockNumber != 0 {
 			b = append(b, `,"block_number":`...)
 			b = strconv.AppendInt(b, in.BlockNumber, 10)
