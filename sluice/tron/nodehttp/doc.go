@@ -18,7 +18,10 @@
 // The bodies' fields, their units and encodings are the contract in the
 // README's table ("The mock node's API"); the simulator's wire world reads
 // every body with a reader of its own against it, since this package's
-// client and server would agree on any encoding they share.
+// client and server would agree on any encoding they share. Within this
+// package, TestBodiesByTheBytes pins one body of each kind in
+// testdata/bodies.txt, read against that table, and holds the client to
+// reading each pinned answer back.
 //
 // The header X-Node-Caller names the caller (a worker id); the server hands
 // it to Server.Node so that the node can record calls under that name.
