@@ -32,6 +32,7 @@ func TestOperatorFlags(t *testing.T) {
 		{"no token", "", []string{"-operator-addr", "127.0.0.1:0"}, "-operator-addr 127.0.0.1:0 needs the operator API's bearer token in $SLUICE_OPERATOR_TOKEN"},
 		{"short token", "123456789012345", []string{"-operator-addr", "127.0.0.1:0"}, "$SLUICE_OPERATOR_TOKEN: operator token is 15 bytes, want at least 16"},
 		{"token with a space", "0123456789 abcdef", []string{"-operator-addr", "127.0.0.1:0"}, "space"},
+		{"token with its file's newline", "5f1c9e2a0b7d43e8a6c1\n", []string{"-operator-addr", "127.0.0.1:0"}, "byte 20 is a space, control or non-ASCII byte"},
 		{"valid", "0123456789abcdef", []string{"-operator-addr", "127.0.0.1:0"}, ""},
 		{"token unused without the listener", "short", nil, ""},
 	} {
@@ -46,6 +47,11 @@ func TestOperatorFlags(t *testing.T) {
 				t.Errorf("err %v, stderr %q; want a refusal that says %q", err, errb.String(), c.says)
 			case c.says == "" && cfg.operatorToken != c.token:
 				t.Errorf("token %q, want %q from the environment", cfg.operatorToken, c.token)
+			case c.says != "" && c.token != "" && strings.Contains(errb.String(), c.token[:8]):
+				// The refusal is logged: it says what is wrong with the
+				// token, never the token, which may be the real one but
+				// for a stray byte.
+				t.Errorf("the refusal shows the token: %q", errb.String())
 			}
 		})
 	}

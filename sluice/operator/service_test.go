@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,15 @@ func TestCancelNeedsProofOfDeath(t *testing.T) {
 
 	_, err := w.svc.Cancel(w.ctx, id, act)
 	wantRefused(t, "cancel right after the park", err, "may still land until the solid chain passes")
+	// The wait it names is what the person on call acts on: the row's own
+	// expiration plus the configured margin, less the solid block's time
+	// (read here from the row and the node, not from the message's own
+	// parts alone). Short by the margin, a retry at that time is refused
+	// again, and a wait shown as past tempts a refund by hand.
+	exp := time.UnixMilli(w.get(id).Envelope.Raw.Expiration).UTC()
+	solid := w.node.Solid()
+	wantRefused(t, "cancel right after the park", err, fmt.Sprintf("its expiration %s plus the margin %s; the solid block #%d is at %s, %s short: wait",
+		exp.Format(time.RFC3339), w.cfg.SafetyMargin, solid.Number, solid.Time.UTC().Format(time.RFC3339), exp.Add(w.cfg.SafetyMargin).Sub(solid.Time)))
 	if op := w.get(id); op.State != sluice.Broadcasting || w.hold(id).State != sluice.HoldHeld {
 		t.Fatalf("a refused cancel changed the row or the hold: %s, hold %s", op.State, w.hold(id).State)
 	}
@@ -256,7 +266,11 @@ func TestResolvePaidRefusesARetiredTxid(t *testing.T) {
 		t.Fatalf("%s with txid %s, want review with a new txid", op.State, op.Envelope.Txid.Short())
 	}
 	_, err := w.svc.ResolvePaid(w.ctx, id, retired, act)
-	wantRefused(t, "resolve with a retired txid", err, "was retired with proof of death")
+	// The person on call acts on which txid the refusal calls dead and
+	// which current: swapped, it tells them the one that may still pay is
+	// dead.
+	wantRefused(t, "resolve with a retired txid", err,
+		fmt.Sprintf("txid %s was retired with proof of death; only the current txid %s can have paid", retired, op.Envelope.Txid))
 }
 
 // Goal: a cancel of a review whose transaction landed is refused even once
