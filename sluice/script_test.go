@@ -756,9 +756,9 @@ func configKeys() []string {
 }
 
 func (r *runner) cmdConfig(c *scriptCmd) error {
-	if len(r.actors) > 0 {
-		return c.errorf("config after spawn: each worker copied the config when it was spawned")
-	}
+	// After a spawn it is a deploy of new settings: the workers running
+	// keep the config they were spawned with, the ones spawned later take
+	// the new one, and rows built under the old one meet the new.
 	if len(c.keys) == 0 {
 		return c.errorf("nothing to set (keys: %s)", strings.Join(configKeys(), ", "))
 	}
@@ -1307,7 +1307,7 @@ func (r *runner) cmdClaim(c *scriptCmd) error {
 	if err != nil {
 		return err
 	}
-	limit := r.w.cfg.ClaimBatch
+	limit := a.worker.Pipeline.Config.ClaimBatch
 	if v, ok := c.kv["limit"]; ok {
 		if limit, err = parseCount(c, "limit", v); err != nil {
 			return err
