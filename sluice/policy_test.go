@@ -242,6 +242,22 @@ func TestPolicyWaitedFromTheFirstSend(t *testing.T) {
 	}
 }
 
+// Goal: a sent row with no first-send time (one a release before the stamp
+// wrote, or a backfill missed) measures no waiting: it is never cancelled
+// or sent to review for time, however long ago the chain says it expired.
+// Measured from the zero time, it would have waited centuries, and its
+// first proof of death would fail a withdrawal the policy should rebuild.
+func TestPolicyNoFirstSendTimeIsNoWaiting(t *testing.T) {
+	for _, state := range []sluice.State{sluice.Broadcast, sluice.Broadcasting} {
+		op := sentOp(1)
+		op.State, op.FirstSentAt = state, time.Time{}
+		d := policy.Decide(op, dead(), sentAt.Add(30*time.Hour))
+		if d.Waited != 0 || d.Action == sluice.Cancel || d.Action == sluice.Escalate {
+			t.Errorf("%s with no first-send time: Decide = %s; want no waiting measured, and no cancel or review for time", state, d)
+		}
+	}
+}
+
 // Goal: an impossible policy is refused with a message naming the field and
 // its value, and the service's Config.Validate refuses it too, so a bad
 // policy stops the service at startup rather than quietly hollowing out one

@@ -273,6 +273,36 @@ func TestResolvePaidRefusesARetiredTxid(t *testing.T) {
 		fmt.Sprintf("txid %s was retired with proof of death; only the current txid %s can have paid", retired, op.Envelope.Txid))
 }
 
+// uncounted is a store as a release that did not count builds left it: the
+// envelope is written, the build count stays 0. The schema allows such a
+// row (builds has no tie to txid), and so might a repair by hand.
+type uncounted struct{ sluice.Store }
+
+func (u uncounted) CAS(ctx context.Context, c sluice.Change) (sluice.Operation, error) {
+	c.Builds = 0
+	return u.Store.CAS(ctx, c)
+}
+
+// Goal: what makes a cancel safe without proof is that the row never had a
+// txid, not its build count. A row sent under a txid but with no build
+// counted (an older release, a repair) is refused a cancel like any other
+// sent row: its transaction may still land, and a cancel then would
+// release the hold of a payment.
+func TestCancelOfASentRowNeedsProofWhateverItsBuildCount(t *testing.T) {
+	w := newWorld(t, nil)
+	w.worker.Pipeline.Store = uncounted{w.store}
+	w.fund("cust-1", "100")
+	id := w.parkedInBroadcasting("cust-1")
+	if op := w.get(id); op.Builds != 0 || op.Envelope.Txid.IsZero() {
+		t.Fatalf("builds %d, txid %s: want a sent row with no build counted", op.Builds, op.Envelope.Txid.Short())
+	}
+	_, err := w.svc.Cancel(w.ctx, id, act)
+	wantRefused(t, "cancel of a sent row with no build counted", err, "may still land until the solid chain passes")
+	if op := w.get(id); op.State != sluice.Broadcasting || w.hold(id).State != sluice.HoldHeld {
+		t.Fatalf("a refused cancel changed the row or the hold: %s, hold %s", op.State, w.hold(id).State)
+	}
+}
+
 // Goal: a cancel of a review whose transaction landed is refused even once
 // every other condition holds: an included SUCCESS is never cancelled.
 func TestCancelRefusesAReviewThatPaid(t *testing.T) {
