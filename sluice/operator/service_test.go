@@ -616,6 +616,44 @@ func TestResolvePaidAcceptsAPaymentThatReachedTheRecipient(t *testing.T) {
 	}
 }
 
+// Goal: a queue longer than the default page (a long shortage parks
+// withdrawals by the hundred) is shown whole by a page as long as the
+// caller asked, and paged through without a gap: each of its reads asks
+// for the caller's limit, not the default's.
+func TestQueueLongerThanTheDefaultPage(t *testing.T) {
+	// Parked for an hour, so that none is sent again while the others
+	// are made.
+	w := newWorld(t, func(c *sluice.Config) { c.RetryAmbiguous, c.ParkBackoffMax = time.Hour, time.Hour })
+	w.fund("cust-1", "100000")
+	n := operator.QueueDefault + 10
+	for range n {
+		w.parkedInBroadcasting("cust-1")
+	}
+	all, err := w.svc.Queue(w.ctx, "", operator.QueueMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Items) != n || all.Next != "" {
+		t.Fatalf("a page of %d shows %d of the %d parked operations (next %q)", operator.QueueMax, len(all.Items), n, all.Next)
+	}
+	var seen int
+	after := sluice.OperationID("")
+	for range n {
+		page, err := w.svc.Queue(w.ctx, after, operator.QueueDefault+5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen += len(page.Items)
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	if seen != n {
+		t.Errorf("pages of %d show %d of the %d parked operations", operator.QueueDefault+5, seen, n)
+	}
+}
+
 // Goal: paging through the queue shows every operation in it exactly once,
 // whatever the page size, when reviews and parked operations interleave:
 // the queue merges two reads of up to limit rows each, and the cursor must
