@@ -209,6 +209,7 @@ type report struct {
 	outages     []time.Duration // each restart or crash, from its command to the first query answered
 	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
 	races       []string        // the race detector's reports in the processes' logs (-race), one line each
+	leaks       []string        // a secret of the run found in a process's log, one line each
 	// audit is what sluice audit's checks found in the same database and
 	// chain: the live invariants and the reconciliation of every solid
 	// block. Nil in a report no audit was run for.
@@ -257,6 +258,9 @@ func (r *report) failures(cfg config) []string {
 	}
 	for _, race := range r.races {
 		out = append(out, "data race: "+race)
+	}
+	for _, leak := range r.leaks {
+		out = append(out, "secret in a log: "+leak)
 	}
 	if r.audit != nil {
 		rest, missed := r.strays.sortFindings(r.audit)
@@ -909,6 +913,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 		rep.metricsErr = got.err.Error()
 	}
 	rep.races = dataRaces(ps.list())
+	// The operator token is the one secret every process of the run is
+	// handed that its logs must never show: whoever reads the logs (a
+	// ticket, a log shipper) could then credit, cancel and resolve.
+	rep.leaks = secretsInLogs(ps.list(), map[string]string{"the operator token": token})
 	for _, op := range ops {
 		rep.withdrawals++
 		rep.byState[op.State]++

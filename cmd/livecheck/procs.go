@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -289,6 +291,31 @@ func dataRaces(ps []*proc) []string {
 			first += " " + strings.TrimSpace(lines[1])
 		}
 		out = append(out, fmt.Sprintf("%s (log %s): %d reports; the first: %s", p.name, p.logPath, n, first))
+	}
+	return out
+}
+
+// secretsInLogs reads every child's log for each secret (by the name the
+// report gives it), in full or as its first half, which a log that cuts or
+// masks a value by its end would still show: one line for each process and
+// secret found, in the processes' order and the names' sorted order.
+func secretsInLogs(ps []*proc, secrets map[string]string) []string {
+	names := slices.Sorted(maps.Keys(secrets))
+	var out []string
+	for _, p := range ps {
+		b, err := os.ReadFile(p.logPath)
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			secret := secrets[name]
+			if len(secret) < 8 {
+				continue // too short to find without false alarms; CheckToken refuses such a token anyway
+			}
+			if n := bytes.Count(b, []byte(secret[:len(secret)/2])); n > 0 {
+				out = append(out, fmt.Sprintf("%s (log %s) shows %s %d times", p.name, p.logPath, name, n))
+			}
+		}
 	}
 	return out
 }

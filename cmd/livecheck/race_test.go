@@ -68,3 +68,42 @@ func TestInvalidCreditsCountedInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a secret of the run in any process's log fails the run, named by
+// the process and the secret; the secret is found in full or cut to its
+// first half, and a log without it adds nothing.
+func TestSecretsInLogsFailTheRun(t *testing.T) {
+	const token = "5f1c9e2a0b7d43e8a6c1d2e3f4a5b6c7"
+	dir := t.TempDir()
+	logs := map[string]string{
+		"node":    "level=INFO msg=\"operator API\" auth=\"Bearer " + token + "\"\n",
+		"worker1": "level=INFO msg=started token=" + token[:16] + "...\n",
+		"worker2": "level=INFO msg=started token=4 worker=w2\n",
+	}
+	var ps []*proc
+	for _, name := range []string{"node", "worker1", "worker2"} {
+		p := &proc{name: name, logPath: filepath.Join(dir, name+".log")}
+		if err := os.WriteFile(p.logPath, []byte(logs[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	leaks := secretsInLogs(ps, map[string]string{"the operator token": token})
+	if len(leaks) != 2 || !strings.HasPrefix(leaks[0], "node (log ") || !strings.HasPrefix(leaks[1], "worker1 (log ") ||
+		!strings.HasSuffix(leaks[0], "shows the operator token 1 times") {
+		t.Fatalf("secretsInLogs = %q, want the node's and worker1's logs named", leaks)
+	}
+	rep := &report{leaks: leaks, tally: &tally{}}
+	found := 0
+	for _, f := range rep.failures(defaults()) {
+		if strings.HasPrefix(f, "secret in a log: ") {
+			found++
+		}
+	}
+	if found != 2 {
+		t.Errorf("failures %q do not name both leaks", rep.failures(defaults()))
+	}
+	if got := secretsInLogs(ps[2:], map[string]string{"the operator token": token}); len(got) != 0 {
+		t.Errorf("a log without the token: %q", got)
+	}
+}
