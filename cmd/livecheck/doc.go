@@ -121,8 +121,8 @@
 // retry of a parked row landed. make livecheck runs with -short-every 25.
 //
 // Every process's log is read at the end for the run's operator token, in
-// full or its first half: one found fails the run, since whoever reads the
-// logs could then credit, cancel and resolve.
+// full or a quarter of it at either end: one found fails the run, since
+// whoever reads the logs could then credit, cancel and resolve.
 //
 // Everything listens on 127.0.0.1; nothing leaves the machine.
 package main
