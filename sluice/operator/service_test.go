@@ -636,21 +636,26 @@ func TestQueueLongerThanTheDefaultPage(t *testing.T) {
 	if len(all.Items) != n || all.Next != "" {
 		t.Fatalf("a page of %d shows %d of the %d parked operations (next %q)", operator.QueueMax, len(all.Items), n, all.Next)
 	}
-	var seen int
+	var want, got []sluice.OperationID
+	for _, it := range all.Items {
+		want = append(want, it.Operation.ID)
+	}
 	after := sluice.OperationID("")
 	for range n {
 		page, err := w.svc.Queue(w.ctx, after, operator.QueueDefault+5)
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen += len(page.Items)
+		for _, it := range page.Items {
+			got = append(got, it.Operation.ID)
+		}
 		if page.Next == "" {
 			break
 		}
 		after = page.Next
 	}
-	if seen != n {
-		t.Errorf("pages of %d show %d of the %d parked operations", operator.QueueDefault+5, seen, n)
+	if !equalIDs(got, want) {
+		t.Errorf("pages of %d show %d operations, not each of the %d parked once", operator.QueueDefault+5, len(got), n)
 	}
 }
 
