@@ -616,6 +616,35 @@ func TestResolvePaidAcceptsAPaymentThatReachedTheRecipient(t *testing.T) {
 	}
 }
 
+// pageIDs lists a page's operation ids, in its order.
+func pageIDs(p operator.Page) []sluice.OperationID {
+	var ids []sluice.OperationID
+	for _, it := range p.Items {
+		ids = append(ids, it.Operation.ID)
+	}
+	return ids
+}
+
+// pageThrough reads the queue from its start in pages of limit, following
+// each page's cursor, at most pages of them, and lists every id shown.
+func (w *world) pageThrough(limit, pages int) []sluice.OperationID {
+	w.t.Helper()
+	var ids []sluice.OperationID
+	after := sluice.OperationID("")
+	for range pages {
+		page, err := w.svc.Queue(w.ctx, after, limit)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		ids = append(ids, pageIDs(page)...)
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	return ids
+}
+
 // Goal: a queue longer than the default page (a long shortage parks
 // withdrawals by the hundred) is shown whole by a page as long as the
 // caller asked, and paged through without a gap: each of its reads asks
@@ -636,25 +665,7 @@ func TestQueueLongerThanTheDefaultPage(t *testing.T) {
 	if len(all.Items) != n || all.Next != "" {
 		t.Fatalf("a page of %d shows %d of the %d parked operations (next %q)", operator.QueueMax, len(all.Items), n, all.Next)
 	}
-	var want, got []sluice.OperationID
-	for _, it := range all.Items {
-		want = append(want, it.Operation.ID)
-	}
-	after := sluice.OperationID("")
-	for range n {
-		page, err := w.svc.Queue(w.ctx, after, operator.QueueDefault+5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			got = append(got, it.Operation.ID)
-		}
-		if page.Next == "" {
-			break
-		}
-		after = page.Next
-	}
-	if !equalIDs(got, want) {
+	if got, want := w.pageThrough(operator.QueueDefault+5, n), pageIDs(all); !equalIDs(got, want) {
 		t.Errorf("pages of %d show %d operations, not each of the %d parked once", operator.QueueDefault+5, len(got), n)
 	}
 }
@@ -676,30 +687,12 @@ func TestQueuePagesShowEveryOperationOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []sluice.OperationID
-	for _, it := range all.Items {
-		want = append(want, it.Operation.ID)
-	}
+	want := pageIDs(all)
 	if len(want) != 3 {
 		t.Fatalf("setup: the queue holds %v, want two reviews and a parked operation", want)
 	}
 	for limit := 1; limit <= 3; limit++ {
-		var got []sluice.OperationID
-		after := sluice.OperationID("")
-		for range 10 {
-			page, err := w.svc.Queue(w.ctx, after, limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, it := range page.Items {
-				got = append(got, it.Operation.ID)
-			}
-			if page.Next == "" {
-				break
-			}
-			after = page.Next
-		}
-		if !equalIDs(got, want) {
+		if got := w.pageThrough(limit, 10); !equalIDs(got, want) {
 			t.Errorf("pages of %d: %v, want %v", limit, got, want)
 		}
 	}
