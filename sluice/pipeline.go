@@ -29,7 +29,9 @@ type Config struct {
 	Stuck StuckPolicy
 	// FeeLimit is raw_data.fee_limit in sun. A rebuild after an
 	// OUT_OF_ENERGY receipt doubles the failed envelope's limit, up to
-	// FeeLimitMax.
+	// FeeLimitMax; any other rebuild keeps the old envelope's. Every
+	// envelope is built between FeeLimit and FeeLimitMax as they are when
+	// it is built, whatever they were when the row's earlier ones were.
 	FeeLimit    int64
 	FeeLimitMax int64
 
@@ -485,7 +487,10 @@ func (p *Pipeline) rebuild(ctx context.Context, w WorkerID, op Operation, ev *Ev
 	if ev != nil && ev.Receipt == tron.ReceiptOutOfEnergy {
 		fee = min(2*fee, p.Config.FeeLimitMax)
 	}
-	fee = max(fee, p.Config.FeeLimit)
+	// Within today's limits, whatever release built the old envelope: a
+	// deploy may have raised FeeLimit above it or lowered FeeLimitMax
+	// below it since (Validate keeps FeeLimit <= FeeLimitMax).
+	fee = min(max(fee, p.Config.FeeLimit), p.Config.FeeLimitMax)
 	env, werr := p.newEnvelope(ctx, op, op.Builds+1, fee)
 	if werr != "" {
 		return p.unavailable(op, werr), nil
