@@ -214,6 +214,9 @@ type opb struct {
 	token sluice.FencingToken
 	proc  string // the incarnation holding the latest claim
 	fee   int64  // the fee limit of the envelopes it builds next (0: 30 TRX)
+	// floor and ceil are the fee limits of the release its builder runs,
+	// recorded on its builds (0: none recorded).
+	floor, ceil int64
 }
 
 func (o *opb) row() *sluice.Operation { return o.b.row(o.id) }
@@ -752,6 +755,10 @@ func (o *opb) reenvelope(ev *sluice.Evidence, d *sluice.Decision) *opb {
 func (o *opb) built(at time.Time) {
 	w := &o.b.s.Writes[len(o.b.s.Writes)-1]
 	w.Built, w.BuiltHead, w.BuiltSolid = true, o.b.head(at).Time, o.b.solid(w.At).Number
+	if o.floor > 0 {
+		env := &o.row().Envelope
+		w.FeeLimit, w.FeeFloor, w.FeeCeiling, w.Txid = env.Raw.FeeLimit, o.floor, o.ceil, env.Txid
+	}
 }
 
 // broadcastAndConfirm is the happy tail: write-ahead, accepted send,

@@ -10,7 +10,8 @@ import (
 
 // CheckFeeLimits judges what the hot wallet paid for energy, by the chain's
 // own inclusions (the fee limit the bytes on chain carry and the receipt
-// they got, never what a store recorded):
+// they got, never what a store recorded), and what the workers built, by
+// the world's record of each build and of the release its worker ran:
 //
 //   - no transaction lands with a fee limit above FeeLimitMax, the most the
 //     owner agreed to burn on one transfer (judged when the world set it);
@@ -19,15 +20,42 @@ import (
 //     already (nothing higher is allowed): energy did not get cheaper, so
 //     the same limit buys no more of it, and the limit it burns buys
 //     nothing.
+//   - no worker builds an envelope with a fee limit below the FeeLimit of
+//     the release it runs, or above that release's FeeLimitMax (the
+//     world's record of the release, WriteRecord.FeeFloor and FeeCeiling):
+//     a rebuild starts from the row's earlier limit, and that limit may
+//     come from a release with other limits (a deploy between the builds).
 //
 // A rebuild after OUT_OF_ENERGY must raise the limit; a rebuild for any
 // other reason must not lower it below one that ran out. The order is the
 // chain's: a txid proven dead by its own failed receipt lands before the
-// rebuild that answers it.
+// rebuild that answers it. "Nothing higher is allowed" is judged by the
+// ceiling of the release that built the transaction that ran out again.
 func CheckFeeLimits(s *Snapshot) []Violation {
 	s = withMemo(s)
 	own := readOwnership(s)
 	var vs []Violation
+	// The ceiling each built txid was built under.
+	var ceiling map[tron.Txid]int64
+	for i := range s.Writes {
+		wr := &s.Writes[i]
+		if !wr.Built || wr.FeeFloor == 0 {
+			continue
+		}
+		if wr.FeeLimit < wr.FeeFloor || wr.FeeLimit > wr.FeeCeiling {
+			edge, limit := "below the FeeLimit", wr.FeeFloor
+			if wr.FeeLimit > wr.FeeCeiling {
+				edge, limit = "above the FeeLimitMax", wr.FeeCeiling
+			}
+			vs = append(vs, Violation{Invariant: FeeLimits, Operation: wr.Op, Message: fmt.Sprintf(
+				"op %s: %s built txid %s with fee limit %s, %s %s of the release it runs",
+				wr.Op, wr.Proc, wr.Txid.Short(), trx(wr.FeeLimit), edge, trx(limit))})
+		}
+		if ceiling == nil {
+			ceiling = make(map[tron.Txid]int64)
+		}
+		ceiling[wr.Txid] = wr.FeeCeiling
+	}
 	// The highest fee limit each withdrawal ran out of energy at so far,
 	// and the txid that did.
 	type spent struct {
@@ -51,7 +79,11 @@ func CheckFeeLimits(s *Snapshot) []Violation {
 		}
 		for _, id := range owners {
 			before, ok := ran[id]
-			if ok && in.FeeLimit <= before.limit && (s.FeeLimitMax == 0 || before.limit < s.FeeLimitMax) {
+			top, built := ceiling[in.Txid]
+			if !built {
+				top = s.FeeLimitMax
+			}
+			if ok && in.FeeLimit <= before.limit && (top == 0 || before.limit < top) {
 				burnt := ""
 				if in.Burnt > 0 {
 					burnt = ", burning " + trx(in.Burnt)

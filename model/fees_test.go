@@ -16,18 +16,75 @@ const opEnergy = 20 // runs out of energy, rebuilt with the fee limits a case gi
 // with that proof (and parked, then retried by an operator, as opReverted
 // is), and the last confirms.
 func outOfEnergy(b *builder, fees ...int64) *opb {
+	builds := make([]feeBuild, len(fees))
+	for i, f := range fees {
+		builds[i].fee = f
+	}
+	return outOfEnergyBuilds(b, builds...)
+}
+
+// feeBuild is one envelope of opEnergy: its fee limit, and the limits of
+// the release its builder runs (0: none recorded), in TRX.
+type feeBuild struct{ fee, floor, ceil int64 }
+
+// outOfEnergyBuilds is outOfEnergy with each build's release recorded.
+func outOfEnergyBuilds(b *builder, builds ...feeBuild) *opb {
 	o := b.create(opEnergy, 1_000_000, "c1").claim()
-	o.fee = fees[0] * 1_000_000
+	set := func(f feeBuild) {
+		o.fee, o.floor, o.ceil = f.fee*1_000_000, f.floor*1_000_000, f.ceil*1_000_000
+	}
+	set(builds[0])
 	o.build()
-	for _, f := range fees[1:] {
+	for _, f := range builds[1:] {
 		o.step(sluice.Broadcasting, nil).send(true).step(sluice.Broadcast, nil).include(tron.ReceiptOutOfEnergy)
 		why := fmt.Sprintf("receipt %s in solid block #%d: no tokens moved", tron.ReceiptOutOfEnergy, b.inclusion(o.txid()).BlockNumber)
-		o.fee = f * 1_000_000
+		set(f)
 		o.reenvelope(o.receiptEvidence(), o.decide(sluice.Rebuild, why)).park(why)
 		o.resolve("alice", sluice.Signing, "energy bought", nil)
 		o.claimBy("w2").sign()
 	}
 	return o.broadcastAndConfirm()
+}
+
+// Goal: every envelope is built within the fee limits of the release its
+// builder runs, whatever release built the row's earlier ones (a deploy
+// between them), and "nothing higher is allowed" is judged by the ceiling
+// of the release that built the transaction that ran out again. Method:
+// opEnergy's builds recorded with their releases' limits; the world's
+// FeeLimitMax is the higher release's, as a world that deploys sets it.
+func TestFeeLimitsOfTheBuildersRelease(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		builds []feeBuild
+		caught string // "" for a clean run
+	}{
+		{name: "raised floor met", builds: []feeBuild{{40, 40, 240}, {80, 60, 240}}},
+		{name: "raised floor: the rebuild doubles from the old limit", builds: []feeBuild{{40, 40, 240}, {80, 100, 320}},
+			caught: "w1 built txid %s with fee limit 80 TRX, below the FeeLimit 100 TRX of the release it runs"},
+		{name: "old limit kept under a raised floor", builds: []feeBuild{{40, 40, 240}, {40, 60, 240}},
+			caught: "built txid %s with fee limit 40 TRX, below the FeeLimit 60 TRX of the release it runs"},
+		{name: "old limit kept over a lowered cap", builds: []feeBuild{{160, 40, 240}, {160, 20, 120}},
+			caught: "built txid %s with fee limit 160 TRX, above the FeeLimitMax 120 TRX of the release it runs"},
+		{name: "at a lowered cap it may stay, below a limit that ran out", builds: []feeBuild{{160, 40, 240}, {120, 20, 120}, {120, 20, 120}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := clean(t)
+			b.s.FeeLimitMax = 320_000_000
+			outOfEnergyBuilds(b, c.builds...)
+			got := CheckFeeLimits(&b.s)
+			if c.caught == "" {
+				if all := Check(&b.s); len(all) > 0 {
+					t.Fatalf("want a clean run, got:\n%s", describe(all))
+				}
+				return
+			}
+			txids := readOwnership(&b.s).of(opID(opEnergy))
+			want := fmt.Sprintf(c.caught, txids[len(txids)-1].Short())
+			if len(got) != 1 || got[0].Operation != opID(opEnergy) || !strings.Contains(got[0].Message, want) {
+				t.Fatalf("want one %s violation about op %d mentioning %q, got:\n%s", FeeLimits, opEnergy, want, describe(got))
+			}
+		})
+	}
 }
 
 // Goal: a withdrawal that ran out of energy is rebuilt with a higher fee

@@ -86,8 +86,9 @@ type Snapshot struct {
 	// envelopes' expirations are not judged.
 	ExpirationWindow time.Duration
 	// FeeLimitMax is the most the owner agreed to burn on one transfer's
-	// energy (the core's FeeLimitMax as the world set it); zero: the cap
-	// is not judged.
+	// energy (the core's FeeLimitMax as the world set it, the highest of
+	// its releases' where a deploy rolled another out); zero: the cap is
+	// not judged.
 	FeeLimitMax int64
 
 	// The ledger. Deposits is the world's own record of every credit it
@@ -366,6 +367,13 @@ type WriteRecord struct {
 	// them: paced-polling holds the next send after a rebuild for a failed
 	// receipt to a park's wait unless another claim came between.
 	Claims, Sends int
+	// FeeLimit, on a Built write, is the stored envelope's fee limit;
+	// FeeFloor and FeeCeiling are the limits of the release the writing
+	// worker ran, as the world configured it (never as the core read its
+	// configuration): fee-limits holds the envelope between them.
+	FeeLimit, FeeFloor, FeeCeiling int64
+	// Txid, on a Built write, is the stored envelope's txid.
+	Txid tron.Txid
 }
 
 // Why a worker sent an operation to review, as the world read its step
