@@ -69,6 +69,12 @@ GATE_FEES_SEEDS ?= 2000
 gate-fees: explore-bin
 	$(EXPLORE_BIN) -world fees -seeds $(GATE_FEES_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-fees.json
 
+## gate-deploys: the same for the deploys world (fees with a rolling deploy mid-run: every envelope within the fee limits of the release that built it)
+GATE_DEPLOYS_SEEDS ?= 2000
+.PHONY: gate-deploys
+gate-deploys: explore-bin
+	$(EXPLORE_BIN) -world deploys -seeds $(GATE_DEPLOYS_SEEDS) -seed-start $(GATE_START) -recheck 0.01 -require-coverage -json gate-deploys.json
+
 ## gate-proxies: the same for the proxies world (wire whose proxy drops fields the node client must insist on, loses the lookup route, has no backend; a per-call balancer; customers watching reviews)
 GATE_PROXIES_SEEDS ?= 1000
 .PHONY: gate-proxies

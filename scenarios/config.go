@@ -273,6 +273,13 @@ type Config struct {
 	// service, or its HTTP API in a wire world (deposits.go).
 	DepositEvery Duration `json:",omitempty"`
 
+	// Deploy, if set, rolls a new release of the workers out once in the
+	// run, as a rolling deploy does (deploy.go): from a moment chosen on
+	// the tape every worker started runs the new release's settings, and
+	// the running ones are stopped one by one to make way for it, so that
+	// rows built under one release are picked up under the other.
+	Deploy *Deploy `json:",omitempty"`
+
 	HealAt         Duration // faults stop here
 	LivenessBudget Duration // then every accepted operation must settle within this
 	ConductorPoll  Duration
@@ -401,6 +408,9 @@ func (c Config) Validate() error {
 		if p < 0 || p >= 1 {
 			return fmt.Errorf("world %s: probability %v outside [0, 1)", c.Name, p)
 		}
+	}
+	if err := c.Deploy.validate(c.Name); err != nil {
+		return err
 	}
 	return c.Sluice.Validate()
 }
@@ -794,7 +804,30 @@ func Settings() Config {
 	return c
 }
 
-var worlds = map[string]func() Config{"settings": Settings, "ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees, "proxies": Proxies}
+// Deploys is fees with a rolling deploy of a new release between its
+// first minute and its fourth (Config.Deploy): the new release raises the
+// starting fee limit, raises it and the ceiling, or lowers both, below
+// limits the old release's rebuilds already reached. Every envelope must be
+// built within the fee limits of the release that built it, whichever
+// release built the row's earlier envelopes: a rebuild under the new
+// release starts from at least its FeeLimit and never above its
+// FeeLimitMax. The other worlds run one release from start to end.
+func Deploys() Config {
+	c := Fees()
+	c.Name = "deploys"
+	c.Deploy = &Deploy{
+		At:   durations(time.Minute, 2*time.Minute, 4*time.Minute),
+		Gaps: durations(5*time.Second, 30*time.Second),
+		Releases: []Release{
+			{FeeLimit: 60_000_000, FeeLimitMax: 240_000_000},
+			{FeeLimit: 100_000_000, FeeLimitMax: 320_000_000},
+			{FeeLimit: 20_000_000, FeeLimitMax: 120_000_000},
+		},
+	}
+	return c
+}
+
+var worlds = map[string]func() Config{"deploys": Deploys, "settings": Settings, "ledger": Ledger, "chaos": Chaos, "pair": Pair, "pair2": Pair2, "calm": Calm, "zombies": Zombies, "laggy": Laggy, "storefaults": StoreFaults, "nodes": Nodes, "reorgs": Reorgs, "logs": Logs, "pairnodes": PairNodes, "wire": Wire, "fees": Fees, "proxies": Proxies}
 
 // World returns the named world's configuration.
 func World(name string) (Config, error) {

@@ -68,6 +68,8 @@ const (
 	covStoreCASLost
 	covStoreInsertLost
 	covStoreClaimLost
+	covDeployRebuild
+	covDeployLimits
 	covHooks // how many counters a world keeps
 )
 
@@ -265,6 +267,8 @@ func buildCoverage() []Condition {
 	cond("worker:crash-after-send", "a worker crashes after a send and before its next write: the bytes may be out, the row does not say how it went", func(c Config) bool { return c.WorkerFaultP > 0 }, covCrashAfterSend)
 	cond("worker:paused-past-lease", "a worker holding work pauses longer than its lease: a zombie in the making", pausesPastLease, covPausedPastLease)
 	cond("worker:stopped-mid-call", "a worker is stopped (its context cancelled) under a node call, as a deploy stops it", func(c Config) bool { return c.GracefulStopP > 0 }, covNone)
+	cond("deploy:rebuild-across", "a worker of a deployed release rebuilds a row whose envelope the old release built", func(c Config) bool { return c.Deploy != nil }, covDeployRebuild)
+	cond("deploy:rebuild-meets-new-limits", "a worker of a deployed release rebuilds an envelope the old release built with a fee limit outside the new release's limits (below its FeeLimit or above its FeeLimitMax)", func(c Config) bool { return c.Deploy != nil }, covDeployLimits)
 	cond("metrics:census-failed", "a metrics scrape whose census the store failed: its gauges left out, the error counted", func(c Config) bool { return c.CensusFaultP > 0 && c.Wire }, covNone)
 	cond("node:call-cancelled", "a node call over the wire ends cancelled (the worker was stopped under it): the metrics' canceled label", func(c Config) bool { return c.GracefulStopP > 0 && c.Wire }, covNone)
 	cond("worker:write-fenced", "a zombie's write (CAS, release, park) is refused with ErrFenced: another worker took the lease", workerFaults, covFencedWrite)

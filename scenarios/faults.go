@@ -147,6 +147,12 @@ var Faults = []Fault{
 		Off:     func(c *Config) { c.GracefulStopP = 0 },
 	},
 	{
+		Name: "deploy", Doc: "in the deploys world, a new release of the workers rolls out once: workers started from then on run its fee limits, and the old release's workers are stopped one by one (as a rolling update's SIGTERM stops them) and restart under it",
+		Choices: []string{"deploy-at", "deploy-release", "deploy-gap"},
+		Tally:   []string{"deploy", "deploy-stop"},
+		Off:     func(c *Config) { c.Deploy = nil },
+	},
+	{
 		Name: "census-fault", Doc: "in a wire world, the store fails a metrics scrape's census (a read timing out under load): the scrape must leave the census gauges out and count the error, not show the last census as now",
 		Choices: []string{"census-fault"},
 		Tally:   []string{"census-fault"},

@@ -21,7 +21,10 @@ func (w *world) spawnWorker(slot, gen int) {
 		name = fmt.Sprintf("w%d.%d", slot+1, gen)
 	}
 	w.s.Spawn(name, func(p *sim.Proc) {
-		a := &actor{w: w, p: p, worker: true}
+		a := &actor{w: w, p: p, worker: true, release: w.releaseNow()}
+		if w.incarnation != nil {
+			w.incarnation[slot] = a
+		}
 		if w.faulty() {
 			a.skew = w.cfg.Skews[w.s.Choose("skew", len(w.cfg.Skews))].D()
 			if a.skew != 0 {
@@ -57,7 +60,7 @@ func (w *world) spawnWorker(slot, gen int) {
 			ID: sluice.WorkerID(name),
 			Pipeline: &sluice.Pipeline{
 				Store: st, Node: a.node, Signer: sign,
-				Clock: clock{a}, HotWallet: w.hot, Config: w.cfg.Sluice,
+				Clock: clock{a}, HotWallet: w.hot, Config: w.rollout[a.release].conf,
 				Txids: w.txids,
 			},
 			Rand: rand.New(rand.NewPCG(w.data.Uint64(), uint64(slot))),
@@ -71,7 +74,7 @@ func (w *world) spawnWorker(slot, gen int) {
 		// Every world records the stuck policy's waits (waits.go).
 		worker.Observer = waitObserver{a: a, inner: observer}
 		ctx := w.ctx
-		if w.cfg.GracefulStopP > 0 {
+		if w.cfg.GracefulStopP > 0 || w.cfg.Deploy != nil {
 			// A cancel context under Background starts no goroutine
 			// (nothing to watch above it): the run stays single-threaded.
 			ctx, a.stop = context.WithCancel(w.ctx)

@@ -334,6 +334,14 @@ type world struct {
 	clients int // clients still to answer
 	seen    map[tron.Txid]bool
 	gen     map[int]int // incarnations per worker slot
+	// rollout is the releases the workers run: 0 the world's own, 1 a
+	// deploy's once it began (deploy.go). incarnation is each worker
+	// slot's latest actor, kept only in a world that deploys.
+	rollout     [2]release
+	incarnation []*actor
+	// builtUnder is, in a world that deploys, the release each envelope
+	// was built under and its fee limit, for coverage (wrap.go's landed).
+	builtUnder map[tron.Txid]builtUnder
 
 	// The world's own record of who did what (never the store's), for
 	// one-writer and audit-log.
@@ -539,6 +547,11 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	w.rawBody = m.rawBody
 
+	w.rollout[0] = release{conf: cfg.Sluice, floor: oracle.Sluice.FeeLimit, ceil: oracle.Sluice.FeeLimitMax}
+	if cfg.Deploy != nil {
+		w.incarnation = make([]*actor, cfg.Workers)
+		w.builtUnder = map[tron.Txid]builtUnder{}
+	}
 	w.spawnClients()
 	if cfg.Reads > 0 {
 		s.Spawn("reader", w.readerLoop(w.ids))
@@ -557,6 +570,9 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 	}
 	if cfg.DepositEvery > 0 {
 		s.Spawn(depositorName, w.depositLoop)
+	}
+	if cfg.Deploy != nil {
+		s.Spawn("deploy", w.deployLoop)
 	}
 	s.Spawn("conductor", w.conduct)
 	if o.extraChoice != "" {
@@ -817,7 +833,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		ParkFor:          oracle.Sluice.ParkFor,
 		ParkRetry:        oracle.Sluice.RetryAmbiguous,
 		ParkBackoffMax:   oracle.Sluice.ParkBackoffMax,
-		FeeLimitMax:      oracle.Sluice.FeeLimitMax,
+		FeeLimitMax:      max(oracle.Sluice.FeeLimitMax, w.rollout[1].ceil),
 		MinValidity:      oracle.Sluice.MinValidity,
 		ExpirationWindow: oracle.Sluice.ExpirationWindow,
 		Deposits:         w.deposits,

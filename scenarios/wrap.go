@@ -73,6 +73,9 @@ type actor struct {
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
+	// release is the release a worker runs (world.rollout): 0 but in a
+	// world that deploys, for a worker started after the deploy began.
+	release int
 }
 
 // rowView is a row as the world's record of accepted writes has it.
@@ -770,6 +773,9 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 	if fresh && a.worker {
 		rec.Built, rec.BuiltSolid = true, w.net.SolidSeen()
 		rec.Claims, rec.Sends = len(w.claims), len(w.sends)
+		r := &w.rollout[a.release]
+		rec.FeeLimit, rec.FeeFloor, rec.FeeCeiling, rec.Txid = c.Envelope.Raw.FeeLimit, r.floor, r.ceil, c.Envelope.Txid
+		a.countBuild(c.Envelope, c.RetiredTxid)
 		if a.stepHeadOK {
 			rec.BuiltHead = a.stepHead.Time
 		}
