@@ -28,7 +28,7 @@ patches=("$@")
 if [ ${#patches[@]} -eq 0 ]; then patches=("$repo"/scenarios/testdata/independent-bugs/*.patch); fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000" "fees 1000" "proxies 1000" "settings 1000")
+worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000" "fees 1000" "deploys 1000" "proxies 1000" "settings 1000")
 
 # neverReached prints the coverage conditions an explore output names as
 # expected and never reached, one per line.
