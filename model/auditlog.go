@@ -70,7 +70,7 @@ func CheckAuditLog(s *Snapshot) []Violation {
 		}
 		id := ix.ids[slot]
 		var maxToken sluice.FencingToken
-		rebuilds := 0
+		rebuilds, overBudget := 0, false
 		for k, pos := range evs {
 			e := &s.Events[pos]
 			// Built only for a message: this loop runs over every event.
@@ -106,8 +106,12 @@ func CheckAuditLog(s *Snapshot) []Violation {
 					// Every rebuild spends the budget, whatever retired
 					// the txid: each new txid is one the chain must be
 					// asked about for ever.
-					if rebuilds++; rebuilds == s.Stuck.Rebuilds+1 && s.Stuck.RebuildAfter > 0 {
-						add(id, "%s is rebuild %d, but the stuck policy allows %d: with the budget spent, a dead txid is cancelled or sent to review", at, rebuilds, s.Stuck.Rebuilds)
+					// Judged by the budget of the release the rebuilding
+					// worker ran, once an operation (its first rebuild
+					// past it).
+					if rebuilds++; !overBudget && rebuilds > s.rebuildsBy(string(e.Worker)) && s.Stuck.RebuildAfter > 0 {
+						overBudget = true
+						add(id, "%s is rebuild %d, but the stuck policy allows %d: with the budget spent, a dead txid is cancelled or sent to review", at, rebuilds, s.rebuildsBy(string(e.Worker)))
 					}
 				}
 			}
@@ -184,8 +188,8 @@ func (c auditContext) stuckWaits() []Violation {
 		switch {
 		case waited >= p.CancelAfter:
 			should = fmt.Sprintf("at or past CancelAfter %s it cancels or sends to review", p.CancelAfter)
-		case rebuilds >= p.Rebuilds:
-			should = fmt.Sprintf("with %d rebuilds of %d spent it cancels or sends to review", rebuilds, p.Rebuilds)
+		case rebuilds >= c.s.rebuildsBy(r.Proc):
+			should = fmt.Sprintf("with %d rebuilds of %d spent it cancels or sends to review", rebuilds, c.s.rebuildsBy(r.Proc))
 		case waited >= p.RebuildAfter:
 			should = fmt.Sprintf("past RebuildAfter %s it rebuilds", p.RebuildAfter)
 		default:

@@ -223,8 +223,8 @@ func parkedPastBounds(s *Snapshot, ix *index, p *ReleaseRecord, life int, lasted
 	}
 	var over string
 	switch {
-	case life > s.ParkLimit:
-		over = fmt.Sprintf("its park number %d in its life, past ParkLimit %d", life, s.ParkLimit)
+	case life > s.parkLimitBy(p.Proc):
+		over = fmt.Sprintf("its park number %d in its life, past ParkLimit %d", life, s.parkLimitBy(p.Proc))
 	case lasted >= s.ParkFor:
 		over = fmt.Sprintf("its spell of parks had lasted %s, at or past ParkFor %s", lasted, s.ParkFor)
 	default:
@@ -309,7 +309,8 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 					spell = i
 				}
 			}
-			if before == 0 || before+1 > s.ParkLimit {
+			limit := s.parkLimitBy(string(e.Worker)) // the reviewing worker's release's
+			if before == 0 || before+1 > limit {
 				continue
 			}
 			lasted := time.Duration(0)
@@ -324,7 +325,7 @@ func checkParkReviews(s *Snapshot, j *judge) []Violation {
 			}
 			vs = append(vs, Violation{Invariant: NoOperationalFailure, Operation: id, Message: fmt.Sprintf(
 				"%s sent to review after %d parks, its current spell of parks lasting %s: the bounds are %d parks in its life (ParkLimit %d) or a spell of ParkFor %s",
-				lazyAt{id, e}, before, lasted, s.ParkLimit+1, s.ParkLimit, s.ParkFor)})
+				lazyAt{id, e}, before, lasted, limit+1, limit, s.ParkFor)})
 		}
 	}
 	return vs

@@ -169,7 +169,7 @@ func (j *judge) justify(op *sluice.Operation, meant *intentsByID) (reason string
 		if first, ok := j.firstWriteAhead(op.ID); ok && final.At.Sub(first) >= j.s.Stuck.CancelAfter {
 			if j.dead(last) {
 				return "cancelled by the stuck policy past CancelAfter", true
-			} else if len(txids) < j.s.BuildsMax {
+			} else if len(txids) < j.s.buildsMaxBy(string(final.Worker)) {
 				_, why := j.provenDead(last)
 				return "cancelled by the stuck policy past CancelAfter, but " + why, false
 			}
@@ -179,7 +179,7 @@ func (j *judge) justify(op *sluice.Operation, meant *intentsByID) (reason string
 		!j.ix.accepted(last) && len(j.onChain[last]) == 0 {
 		return "first send refused: " + w.Answer, true
 	}
-	if j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax {
+	if most := j.s.buildsMaxBy(string(final.Worker)); most > 0 && len(txids) >= most {
 		if j.neverSent(last) {
 			// Rebuilt stale before its first send, again and again: the
 			// last envelope never left, so nothing can land.
@@ -191,7 +191,7 @@ func (j *judge) justify(op *sluice.Operation, meant *intentsByID) (reason string
 			return "build budget spent, but " + why, false
 		}
 	}
-	return fmt.Sprintf("no refused first send, no failed receipt on chain, %d of %d builds", len(txids), j.s.BuildsMax), false
+	return fmt.Sprintf("no refused first send, no failed receipt on chain, %d of %d builds", len(txids), j.s.buildsMaxBy(string(final.Worker))), false
 }
 
 // justifyReview: review rests on a solid SUCCESS inclusion whose reported
@@ -210,7 +210,8 @@ func (j *judge) justifyReview(op *sluice.Operation, meant *intentsByID) (reason 
 	if j.ix.parks(op.ID) > 0 {
 		return "parked for operational trouble, then past its bounds", true
 	}
-	if txids := j.own.of(op.ID); j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax && j.neverSent(txids[len(txids)-1]) {
+	most := j.s.buildsMaxBy(string(j.lastEvent(op.ID).Worker)) // the reviewing worker's release's
+	if txids := j.own.of(op.ID); most > 0 && len(txids) >= most && j.neverSent(txids[len(txids)-1]) {
 		// The pipeline sends a stale envelope with the rebuilds spent to
 		// review whatever its predecessors did: asking that none of them
 		// was ever sent would report a first envelope sent, dropped and
@@ -230,7 +231,7 @@ func (j *judge) justifyReview(op *sluice.Operation, meant *intentsByID) (reason 
 		// not have got through (no acceptance heard) errs on the safe side.
 		last := txids[len(txids)-1]
 		final := j.lastEvent(op.ID)
-		spent := j.s.BuildsMax > 0 && len(txids) >= j.s.BuildsMax
+		spent := most > 0 && len(txids) >= most
 		if first, ok := j.firstWriteAhead(op.ID); ok && j.s.Stuck.CancelAfter > 0 && final.At.Sub(first) >= j.s.Stuck.CancelAfter {
 			spent = true
 		}

@@ -90,6 +90,13 @@ type Snapshot struct {
 	// its releases' where a deploy rolled another out); zero: the cap is
 	// not judged.
 	FeeLimitMax int64
+	// Deployed, in a world that rolls a new release of the workers out
+	// mid-run, is that release: the workers that ran it and the settings it
+	// changed. The checks that judge a worker's own decision (a rebuild
+	// past the budget, a park past the limit, a failure or review on a
+	// spent budget) judge it by the settings of the release its writer
+	// ran. Nil where every worker runs the settings above.
+	Deployed *Deployment
 
 	// The ledger. Deposits is the world's own record of every credit it
 	// made (ground truth: what the customers put in). Accounts and Holds
@@ -512,3 +519,38 @@ type Violation struct {
 
 // String is "invariant: message".
 func (v Violation) String() string { return v.Invariant + ": " + v.Message }
+
+// Deployment is a release rolled out mid-run (Snapshot.Deployed).
+type Deployment struct {
+	// Procs names the workers that ran it: their process names, which are
+	// also the WorkerIDs their writes and events carry.
+	Procs map[string]bool
+	// Rebuilds and ParkLimit are its stuck policy's rebuild budget and its
+	// park limit; 0 where it kept the world's.
+	Rebuilds, ParkLimit int
+}
+
+// rebuildsBy is the rebuild budget of the release worker w ran.
+func (s *Snapshot) rebuildsBy(w string) int {
+	if d := s.Deployed; d != nil && d.Rebuilds > 0 && d.Procs[w] {
+		return d.Rebuilds
+	}
+	return s.Stuck.Rebuilds
+}
+
+// buildsMaxBy is the number of envelopes the release worker w ran lets an
+// operation build (0: not judged).
+func (s *Snapshot) buildsMaxBy(w string) int {
+	if d := s.Deployed; s.BuildsMax > 0 && d != nil && d.Rebuilds > 0 && d.Procs[w] {
+		return d.Rebuilds + 1
+	}
+	return s.BuildsMax
+}
+
+// parkLimitBy is the park limit of the release worker w ran.
+func (s *Snapshot) parkLimitBy(w string) int {
+	if d := s.Deployed; d != nil && d.ParkLimit > 0 && d.Procs[w] {
+		return d.ParkLimit
+	}
+	return s.ParkLimit
+}

@@ -806,12 +806,14 @@ func Settings() Config {
 
 // Deploys is fees with a rolling deploy of a new release between its
 // first minute and its fourth (Config.Deploy): the new release raises the
-// starting fee limit, raises it and the ceiling, or lowers both, below
-// limits the old release's rebuilds already reached. Every envelope must be
-// built within the fee limits of the release that built it, whichever
-// release built the row's earlier envelopes: a rebuild under the new
-// release starts from at least its FeeLimit and never above its
-// FeeLimitMax. The other worlds run one release from start to end.
+// starting fee limit, raises it and the ceiling, lowers both below limits
+// the old release's rebuilds already reached, lowers the rebuild budget or
+// lowers the park limit. Every worker's decisions are judged by the
+// settings of its own release, whichever release built or parked the row
+// before: a rebuild under the new release starts from at least its
+// FeeLimit and never above its FeeLimitMax, and a row past its rebuild
+// budget or park limit is not rebuilt or parked again. The other worlds
+// run one release from start to end.
 func Deploys() Config {
 	c := Fees()
 	c.Name = "deploys"
@@ -822,6 +824,11 @@ func Deploys() Config {
 			{FeeLimit: 60_000_000, FeeLimitMax: 240_000_000},
 			{FeeLimit: 100_000_000, FeeLimitMax: 320_000_000},
 			{FeeLimit: 20_000_000, FeeLimitMax: 120_000_000},
+			// The world's fee limits, a smaller budget of rebuilds
+			// (3 to 1), or a lower park limit (8 to 2): rows the old
+			// release rebuilt or parked past them are met by the new.
+			{FeeLimit: 40_000_000, FeeLimitMax: 240_000_000, Rebuilds: 1},
+			{FeeLimit: 40_000_000, FeeLimitMax: 240_000_000, ParkLimit: 2},
 		},
 	}
 	return c

@@ -70,6 +70,8 @@ const (
 	covStoreClaimLost
 	covDeployRebuild
 	covDeployLimits
+	covDeployOverBudget
+	covDeployOverParks
 	covHooks // how many counters a world keeps
 )
 
@@ -269,6 +271,8 @@ func buildCoverage() []Condition {
 	cond("worker:stopped-mid-call", "a worker is stopped (its context cancelled) under a node call, as a deploy stops it", func(c Config) bool { return c.GracefulStopP > 0 }, covNone)
 	cond("deploy:rebuild-across", "a worker of a deployed release rebuilds a row whose envelope the old release built", func(c Config) bool { return c.Deploy != nil }, covDeployRebuild)
 	cond("deploy:rebuild-meets-new-limits", "a worker of a deployed release rebuilds an envelope the old release built with a fee limit outside the new release's limits (below its FeeLimit or above its FeeLimitMax)", func(c Config) bool { return c.Deploy != nil }, covDeployLimits)
+	cond("deploy:row-past-new-budget", "a worker of a deployed release with a smaller rebuild budget writes to a row the old release rebuilt past it", func(c Config) bool { return deploysSome(c, func(r Release) bool { return r.Rebuilds > 0 }) }, covDeployOverBudget)
+	cond("deploy:row-past-new-park-limit", "a worker of a deployed release with a lower park limit writes to a row the old release parked past it", func(c Config) bool { return deploysSome(c, func(r Release) bool { return r.ParkLimit > 0 }) }, covDeployOverParks)
 	cond("metrics:census-failed", "a metrics scrape whose census the store failed: its gauges left out, the error counted", func(c Config) bool { return c.CensusFaultP > 0 && c.Wire }, covNone)
 	cond("node:call-cancelled", "a node call over the wire ends cancelled (the worker was stopped under it): the metrics' canceled label", func(c Config) bool { return c.GracefulStopP > 0 && c.Wire }, covNone)
 	cond("worker:write-fenced", "a zombie's write (CAS, release, park) is refused with ErrFenced: another worker took the lease", workerFaults, covFencedWrite)

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 
 	"sluicesim/model"
 	"sluicesim/sim"
@@ -19,22 +20,26 @@ import (
 // a while old and new workers run side by side, and a row one release
 // built is rebuilt, parked or confirmed by the other.
 //
-// A release differs from the world's settings in its fee limits only:
-// those are what a rebuild carries over from the row's earlier envelope,
-// and what the chain judges (an envelope's fee limit is in its bytes).
-// Each worker's envelopes are judged by its own release's limits
-// (model.CheckFeeLimits), and the release's numbers come from this menu,
-// never from the configuration the core was handed.
+// A release differs from the world's settings in what a row carries from
+// one release to the next: its fee limits (a rebuild starts from the row's
+// earlier envelope's), its rebuild budget (the row counts its builds) and
+// its park limit (the row counts its parks). Each worker's decisions are
+// judged by its own release's settings (model.Snapshot.Deployed), and the
+// release's numbers come from this menu, never from the configuration the
+// core was handed.
 type Deploy struct {
 	At       []Duration
 	Gaps     []Duration
 	Releases []Release
 }
 
-// Release is a deployed release's fee limits, in sun (sluice.Config's
-// FeeLimit and FeeLimitMax).
+// Release is a deployed release's settings: its fee limits, in sun
+// (sluice.Config's FeeLimit and FeeLimitMax), and, where set, its stuck
+// policy's rebuild budget and its park limit (0: the world's).
 type Release struct {
 	FeeLimit, FeeLimitMax int64
+	Rebuilds              int `json:",omitempty"`
+	ParkLimit             int `json:",omitempty"`
 }
 
 func (d *Deploy) validate(world string) error {
@@ -45,8 +50,11 @@ func (d *Deploy) validate(world string) error {
 		return fmt.Errorf("world %s: a Deploy needs At, Gaps and Releases menus", world)
 	}
 	for _, r := range d.Releases {
-		if r.FeeLimit <= 0 || r.FeeLimitMax < r.FeeLimit {
+		switch {
+		case r.FeeLimit <= 0 || r.FeeLimitMax < r.FeeLimit:
 			return fmt.Errorf("world %s: deployed release's FeeLimit %d must be positive and at most its FeeLimitMax %d", world, r.FeeLimit, r.FeeLimitMax)
+		case r.Rebuilds < 0 || r.ParkLimit < 0:
+			return fmt.Errorf("world %s: deployed release's Rebuilds %d and ParkLimit %d must not be negative (0 keeps the world's)", world, r.Rebuilds, r.ParkLimit)
 		}
 	}
 	return nil
@@ -80,10 +88,18 @@ func (w *world) deployLoop(p *sim.Proc) {
 	r := d.Releases[w.s.Choose("deploy-release", len(d.Releases))]
 	conf := w.cfg.Sluice
 	conf.FeeLimit, conf.FeeLimitMax = r.FeeLimit, r.FeeLimitMax
+	if r.Rebuilds > 0 {
+		conf.Stuck.Rebuilds = r.Rebuilds
+	}
+	if r.ParkLimit > 0 {
+		conf.ParkLimit = r.ParkLimit
+	}
 	w.rollout[1] = release{conf: conf, floor: r.FeeLimit, ceil: r.FeeLimitMax, started: true}
+	w.deployed = &model.Deployment{Procs: map[string]bool{}, Rebuilds: r.Rebuilds, ParkLimit: r.ParkLimit}
 	w.tally["deploy"]++
 	if w.s.Tracing() {
-		w.s.Event(fmt.Sprintf("deploy: release 1 (FeeLimit %g TRX, FeeLimitMax %g TRX) rolls out", float64(r.FeeLimit)/1e6, float64(r.FeeLimitMax)/1e6))
+		w.s.Event(fmt.Sprintf("deploy: release 1 (FeeLimit %g TRX, FeeLimitMax %g TRX, Rebuilds %d, ParkLimit %d) rolls out",
+			float64(r.FeeLimit)/1e6, float64(r.FeeLimitMax)/1e6, conf.Stuck.Rebuilds, conf.ParkLimit))
 	}
 	for slot := range w.incarnation {
 		if slot > 0 {
@@ -124,5 +140,27 @@ func (a *actor) countBuild(env *sluice.Envelope, old tron.Txid) {
 	w.cov[covDeployRebuild]++
 	if r := &w.rollout[1]; prev.fee < r.floor || prev.fee > r.ceil {
 		w.cov[covDeployLimits]++
+	}
+}
+
+// deploysSome reports whether c deploys and one of its releases is keep's.
+func deploysSome(c Config, keep func(Release) bool) bool {
+	return c.Deploy != nil && slices.ContainsFunc(c.Deploy.Releases, keep)
+}
+
+// countDeployedWrite counts, for coverage, a write that landed by a worker
+// of the deployed release on a row (as the write left it) that carries more
+// rebuilds than that release's budget, or more parks than its limit: only
+// the old release can have put them there.
+func (a *actor) countDeployedWrite(row *sluice.Operation) {
+	d := a.w.deployed
+	if a.release != 1 || d == nil {
+		return
+	}
+	if d.Rebuilds > 0 && row.Builds-1 > d.Rebuilds {
+		a.w.cov[covDeployOverBudget]++
+	}
+	if d.ParkLimit > 0 && row.Parks > d.ParkLimit {
+		a.w.cov[covDeployOverParks]++
 	}
 }

@@ -31,6 +31,9 @@ func TestDeployRollsOut(t *testing.T) {
 			}
 		}
 		releases := map[[2]int64]bool{}
+		world := [2]int64{cfg.Sluice.FeeLimit, cfg.Sluice.FeeLimitMax}
+		var deployedLim [2]int64
+		d := res.Snapshot.Deployed
 		for _, w := range res.Snapshot.Writes {
 			if !w.Built {
 				continue
@@ -40,6 +43,19 @@ func TestDeployRollsOut(t *testing.T) {
 				t.Fatalf("seed %d: %s built %s under limits %v, not the world's nor a release of its menu", seed, w.Proc, w.Txid.Short(), lim)
 			}
 			releases[lim] = true
+			// The checkers' list of the new release's workers and the
+			// limits each build was recorded with must agree: the old
+			// release's at the world's limits, the new one's at one pair.
+			switch {
+			case d == nil || !d.Procs[w.Proc]:
+				if lim != world {
+					t.Fatalf("seed %d: %s, of the world's release, built %s under limits %v", seed, w.Proc, w.Txid.Short(), lim)
+				}
+			case deployedLim == [2]int64{}:
+				deployedLim = lim
+			case lim != deployedLim:
+				t.Fatalf("seed %d: the deployed release's workers built under limits %v and %v", seed, deployedLim, lim)
+			}
 		}
 		if len(releases) > 1 {
 			mixed++

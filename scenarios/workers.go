@@ -25,6 +25,9 @@ func (w *world) spawnWorker(slot, gen int) {
 		if w.incarnation != nil {
 			w.incarnation[slot] = a
 		}
+		if a.release == 1 {
+			w.deployed.Procs[name] = true
+		}
 		if w.faulty() {
 			a.skew = w.cfg.Skews[w.s.Choose("skew", len(w.cfg.Skews))].D()
 			if a.skew != 0 {

@@ -342,6 +342,9 @@ type world struct {
 	// builtUnder is, in a world that deploys, the release each envelope
 	// was built under and its fee limit, for coverage (wrap.go's landed).
 	builtUnder map[tron.Txid]builtUnder
+	// deployed is the deployed release for the checkers, once the deploy
+	// began: the workers that run it, and what it changed.
+	deployed *model.Deployment
 
 	// The world's own record of who did what (never the store's), for
 	// one-writer and audit-log.
@@ -834,6 +837,7 @@ func (w *world) snapshot(err error, oracle Config, tally []model.Tally) *model.S
 		ParkRetry:        oracle.Sluice.RetryAmbiguous,
 		ParkBackoffMax:   oracle.Sluice.ParkBackoffMax,
 		FeeLimitMax:      max(oracle.Sluice.FeeLimitMax, w.rollout[1].ceil),
+		Deployed:         w.deployed,
 		MinValidity:      oracle.Sluice.MinValidity,
 		ExpirationWindow: oracle.Sluice.ExpirationWindow,
 		Deposits:         w.deposits,

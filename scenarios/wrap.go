@@ -781,6 +781,7 @@ func (a *actor) landed(c sluice.Change, row sluice.Operation) {
 		}
 	}
 	w.writes = append(w.writes, rec)
+	a.countDeployedWrite(&row)
 	w.setView(c.ID, c.To, c.Envelope)
 	if fresh {
 		w.stored[c.Envelope.Txid] = c.ID
