@@ -171,6 +171,12 @@ func (c auditContext) stuckWaits() []Violation {
 				r.Op, r.Proc, r.Txid.Short(), r.Settled, r.Reason)})
 			continue
 		}
+		if r.Taken {
+			vs = append(vs, Violation{Invariant: AuditLog, Operation: r.Op, Message: fmt.Sprintf(
+				"op %s: %s sent txid %s, got it answered as taken by a node, with the row in broadcasting, and wrote nothing (%q): the row must record that a node holds the transaction (broadcast), or it shows a taken transaction as never accepted, and the stuck policy reads it so",
+				r.Op, r.Proc, r.Txid.Short(), r.Reason)})
+			continue
+		}
 		if p.RebuildAfter <= 0 {
 			continue
 		}

@@ -161,6 +161,16 @@ func TestCheckAuditLogCatches(t *testing.T) {
 			break_: func(b *builder) { b.s.Stuck.Rebuilds = buildsMax - 2 },
 		},
 		{
+			// The world's record of a step that got a broadcasting row's
+			// txid answered as taken and wrote nothing.
+			name: "a taken answer left unwritten", op: rebuilt, mention: "got it answered as taken by a node, with the row in broadcasting, and wrote nothing",
+			break_: func(b *builder) {
+				r := waitAt(rebuildOf(b))
+				r.Taken = true
+				b.s.Waits = append(b.s.Waits, r)
+			},
+		},
+		{
 			// A wait writes nothing: the world's record of one, on the
 			// chain's answers that proved the first txid dead past
 			// RebuildAfter, where w2 in fact rebuilt.

@@ -187,6 +187,10 @@ type WaitRecord struct {
 	// broadcast row that got the txid included in this block, which the
 	// node called solid, with a SUCCESS receipt, and tried no write.
 	Settled int64
+	// Taken: not a stuck policy's wait, but a step on a broadcasting row
+	// that sent its txid, got it answered as taken by a node (SUCCESS or
+	// DUP_TRANSACTION_ERROR), and tried no write.
+	Taken bool
 }
 
 // LookupRecord is one lookup a worker made: of which txid (and so of

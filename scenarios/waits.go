@@ -48,6 +48,14 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 			SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, LookupSolid: l.NodeSolid, Reason: ob.Why,
 			Settled: l.BlockNumber})
 	}
+	// A step that sent its broadcasting row's txid, got it answered as
+	// taken (SUCCESS, or DUP: a node holds it already), and tried no write:
+	// the row still says no node took the transaction, which the customer
+	// is shown and the stuck policy reads as never accepted.
+	if r := &a.stepSendRow; a.stepSendGot && !a.stepWrote && r.state == sluice.Broadcasting && r.asked == r.txid {
+		a.w.waits = append(a.w.waits, model.WaitRecord{Op: r.op, Proc: a.p.Name(), Txid: r.txid,
+			SolidNumber: a.stepSolid.Number, SolidTime: a.stepSolid.Time, Reason: ob.Why, Taken: true})
+	}
 	if a.countsSteps() {
 		a.countWait()
 	}
@@ -55,6 +63,7 @@ func (o waitObserver) Observe(ob sluice.Observation) {
 	a.stepSolidGot, a.stepLookupGot, a.stepHeadAsked, a.stepDecided = false, false, false, false
 	a.stepWrote = false
 	a.stepLookupRow = lookupRow{}
+	a.stepSendRow, a.stepSendGot = lookupRow{}, false
 	if o.inner != nil {
 		o.inner.Observe(ob)
 	}

@@ -64,3 +64,42 @@ func TestSettledAnswerLeftUnwritten(t *testing.T) {
 		})
 	}
 }
+
+// TestTakenAnswerLeftUnwritten: the world records a step on a broadcasting
+// row that sent the row's txid, got it answered as taken (SUCCESS or DUP),
+// and tried no write, and only such a step (audit-log reports the record).
+func TestTakenAnswerLeftUnwritten(t *testing.T) {
+	txid := tron.Txid{7}
+	row := sluice.Operation{ID: "op-1", State: sluice.Broadcasting, Envelope: sluice.Envelope{Txid: txid}}
+	for _, c := range []struct {
+		name string
+		step func(a *actor)
+		want bool
+	}{
+		{"taken, nothing written", func(a *actor) {}, true},
+		{"taken, the record tried", func(a *actor) {
+			a.stepCAS(sluice.Change{From: sluice.Broadcasting, To: sluice.Broadcast}, sluice.Operation{}, errStoreDown)
+		}, false},
+		{"taken, a park tried", func(a *actor) { a.stepPark(nil) }, false},
+		{"no taken answer got", func(a *actor) { a.stepSendGot = false }, false},
+		{"a row already broadcast", func(a *actor) { a.stepSendRow.state = sluice.Broadcast }, false},
+		{"a row whose txid is another", func(a *actor) { a.stepSendRow.txid = tron.Txid{8} }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &world{ctx: context.Background()}
+			p := sim.New(sim.NewRandom(1), sim.Options{Start: epoch, StepsMax: 1}).Spawn("w1", func(*sim.Proc) {})
+			a := &actor{w: w, p: p, worker: true}
+			o := waitObserver{a: a}
+			// A step before it that wrote: its write is not this step's.
+			a.stepCAS(sluice.Change{To: sluice.Broadcasting}, sluice.Operation{}, nil)
+			o.Observe(sluice.Observation{Before: row, After: row})
+			a.stepSendRow, a.stepSendGot = lookupRow{asked: txid, op: "op-1", rowView: rowView{state: sluice.Broadcasting, txid: txid}}, true
+			c.step(a)
+			o.Observe(sluice.Observation{Worker: "w1", Before: row, After: row, Wait: 3})
+			got := len(w.waits) == 1 && w.waits[0].Taken && w.waits[0].Op == "op-1" && w.waits[0].Proc == "w1" && w.waits[0].Txid == txid
+			if got != c.want || len(w.waits) > 1 {
+				t.Errorf("records %+v, want a taken record: %v", w.waits, c.want)
+			}
+		})
+	}
+}

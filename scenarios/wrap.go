@@ -60,6 +60,11 @@ type actor struct {
 	// stepLookupRow: the txid of the step's latest lookup the worker got
 	// an answer to, and the row that stored it as the world saw it then.
 	stepLookupRow lookupRow
+	// stepSendRow: the txid of the step's latest send the node answered
+	// as taken (SUCCESS or DUP_TRANSACTION_ERROR) as the worker got it,
+	// and the row that stored it as the world saw it then (stepSendGot).
+	stepSendRow lookupRow
+	stepSendGot bool
 	// lookupsServed counts the lookups the node behind a wire's server
 	// answered this actor without an error (servedNode): a lookup the
 	// actor got without an error must have raised it, or its answer came
@@ -836,6 +841,10 @@ func (n node) Broadcast(ctx context.Context, tx tron.Transaction) (tron.Broadcas
 		}
 		w.sends = append(w.sends, model.SendRecord{Op: w.stored[id], Txid: id, Proc: name, At: w.s.Now(), Answer: answer, Claims: claims,
 			Lookups: len(w.lookups), Writes: len(w.writes), Releases: len(w.releases), Parks: len(w.parks)})
+		if err == nil && tron.Read(res.Code) == tron.Accepted {
+			op := w.stored[id]
+			n.a.stepSendRow, n.a.stepSendGot = lookupRow{asked: id, op: op, rowView: w.views[op]}, true
+		}
 	}
 	n.a.wroteAhead, n.a.sentUnwritten = false, true
 	n.a.nodeFailed = n.a.nodeFailed || err != nil
