@@ -380,3 +380,20 @@ func shellWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// Goal: a request that outlives handlerTimeout gets its 503 ("retry it
+// with the same operation_id") before the connection's write deadline,
+// counted from the end of the request's headers, cuts it off: a client cut
+// off with no answer cannot tell whether its POST was stored, and one that
+// retries with a new id pays twice (blind bug 324 raised handlerTimeout to
+// 30 s past writeTimeout's 15). The deadline must leave room for a body
+// read slowly within readTimeout's share and the answer's own write.
+func TestHandlerTimeoutAnswersBeforeTheWriteDeadline(t *testing.T) {
+	const room = 2 * time.Second // for the timeout answer to be written
+	if handlerTimeout+room > writeTimeout {
+		t.Fatalf("handlerTimeout %s + %s to write the 503 is past writeTimeout %s: a slow request is cut off unanswered", handlerTimeout, room, writeTimeout)
+	}
+	if srv := newHTTPServer(http.NotFoundHandler(), &logSink{w: io.Discard}); srv.WriteTimeout != writeTimeout {
+		t.Fatalf("the server's WriteTimeout is %s, not writeTimeout %s", srv.WriteTimeout, writeTimeout)
+	}
+}

@@ -210,6 +210,19 @@ func TestResolvePaid(t *testing.T) {
 	if e := w.lastEvent(id); e.Txid != txid || e.Worker != "operator:alice" || e.To != sluice.Confirmed {
 		t.Errorf("resolve event %+v, want the paying txid and the operator", e)
 	}
+
+	// A colleague resolves the same review a moment later, pasting the
+	// other withdrawal's txid (or the same one): refused, nothing changed.
+	// Answered as landed, it would tell them that txid paid this withdrawal
+	// (blind bug 317 took every confirmed row for a retry of its resolve).
+	last := w.lastEvent(id)
+	for _, again := range []tron.Txid{w.get(other).Envelope.Txid, txid} {
+		_, err = w.svc.ResolvePaid(w.ctx, id, again, act)
+		wantRefused(t, "a second resolve of the confirmed row", err, "it is confirmed")
+	}
+	if e := w.lastEvent(id); e.Seq != last.Seq {
+		t.Errorf("a refused second resolve wrote event %+v", e)
+	}
 }
 
 // Goal: a payment whose block is the solid head itself is solid: resolved
