@@ -582,3 +582,40 @@ func TestWatchEndsTheRunOnACrash(t *testing.T) {
 		}
 	}
 }
+
+// Goal: stopping a process the way a deploy does (SIGTERM) judges how it
+// went: one that exits 0 stopped cleanly; one that dies of the signal, or
+// outlives the grace and is killed, is named; one that had already exited
+// is not judged. Method: real child processes (sh) that take SIGTERM each
+// way.
+func TestStopJudgesAGracefulExit(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	ps := &procs{bin: "sh", dir: t.TempDir()}
+	defer ps.killAll()
+	start := func(name, script string) *proc {
+		p := ps.add(name, nil, "-c", script)
+		if err := ps.start(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	graceful := start("graceful", "trap 'echo stopped; exit 0' TERM; while :; do sleep 0.05; done")
+	dies := start("dies", "exec sleep 30")
+	stubborn := start("stubborn", "trap '' TERM; while :; do sleep 0.05; done")
+	gone := start("gone", "exit 0")
+	time.Sleep(300 * time.Millisecond) // the traps are set; gone has exited
+	if why := graceful.stop(5 * time.Second); why != "" {
+		t.Errorf("a graceful exit judged %q", why)
+	}
+	if why := dies.stop(5 * time.Second); !strings.Contains(why, "dies ended with signal: terminated after SIGTERM") {
+		t.Errorf("a death by SIGTERM judged %q", why)
+	}
+	if why := stubborn.stop(500 * time.Millisecond); !strings.Contains(why, "stubborn did not exit within 500ms of SIGTERM") {
+		t.Errorf("a process that ignored SIGTERM judged %q", why)
+	}
+	if why := gone.stop(time.Second); why != "" {
+		t.Errorf("a process that had exited before judged %q", why)
+	}
+}

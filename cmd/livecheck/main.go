@@ -210,6 +210,8 @@ type report struct {
 	tickErrors  int             // worker ticks that failed (logged by the workers), and were retried
 	races       []string        // the race detector's reports in the processes' logs (-race), one line each
 	leaks       []string        // a secret of the run found in a process's log, one line each
+	storms      []string        // a worker process that logged failed ticks without backing off, one line each
+	unclean     []string        // a process the end of the run stopped with SIGTERM that did not exit 0 in time, one line each
 	// audit is what sluice audit's checks found in the same database and
 	// chain: the live invariants and the reconciliation of every solid
 	// block. Nil in a report no audit was run for.
@@ -261,6 +263,12 @@ func (r *report) failures(cfg config) []string {
 	}
 	for _, leak := range r.leaks {
 		out = append(out, "secret in a log: "+leak)
+	}
+	for _, s := range r.storms {
+		out = append(out, "no backoff: "+s)
+	}
+	for _, s := range r.unclean {
+		out = append(out, "stop: "+s)
 	}
 	if r.audit != nil {
 		rest, missed := r.strays.sortFindings(r.audit)
@@ -875,8 +883,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if err := <-restarterDone; err != nil {
 		return nil, err
 	}
+	var unclean []string // stops by SIGTERM that were not graceful
 	for _, w := range workers {
-		w.stop(15 * time.Second)
+		if why := w.stop(15 * time.Second); why != "" {
+			unclean = append(unclean, why)
+		}
 	}
 	if err := planted.awaitSolid(ctx, nc, 30*time.Second); err != nil {
 		return nil, err
@@ -902,7 +913,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	front.stop(15 * time.Second)
+	if why := front.stop(15 * time.Second); why != "" {
+		unclean = append(unclean, why)
+	}
 
 	snap := snapshot(ops, events, ledger, truth, h, credits, dep.made, healed, end, cfg.budget)
 	rep = &report{tally: &h.t, deposits: dep, onCall: oc, onCallWrong: oc.judge(ops, events), kills: kills, restarts: restarts, byState: map[sluice.State]int{}, perInv: map[string]int{},
@@ -917,6 +930,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep *report, err error
 	// handed that its logs must never show: whoever reads the logs (a
 	// ticket, a log shipper) could then credit, cancel and resolve.
 	rep.leaks = secretsInLogs(ps.list(), map[string]string{"the operator token": token})
+	rep.storms = tickStorms(workers, time.Since(began))
+	rep.unclean = unclean
 	for _, op := range ops {
 		rep.withdrawals++
 		rep.byState[op.State]++

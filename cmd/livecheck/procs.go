@@ -147,34 +147,55 @@ func (p *proc) kill() {
 }
 
 // stop asks for a graceful exit (SIGTERM), then kills after grace.
-func (p *proc) stop(grace time.Duration) {
-	if !p.signal(syscall.SIGTERM, grace) {
+// It says what was wrong with the stop, "" for none: a running
+// incarnation must exit 0 within grace, as cmd/sluice does once its
+// requests and ticks in flight are done. SIGTERM is what systemd, docker
+// stop and Kubernetes send; a process that dies of it, or exits otherwise,
+// loses the answers it owed.
+func (p *proc) stop(grace time.Duration) string {
+	sent, exited := p.signalled(syscall.SIGTERM, grace)
+	if !exited {
 		p.kill()
+		return fmt.Sprintf("%s did not exit within %s of SIGTERM, and was killed; see %s", p.name, grace, p.logPath)
 	}
+	p.mu.Lock()
+	err := p.exit
+	p.mu.Unlock()
+	if sent && err != nil {
+		return fmt.Sprintf("%s ended with %v after SIGTERM, not a graceful exit (status 0); see %s", p.name, err, p.logPath)
+	}
+	return ""
 }
 
 // signal sends sig to a running incarnation and reports whether it exited
 // within wait.
 func (p *proc) signal(sig syscall.Signal, wait time.Duration) bool {
+	_, exited := p.signalled(sig, wait)
+	return exited
+}
+
+// signalled is signal, and says too whether sig reached a running
+// incarnation (not one that had exited before it).
+func (p *proc) signalled(sig syscall.Signal, wait time.Duration) (sent, exited bool) {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	if done == nil {
 		p.mu.Unlock()
-		return true
+		return false, true
 	}
 	p.killed = true
 	p.mu.Unlock()
 	select {
 	case <-done:
-		return true
+		return false, true
 	default:
 	}
 	cmd.Process.Signal(sig)
 	select {
 	case <-done:
-		return true
+		return true, true
 	case <-time.After(wait):
-		return false
+		return true, false
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Goal: a race detector's report in any process's log fails the run, named
@@ -105,5 +106,38 @@ func TestSecretsInLogsFailTheRun(t *testing.T) {
 	}
 	if got := secretsInLogs(ps[2:], map[string]string{"the operator token": token}); len(got) != 0 {
 		t.Errorf("a log without the token: %q", got)
+	}
+}
+
+// Goal: a worker process that logged failed ticks faster than one a
+// second (over its starts) fails the run, named; one that backed off, or
+// logged none, adds nothing.
+func TestTickStormsFailTheRun(t *testing.T) {
+	dir := t.TempDir()
+	line := "sluice: 2026/12/07 21:00:00.000000 ERROR worker lc-w1: tick failed worker=lc-w1 err=\"store down\"\n"
+	logs := map[string]string{
+		"worker1": strings.Repeat(line, 60), // 60 in 10 s over 2 starts: a storm
+		"worker2": strings.Repeat(line, 12), // 12 in 10 s over 2 starts: one a second
+		"worker3": "level=INFO msg=started\n",
+	}
+	var ps []*proc
+	for _, name := range []string{"worker1", "worker2", "worker3"} {
+		p := &proc{name: name, logPath: filepath.Join(dir, name+".log"), starts: 2}
+		if err := os.WriteFile(p.logPath, []byte(logs[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	storms := tickStorms(ps, 10*time.Second)
+	if len(storms) != 1 || !strings.HasPrefix(storms[0], "worker1 (log ") || !strings.Contains(storms[0], "logged 60 failed ticks in 10s over 2 starts") {
+		t.Fatalf("tickStorms = %q, want worker1's log named, 60 failed ticks", storms)
+	}
+	rep := &report{storms: storms, tally: &tally{}}
+	found := false
+	for _, f := range rep.failures(defaults()) {
+		found = found || strings.HasPrefix(f, "no backoff: worker1")
+	}
+	if !found {
+		t.Errorf("failures %q do not name the storm", rep.failures(defaults()))
 	}
 }

@@ -220,6 +220,33 @@ func tickErrors(ps []*proc) int {
 	return n
 }
 
+// tickStorms names the worker processes that logged failed ticks faster
+// than cmd/sluice's runWorker may: it pauses a second after each failed
+// tick, so an incarnation that lived t logs at most t/1s + 1 of them, and
+// a process whose incarnations lived lived in all at most that plus one a
+// start. A worker that does not back off spins on a database that is
+// coming back (the live check's outages), hammering it with connections
+// while its log floods: nothing the invariants see, since the work still
+// gets done once the database is back.
+func tickStorms(ps []*proc, lived time.Duration) []string {
+	var out []string
+	for _, p := range ps {
+		b, err := os.ReadFile(p.logPath)
+		if err != nil {
+			continue
+		}
+		p.mu.Lock()
+		starts := max(p.starts, 1)
+		p.mu.Unlock()
+		n, most := len(workerErrorLine.FindAllIndex(b, -1)), int(lived/time.Second)+starts
+		if n > most {
+			out = append(out, fmt.Sprintf("%s (log %s) logged %d failed ticks in %s over %d starts, more than one a second (at most %d): it does not back off after a failed tick",
+				p.name, p.logPath, n, lived.Round(time.Second), starts, most))
+		}
+	}
+	return out
+}
+
 // The durability probe. A commit another session can see is one PostgreSQL
 // has acknowledged, and with synchronous commits one whose WAL is written:
 // no crash of the server may take it back. A store that asks for an
