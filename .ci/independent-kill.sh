@@ -84,7 +84,7 @@ firstTest() {
 search() {
 	local name=$1 spec w budget lo hi
 	for lo in 1 21 201; do
-		for spec in "wire 1000" "chaos 1000" "nodes 1000" "logs 1000" "fees 1000" "storefaults 1000" "zombies 1000" "reorgs 1000" "ledger 1000" "laggy 3000" "pair 2000" "calm 200" "proxies 1000" "settings 1000"; do
+		for spec in "wire 1000" "chaos 1000" "nodes 1000" "logs 1000" "fees 1000" "deploys 1000" "storefaults 1000" "zombies 1000" "reorgs 1000" "ledger 1000" "laggy 3000" "pair 2000" "calm 200" "proxies 1000" "settings 1000"; do
 			set -- $spec
 			w=$1 budget=$2
 			case $lo in 1) hi=20 ;; 21) hi=200 ;; *) hi=$budget ;; esac
