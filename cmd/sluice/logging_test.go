@@ -424,3 +424,21 @@ func TestStepAndActionLogs(t *testing.T) {
 		t.Errorf("line 5: err %q, want the refusal's reason", msg)
 	}
 }
+
+// Goal: a worker whose tick failed pauses before the next (errorPause),
+// so that a database that is down or coming back is not hammered and the
+// log not flooded (blind bug 323 shadowed the pause and spun). Method: a
+// store that fails every claim, the worker loop run for 300 ms: one
+// failed tick logged, not more.
+func TestWorkerBacksOffAfterAFailedTick(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out syncWriter
+	out.w = &strings.Builder{}
+	w := &sluice.Worker{ID: "77-99-w3", Pipeline: &sluice.Pipeline{
+		Store: failingStore{err: errors.New("connection refused")}, Config: sluice.DefaultConfig()}}
+	runWorker(ctx, w, time.Millisecond, newLogSink(&out, logText, slog.LevelInfo).logger())
+	if n := len(liveWorkerErrorLine.FindAllIndex([]byte(out.String()), -1)); n != 1 {
+		t.Errorf("%d failed ticks logged in 300 ms, want 1 (a second's pause after each):\n%.500s", n, out.String())
+	}
+}
