@@ -71,18 +71,12 @@ func TestFeeLimitsOfTheBuildersRelease(t *testing.T) {
 			b := clean(t)
 			b.s.FeeLimitMax = 320_000_000
 			outOfEnergyBuilds(b, c.builds...)
-			got := CheckFeeLimits(&b.s)
 			if c.caught == "" {
-				if all := Check(&b.s); len(all) > 0 {
-					t.Fatalf("want a clean run, got:\n%s", describe(all))
-				}
+				wantOneFeeViolation(t, b, "")
 				return
 			}
 			txids := readOwnership(&b.s).of(opID(opEnergy))
-			want := fmt.Sprintf(c.caught, txids[len(txids)-1].Short())
-			if len(got) != 1 || got[0].Operation != opID(opEnergy) || !strings.Contains(got[0].Message, want) {
-				t.Fatalf("want one %s violation about op %d mentioning %q, got:\n%s", FeeLimits, opEnergy, want, describe(got))
-			}
+			wantOneFeeViolation(t, b, fmt.Sprintf(c.caught, txids[len(txids)-1].Short()))
 		})
 	}
 }
@@ -117,11 +111,8 @@ func TestCheckFeeLimits(t *testing.T) {
 			b := clean(t)
 			b.s.FeeLimitMax = c.max * 1_000_000
 			outOfEnergy(b, c.fees...)
-			got := CheckFeeLimits(&b.s)
 			if c.caught == "" {
-				if all := Check(&b.s); len(all) > 0 {
-					t.Fatalf("want a clean run, got:\n%s", describe(all))
-				}
+				wantOneFeeViolation(t, b, "")
 				return
 			}
 			txids := readOwnership(&b.s).of(opID(opEnergy))
@@ -129,9 +120,7 @@ func TestCheckFeeLimits(t *testing.T) {
 			if c.shown >= 0 {
 				want = fmt.Sprintf(c.caught, b.inclusion(txids[c.wasted]).BlockNumber, txids[c.shown].Short())
 			}
-			if len(got) != 1 || got[0].Operation != opID(opEnergy) || !strings.Contains(got[0].Message, want) {
-				t.Fatalf("want one %s violation about op %d mentioning %q, got:\n%s", FeeLimits, opEnergy, want, describe(got))
-			}
+			wantOneFeeViolation(t, b, want)
 			for _, v := range Check(&b.s) {
 				if v.Invariant != FeeLimits {
 					t.Errorf("Check also reported %s", v)
@@ -164,5 +153,22 @@ func TestOutcomesCountBurntTRX(t *testing.T) {
 	}
 	if sum := o.Add(o); sum.Burnt != 100_000_000 || sum.BurntOutOfEnergy != 60_000_000 {
 		t.Errorf("Add: burnt %d, out of energy %d; want twice each", sum.Burnt, sum.BurntOutOfEnergy)
+	}
+}
+
+// wantOneFeeViolation holds b's run to want: a clean run by every
+// invariant for "", else exactly one fee-limits violation, about
+// opEnergy, whose message contains want.
+func wantOneFeeViolation(t *testing.T, b *builder, want string) {
+	t.Helper()
+	if want == "" {
+		if all := Check(&b.s); len(all) > 0 {
+			t.Fatalf("want a clean run, got:\n%s", describe(all))
+		}
+		return
+	}
+	got := CheckFeeLimits(&b.s)
+	if len(got) != 1 || got[0].Operation != opID(opEnergy) || !strings.Contains(got[0].Message, want) {
+		t.Fatalf("want one %s violation about op %d mentioning %q, got:\n%s", FeeLimits, opEnergy, want, describe(got))
 	}
 }

@@ -531,18 +531,7 @@ func TestStarting(t *testing.T) {
 // real child processes (sh) that exit each way, watched until the crashed
 // one's turn comes.
 func TestWatchEndsTheRunOnACrash(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	ps := &procs{bin: "sh", dir: t.TempDir()}
-	defer ps.killAll()
-	start := func(name, script string) *proc {
-		p := ps.add(name, nil, "-c", script)
-		if err := ps.start(p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	start := shChildren(t)
 	alive := start("alive", "sleep 30")
 	killed := start("killed", "sleep 30")
 	killed.kill()
@@ -589,18 +578,7 @@ func TestWatchEndsTheRunOnACrash(t *testing.T) {
 // is not judged. Method: real child processes (sh) that take SIGTERM each
 // way.
 func TestStopJudgesAGracefulExit(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	ps := &procs{bin: "sh", dir: t.TempDir()}
-	defer ps.killAll()
-	start := func(name, script string) *proc {
-		p := ps.add(name, nil, "-c", script)
-		if err := ps.start(p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	start := shChildren(t)
 	graceful := start("graceful", "trap 'echo stopped; exit 0' TERM; while :; do sleep 0.05; done")
 	dies := start("dies", "exec sleep 30")
 	stubborn := start("stubborn", "trap '' TERM; while :; do sleep 0.05; done")
@@ -617,5 +595,23 @@ func TestStopJudgesAGracefulExit(t *testing.T) {
 	}
 	if why := gone.stop(time.Second); why != "" {
 		t.Errorf("a process that had exited before judged %q", why)
+	}
+}
+
+// shChildren returns what starts an sh child running script for a test
+// (skipped without sh); every child is killed when the test ends.
+func shChildren(t *testing.T) func(name, script string) *proc {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	ps := &procs{bin: "sh", dir: t.TempDir()}
+	t.Cleanup(ps.killAll)
+	return func(name, script string) *proc {
+		p := ps.add(name, nil, "-c", script)
+		if err := ps.start(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
