@@ -334,6 +334,7 @@ func buildCoverage() []Condition {
 	cond("client:retried", "a client gives up waiting for an answer and retries with the same id", clientRetries, covNone)
 	// The operator.
 	cond("operator:refused", "the operator service refuses an operator's act (no proof of death, a worker got there first)", func(c Config) bool { return operatorOnCall(c) && reviews(c) }, covNone)
+	cond("operator:colleague-refused", "a second person on call acts (resolve, cancel, retry) on an operation the first has just made final, and is refused", func(c Config) bool { return operatorOnCall(c) && reviews(c) }, covNone)
 	cond("operator:looked", "the person on call opens an operation's page before acting on it, and the page shows the row and its log as they are", func(c Config) bool { return operatorOnCall(c) && reviews(c) }, covNone)
 	cond("operator:slip-refused", "a request the person on call got wrong (a name with a space, a form for JSON, a txid a digit short) is answered 415 or 422 and counted invalid", func(c Config) bool { return c.Wire && operatorOnCall(c) }, covNone)
 	cond("operator:wrong-txid-refused", "a resolution by a txid not the operation's own (another's, or one it retired) is refused", func(c Config) bool { return c.Wire && operatorOnCall(c) && reviews(c) }, covNone)
@@ -451,6 +452,7 @@ func (w *world) coverage(snap *model.Snapshot, tally []model.Tally, st *model.St
 	add("ledger:deposit-conflict-refused", tallied("deposit-conflict-refused"))
 	add("client:retried", tallied("client-retry"))
 	add("operator:refused", tallied("operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused"))
+	add("operator:colleague-refused", tallied("operator-colleague-refused"))
 	add("operator:looked", tallied("operator-look"))
 	add("operator:slip-refused", tallied("operator-slip"))
 	add("operator:wrong-txid-refused", tallied("operator-wrong-txid-refused"))

@@ -75,8 +75,11 @@ func TestCoverageCatalog(t *testing.T) {
 			t.Errorf("edge %s->%s is not in the catalog", tr.From, tr.To)
 		}
 	}
-	if conditions < 15 || conditions > 50 {
-		t.Errorf("%d conditions besides the edges: want 15 to 50", conditions)
+	// A catalog that names a condition for every tally would say nothing
+	// a run's tally does not; the bound grew with the worlds (50 held the
+	// deploys' four; the colleague's refusal made 51).
+	if conditions < 15 || conditions > 60 {
+		t.Errorf("%d conditions besides the edges: want 15 to 60", conditions)
 	}
 	if len(hooks) != covHooks-1 {
 		t.Errorf("%d of the %d counters name a condition", len(hooks), covHooks-1)

@@ -183,9 +183,9 @@ var Faults = []Fault{
 		Off: func(c *Config) { c.EnergySpikeP = 0 },
 	},
 	{
-		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid, each after a look at the operation's page that must show the row and its log (in wire, now and then by the wrong txid, and each action and credit after a slip the API must refuse for its input, and each action after a request to a route no action has: 404 or 405, nothing changed), or nothing; when all have finished, support opens the page of a finished withdrawal of each kind (not paid, paid after a rebuild, paid after a park)",
+		Name: "operator", Doc: "an operator on call acts on the queue (review and parked operations): retry, cancel, resolve as paid, each after a look at the operation's page that must show the row and its log (in wire, now and then by the wrong txid, and each action and credit after a slip the API must refuse for its input, and each action after a request to a route no action has: 404 or 405, nothing changed), or nothing; after a cancel or a resolution lands, a colleague acting from the same page (resolve, cancel, retry) must be refused each time; when all have finished, support opens the page of a finished withdrawal of each kind (not paid, paid after a rebuild, paid after a park)",
 		Choices: []string{"operator-act", "operator-txid"},
-		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "operator-wrong-txid-refused", "operator-unavailable", "operator-slip", "operator-route-slip", "operator-look", "support-look"},
+		Tally:   []string{"operator-retry", "operator-cancel", "operator-resolve", "operator-retry-refused", "operator-cancel-refused", "operator-resolve-refused", "operator-wrong-txid-refused", "operator-colleague-refused", "operator-unavailable", "operator-slip", "operator-route-slip", "operator-look", "support-look"},
 		Benign:  true,
 		Off:     func(c *Config) { c.OperatorEvery = 0 },
 	},

@@ -49,6 +49,11 @@ func (w *world) operatorLoop(p *sim.Proc) {
 		// act in production (operator_http.go).
 		script = w.newOperatorScript(a, svc)
 	}
+	// The second person on call (operator_colleague.go).
+	second := w.newColleague(w.cfg.Wire)
+	if script != nil {
+		script.colleague = second
+	}
 	for {
 		p.Sleep(w.cfg.OperatorEvery.D())
 		if w.meter != nil && w.faulty() {
@@ -99,6 +104,15 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			switch {
 			case err == nil:
 				w.tally["operator-"+kind]++
+				if kind == "cancel" || kind == "resolve" {
+					txid := ""
+					if !op.Envelope.Txid.IsZero() {
+						txid = op.Envelope.Txid.String()
+					}
+					if why := second.after(kind, op.ID, txid); why != "" {
+						panic(fmt.Sprintf("operator %s %s: %s", kind, w.name(op.ID), why))
+					}
+				}
 			case errors.Is(err, operator.ErrRefused) || errors.Is(err, operator.ErrInvalid) ||
 				errors.Is(err, operator.ErrNodeUnavailable) || errors.Is(err, errStoreDown) || errors.Is(err, sluice.ErrFenced):
 				w.tally["operator-"+kind+"-refused"]++

@@ -60,6 +60,9 @@ type operatorScript struct {
 	auth  [1]string // the Authorization header's one value
 	// listed: the ids the queue's pages listed this round, in order.
 	listed []string
+	// colleague acts on each item after a cancel or a resolve of it
+	// lands (operator_colleague.go).
+	colleague *colleague
 }
 
 // newOperatorScript builds the handler over svc as production does: the
@@ -630,6 +633,11 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		// moved it on by then (to review past the park bounds, say). A
 		// cancel's and a resolution's states are final.
 		w.tally["operator-"+kind]++
+		if want != "" && o.colleague != nil {
+			if why := o.colleague.after(kind, sluice.OperationID(it.OperationID), it.Txid); why != "" {
+				panic("operator script: after " + what + " answered 200: " + why)
+			}
+		}
 	case code == http.StatusConflict, code == http.StatusUnprocessableEntity && kind == "resolve" && req[operator.FieldTxid] == "":
 		msg := o.refusal(what, code, body)
 		answer = fmt.Sprintf("%d %s", code, msg)

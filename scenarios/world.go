@@ -113,6 +113,9 @@ type Options struct {
 	// operatorWrap, for tests, wraps the operator API's handler a wire
 	// world's operator talks to (operator_http.go).
 	operatorWrap func(http.Handler) http.Handler
+	// colleagueWrap, for tests, wraps the handler a wire world's second
+	// person on call acts through (operator_colleague.go).
+	colleagueWrap func(http.Handler) http.Handler
 	// noSlips, for tests, has the wire world's person on call make no
 	// slips (operator_slips.go).
 	noSlips bool
@@ -280,8 +283,8 @@ type world struct {
 	// censusFailed: the census of the scrape being checked failed
 	// (censusStore); reset by each check.
 	censusFailed bool
-	// wireHandler and operatorWrap are Options'.
-	wireHandler, operatorWrap func(http.Handler) http.Handler
+	// wireHandler, operatorWrap and colleagueWrap are Options'.
+	wireHandler, operatorWrap, colleagueWrap func(http.Handler) http.Handler
 	// boxCache is the wire middlebox's last lookup answer passed on, and
 	// the txid it was about (middlebox.go).
 	boxCache struct {
@@ -506,6 +509,7 @@ func run(cfg Config, seed uint64, strategy sim.Strategy, strategyName string, o 
 		st = m.store(st)
 	}
 	w.store = st
+	w.colleagueWrap = o.colleagueWrap
 	w.wireHandler, w.operatorWrap, w.noSlips, w.noLengthLie, w.noLooks, w.pages, w.lookWrap, w.noSupport = o.wireHandler, o.operatorWrap, o.noSlips, o.noLengthLie, o.noLooks, o.pages, o.lookWrap, o.noSupport
 	if err := w.fund(); err != nil {
 		return &Result{Seed: seed, Failure: err.Error(), Violations: []model.Violation{{Invariant: StoreInvariant, Message: err.Error()}}}
