@@ -118,7 +118,7 @@ func (o *operatorScript) serve(method, path string, b []byte, ctype string) (int
 	req.Header["Authorization"] = o.auth[:1:1]
 	o.rec.reset()
 	// What the world fails under this request alone excuses its 503.
-	o.a.storeFailed, o.a.nodeFailed = false, false
+	o.a.storeFailed, o.a.nodeFailed, o.a.resolveAnswered = false, false, false
 	o.h.ServeHTTP(&o.rec, req)
 	return o.rec.code, o.rec.body
 }
@@ -557,6 +557,12 @@ func (o *operatorScript) unavailable(what string, code int, body []byte) {
 	var e opError
 	o.decode(what, code, body, &e)
 	switch {
+	case o.a.resolveAnswered:
+		// Only a read after the write can have failed: the action is
+		// done, and the person must hear it (200 with the operation as
+		// the write left it). A 503 sends them to act again, into a 409
+		// about their own landed action (independent bug 329).
+		o.broke(what, code, body, "the action's write landed and the store's answer reached the service, yet the API answered 503: a done action must be answered as done")
 	case !o.a.storeFailed && !o.a.nodeFailed:
 		o.broke(what, code, body, "a 503 with no store or node call of the request failed by the world")
 	case o.a.nodeFailed && !o.a.storeFailed && e.Code != operator.CodeNodeUnavailable:

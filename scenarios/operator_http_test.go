@@ -3,12 +3,14 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
+	"sluicesim/sim"
 	"sluicesim/sluice"
 	"sluicesim/sluice/intake"
 	"sluicesim/sluice/operator"
@@ -376,6 +378,41 @@ func TestReviewRefusedUnasked(t *testing.T) {
 		a := &actor{w: &world{views: map[sluice.OperationID]rowView{id: {state: c.state}}}, stepSolidOK: c.solid, stepLookupOK: c.looks}
 		if got := a.reviewRefusedUnasked(id); got != c.want {
 			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
+	}
+}
+
+// Goal: a 503 to an action whose write landed, and whose answer reached the
+// service, stops the run: only a read after it can have failed, and the
+// person must hear the action is done (independent bug 329 answered the
+// handler's failed read-back as 503, so the person acted again into a 409
+// about their own cancel). A 503 with the write's answer lost, or with no
+// write, is the store's honest "nothing known".
+// Method: unavailable on a hand-made actor and a 503 body.
+func TestUnavailableAfterALandedWrite(t *testing.T) {
+	body := []byte(`{"error":"store unavailable","code":"store_unavailable"}` + "\n")
+	for name, c := range map[string]struct {
+		answered, failed bool
+		want             string // "" for no complaint
+	}{
+		"the write landed and was answered, a read after failed": {true, true, "yet the API answered 503"},
+		"the write's answer lost":                                {false, true, ""},
+		"nothing failed under it":                                {false, false, "no store or node call of the request failed"},
+	} {
+		w := &world{tally: map[string]int{}}
+		w.s = sim.New(sim.NewRandom(1), sim.Options{StepsMax: 1})
+		o := &operatorScript{w: w, a: &actor{w: w, storeFailed: c.failed, resolveAnswered: c.answered}}
+		got := func() (msg string) {
+			defer func() {
+				if r := recover(); r != nil {
+					msg = fmt.Sprint(r)
+				}
+			}()
+			o.unavailable("POST /v1/operations/x/cancel", http.StatusServiceUnavailable, body)
+			return ""
+		}()
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want a complaint containing %q", name, got, c.want)
 		}
 	}
 }

@@ -75,6 +75,11 @@ type actor struct {
 	// world failed that write (either kind). A refusal, which tells the
 	// person nothing changed, is then a wrong answer (operator.go).
 	resolveLanded, resolveFailed bool
+	// resolveAnswered: the current request's Resolve landed and the
+	// store's answer to it reached the service (no fault after it): the
+	// service knows the action is done, and a 503 for it is a wrong
+	// answer (operator_http.go's unavailable; reset by each request).
+	resolveAnswered bool
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
@@ -633,6 +638,7 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 	row, err := s.a.w.store.Resolve(ctx, r)
 	s.a.resolveLanded = s.a.resolveLanded || err == nil
 	s.a.resolveFailed = s.a.resolveFailed || fault == storeErrAfter
+	s.a.resolveAnswered = s.a.resolveAnswered || err == nil && fault != storeErrAfter
 	s.a.wroteRow(r.ID, before)
 	if r.Hold != sluice.HoldKeep {
 		s.a.touchedAccountOf(r.ID, true)
