@@ -101,6 +101,11 @@ func (w *world) operatorLoop(p *sim.Proc) {
 			if why := a.refusedAfterWrite(errors.Is(err, operator.ErrRefused)); why != "" {
 				panic(fmt.Sprintf("operator %s %s: %v: %s", kind, w.name(op.ID), err, why))
 			}
+			if kind == "retry" && errors.Is(err, operator.ErrRefused) {
+				if why := a.retryRefusedWrongly(op.ID); why != "" {
+					panic(fmt.Sprintf("operator retry %s: %v: %s", w.name(op.ID), err, why))
+				}
+			}
 			switch {
 			case err == nil:
 				w.tally["operator-"+kind]++
@@ -177,7 +182,30 @@ const onCallName = "sim.person-on-call_01:withdrawals-desk@operations.sluice.exa
 
 // newAction forgets what the previous action's write did: refusedAfterWrite
 // judges each action by its own write alone.
-func (a *actor) newAction() { a.resolveLanded, a.resolveFailed = false, false }
+func (a *actor) newAction() {
+	a.resolveLanded, a.resolveFailed, a.resolveFenced = false, false, false
+}
+
+// retryRefusedWrongly says why a refused retry of id is the wrong answer,
+// "" when it may be right. Retry hands any live operation back to the
+// workers (the package's rule: only review and the final states are
+// refused), whoever holds it: its park may have ended and a worker
+// claimed it, or a worker may hold it hung. A row the world's own read
+// shows live after the refusal was live when the service read it (no
+// state leads back out of review or a final one), so the one right
+// refusal is the store fencing the write because the row moved in
+// between. Blind bug 328 refused every row not parked: one a worker had
+// claimed after its park could not be handed back.
+func (a *actor) retryRefusedWrongly(id sluice.OperationID) string {
+	if a.resolveFenced {
+		return ""
+	}
+	row, err := a.w.store.Get(a.w.ctx, id)
+	if err != nil || row.State.Terminal() {
+		return "" // the world's read failed, or the row is final or in review
+	}
+	return fmt.Sprintf("a retry of an operation still %s (parked %v), refused without the store fencing its write: a live operation is handed back whoever holds it", row.State, row.Parked())
+}
 
 // refusedAfterWrite says why a refusal (refused: the service's ErrRefused,
 // the API's 409) is the wrong answer to the action just taken, "" when it

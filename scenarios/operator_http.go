@@ -653,6 +653,11 @@ func (o *operatorScript) act(kind string, it opItem, items []opItem) {
 		if why := o.a.refusedAfterWrite(code == http.StatusConflict); why != "" {
 			o.broke(what, code, body, "a %s %s", kind, why)
 		}
+		if kind == "retry" && code == http.StatusConflict {
+			if why := o.a.retryRefusedWrongly(sluice.OperationID(it.OperationID)); why != "" {
+				o.broke(what, code, body, "%s", why)
+			}
+		}
 		if code == http.StatusUnprocessableEntity {
 			var e opError
 			o.decode(what, code, body, &e)

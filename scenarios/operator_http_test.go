@@ -416,3 +416,36 @@ func TestUnavailableAfterALandedWrite(t *testing.T) {
 		}
 	}
 }
+
+// Goal: a retry the API refuses while the operation is still live (not in
+// review, not final), without the store fencing its write, stops the run:
+// retry hands any live operation back to the workers (independent bug 328
+// refused every row not parked, so one a worker had claimed after its park
+// could not be handed back).
+// Method: every retry answered 409 before the handler sees it, as a
+// service that refuses it at its first read would; some wire seed among
+// the first few must fail with the rule's message. The real handler passes
+// the same seeds (TestOperatorActsThroughTheHandler).
+func TestRetryRefusedOnALiveRow(t *testing.T) {
+	refuse := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isAction(r) && strings.HasSuffix(r.URL.Path, "/retry") && r.Header.Get("Content-Type") == "application/json" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusConflict)
+				w.Write([]byte(`{"error":"retry refused: it is not parked: a worker is driving it"}` + "\n"))
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	for seed := uint64(1); seed <= operatorReadSeeds; seed++ {
+		res := Run(Wire(), seed, Options{operatorWrap: refuse, noSlips: true})
+		for _, v := range res.Violations {
+			if strings.Contains(v.Message, "a retry of an operation still") {
+				t.Logf("seed %d: %.300s", seed, v.Message)
+				return
+			}
+		}
+	}
+	t.Errorf("%d wire seeds took refused retries of live operations without a complaint", operatorReadSeeds)
+}

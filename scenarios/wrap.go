@@ -80,6 +80,10 @@ type actor struct {
 	// service knows the action is done, and a 503 for it is a wrong
 	// answer (operator_http.go's unavailable; reset by each request).
 	resolveAnswered bool
+	// resolveFenced: the operator's current action's Resolve was fenced
+	// by the store (the row moved since the service read it): the one
+	// refusal of a retry of a live row that can be right (operator.go).
+	resolveFenced bool
 	// stop cancels a worker's context (a graceful stop, as SIGTERM does
 	// to cmd/sluice's workers); nil where the world never stops one.
 	stop context.CancelFunc
@@ -639,6 +643,7 @@ func (s storeView) Resolve(ctx context.Context, r sluice.Resolution) (sluice.Ope
 	s.a.resolveLanded = s.a.resolveLanded || err == nil
 	s.a.resolveFailed = s.a.resolveFailed || fault == storeErrAfter
 	s.a.resolveAnswered = s.a.resolveAnswered || err == nil && fault != storeErrAfter
+	s.a.resolveFenced = s.a.resolveFenced || errors.Is(err, sluice.ErrFenced)
 	s.a.wroteRow(r.ID, before)
 	if r.Hold != sluice.HoldKeep {
 		s.a.touchedAccountOf(r.ID, true)

@@ -225,6 +225,52 @@ func TestResolvePaid(t *testing.T) {
 	}
 }
 
+// failedReceipt answers every lookup as the node behind it does, but with
+// the receipt a failed execution gets: a node on a fork, a proxy that
+// merged two answers. The Transfer logs stay as they were.
+type failedReceipt struct {
+	tron.Node
+	receipt string
+}
+
+func (f failedReceipt) Lookup(ctx context.Context, id tron.Txid) (tron.TxInfo, error) {
+	info, err := f.Node.Lookup(ctx, id)
+	if err == nil && info.Status == tron.Included {
+		info.Receipt = f.receipt
+	}
+	return info, err
+}
+
+// Goal: a review is not resolved as paid by an answer whose receipt says
+// the transaction failed, whatever Transfer logs the answer carries: a
+// failed execution moves no token (TRON.md), so the logs and the receipt
+// disagree and a person must look, not settle the hold (the customer would
+// be charged for a payment no one received). Blind bug 325 dropped the
+// receipt check: the logs alone then settled it.
+// Method: the review of TestResolvePaid, paid and solid, with the lookup's
+// receipt rewritten to each failure (its logs intact): refused, naming
+// the receipt; the hold stays held. The true answer then resolves it.
+func TestResolvePaidRefusesAFailedReceipt(t *testing.T) {
+	w := newWorld(t, func(c *sluice.Config) { c.ParkLimit = 1 })
+	w.fund("cust-1", "100")
+	id := w.reviewAfterParking("cust-1")
+	txid := w.get(id).Envelope.Txid
+	w.idle(5 * time.Minute)
+	honest := w.svc.Node
+	for _, r := range []string{tron.ReceiptRevert, tron.ReceiptOutOfEnergy, "OUT_OF_TIME"} {
+		w.svc.Node = failedReceipt{Node: honest, receipt: r}
+		_, err := w.svc.ResolvePaid(w.ctx, id, txid, act)
+		wantRefused(t, "resolve by an answer with receipt "+r, err, "receipt "+r)
+		if op, h := w.get(id), w.hold(id); op.State != sluice.Review || h.State != sluice.HoldHeld {
+			t.Errorf("receipt %s: the refused resolve left %s, hold %s", r, op.State, h.State)
+		}
+	}
+	w.svc.Node = honest
+	if op, err := w.svc.ResolvePaid(w.ctx, id, txid, act); err != nil || op.State != sluice.Confirmed {
+		t.Fatalf("the true answer: %s, %v; want confirmed", op.State, err)
+	}
+}
+
 // Goal: a payment whose block is the solid head itself is solid: resolved
 // as paid at once (blind bug 282 refused it as "in block #N, not yet solid
 // (solid head #N)" until the next block).
