@@ -27,6 +27,17 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 patches=("$@")
 if [ ${#patches[@]} -eq 0 ]; then patches=("$repo"/scenarios/testdata/independent-bugs/*.patch); fi
 scratch=$(mktemp -d)
+# Several runs of this script may share one cluster (one per blind helper's
+# patches, in parallel), and a live check restarts and crashes it: another
+# run's PostgreSQL tests or live check then fail for that, not for its bug
+# (session 53 read two such failures before it serialized them). Every
+# stage that touches the cluster holds this lock, one per DATABASE_URL.
+pglock=""
+if [ -n "${DATABASE_URL:-}" ] && command -v flock >/dev/null; then
+	pglock="${TMPDIR:-/tmp}/sluice-independent-bugs-$(printf %s "$DATABASE_URL" | cksum | cut -d' ' -f1).lock"
+fi
+lockPG() { if [ -n "$pglock" ]; then exec 9>>"$pglock" && flock 9; fi; }
+unlockPG() { if [ -n "$pglock" ]; then flock -u 9; fi; }
 trap 'rm -rf "$scratch"' EXIT
 worlds=("calm 200" "chaos 1000" "zombies 1000" "laggy 3000" "pair 2000" "nodes 1000" "reorgs 1000" "logs 1000" "wire 1000" "storefaults 1000" "ledger 1000" "fees 1000" "deploys 1000" "proxies 1000" "settings 1000")
 
@@ -87,9 +98,11 @@ for patch in "${patches[@]}"; do
 		continue
 	fi
 	units="unit tests pass"
+	lockPG
 	if ! (cd "$dir" && go test -count=1 ./sluice/... >/dev/null 2>&1); then
 		units="unit tests FAIL"
 	fi
+	unlockPG
 	# A patch to the command (the sluice binary, the audit it runs) is
 	# judged by the command's own tests too: they start the real processes.
 	if git -C "$dir" diff --name-only | grep -q '^cmd/'; then
@@ -112,6 +125,7 @@ for patch in "${patches[@]}"; do
 	fi
 	(cd "$dir" && go build -o explore.bin ./cmd/explore) || { echo "$name: does not build"; continue; }
 	line="$name: $units"
+	lockPG
 	if git -C "$dir" diff --name-only | grep -q '^sluice/store/postgres/'; then
 		if [ -z "${DATABASE_URL:-}" ]; then
 			line="$line; postgres: NOT RUN (DATABASE_URL unset)"
@@ -163,6 +177,7 @@ for patch in "${patches[@]}"; do
 			fi
 		fi
 	fi
+	unlockPG
 	for spec in "${worlds[@]}"; do
 		set -- $spec
 		out=$(cd "$dir" && ./explore.bin -world "$1" -seeds "$2" -trace /dev/null 2>&1)
