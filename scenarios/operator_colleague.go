@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"sluicesim/model"
 	"sluicesim/sluice"
@@ -54,7 +53,7 @@ type colleague struct {
 func (w *world) newColleague(wire bool) *colleague {
 	c := &colleague{w: w, svc: &operator.Service{
 		Store: w.store, Node: w.node.Client(colleagueName), HotWallet: w.hot,
-		Clock: simClock{w}, Config: w.cfg.Sluice,
+		Clock: stillClock{&actor{w: w}}, Config: w.cfg.Sluice,
 	}}
 	if wire {
 		h, err := operator.NewHandler(c.svc, operatorToken, nil)
@@ -145,8 +144,3 @@ func (c *colleague) act(kind string, id sluice.OperationID, txid string) (bool, 
 	}
 	return true, answer
 }
-
-// simClock is the simulation's clock read without a yield point.
-type simClock struct{ w *world }
-
-func (c simClock) Now() time.Time { return c.w.s.Now() }
